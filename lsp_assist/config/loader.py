@@ -1,0 +1,270 @@
+"""Reads configuration from every source and merges it by precedence.
+
+Lowest to highest: built-in defaults, the user TOML file (`$LSP_ASSIST_CONFIG`, else the
+platform config dir `lsp-assist/config.toml`), the workspace `.lsp-assist.toml`,
+`initializationOptions`, then `workspace/didChangeConfiguration`. Every source uses the
+same keys. Invalid values are reported with their dotted key and replaced by the default,
+so a typo never takes the server down.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsp_assist.config.schema import TIER_NAMES, Config, TierConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+WORKSPACE_FILE = ".lsp-assist.toml"
+# Keys that must never come from a settings file: secrets live in environment variables.
+_FORBIDDEN_KEYS = {"api_key", "apikey", "key", "token", "password", "secret"}
+
+
+@dataclass
+class LoadResult:
+    config: Config
+    errors: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # which files/layers contributed
+
+
+def user_config_path() -> Path:
+    env = os.environ.get("LSP_ASSIST_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("lsp-assist")) / "config.toml"
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("LSP_ASSIST_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("lsp-assist"))
+
+
+def resolve_cache_dir(config: Config) -> Path:
+    """`cache.dir` if set, else $LSP_ASSIST_CACHE_DIR, else the platform cache dir."""
+    return Path(config.cache.dir).expanduser() if config.cache.dir else default_cache_dir()
+
+
+def read_toml(path: Path, errors: list[str]) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        errors.append(f"{path}: cannot read configuration ({exc})")
+        return {}
+
+
+def deep_merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge `layer` over `base` (tables merge key by key, everything else replaces)."""
+    out = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        elif isinstance(value, Mapping):
+            out[key] = deep_merge({}, value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def unwrap_client_settings(settings: Any) -> dict[str, Any]:
+    """Accept `{"lspAssist": {...}}`, `{"lsp-assist": {...}}` or the bare dict from a client."""
+    if not isinstance(settings, Mapping):
+        return {}
+    for wrapper in ("lspAssist", "lsp-assist", "lsp_assist"):
+        inner = settings.get(wrapper)
+        if isinstance(inner, Mapping):
+            return dict(inner)
+    return dict(settings)
+
+
+def _coerce(value: Any, tp: Any, key: str, errors: list[str]) -> tuple[bool, Any]:
+    """Return (ok, value) converting TOML/JSON values to the annotated type."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object:
+        return True, value
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            ok, out = _coerce(value, arg, key, [])
+            if ok:
+                return True, out
+        errors.append(f"{key}: invalid value {value!r}")
+        return False, None
+    if tp is type(None):
+        return value is None, None
+    if tp is bool:
+        if isinstance(value, bool):
+            return True, value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return True, value
+        if isinstance(value, float) and value.is_integer():
+            return True, int(value)
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return True, value
+    elif origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if isinstance(value, (list, tuple)):
+            items = []
+            for i, item in enumerate(value):
+                ok, out = _coerce(item, item_tp, f"{key}[{i}]", errors)
+                if ok:
+                    items.append(out)
+            return True, items
+    elif origin is dict:
+        _, val_tp = typing.get_args(tp)
+        if isinstance(value, Mapping):
+            out_d: dict[str, Any] = {}
+            for k, v in value.items():
+                ok, out = _coerce(v, val_tp, f"{key}.{k}", errors)
+                if ok:
+                    out_d[str(k)] = out
+            return True, out_d
+    elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if isinstance(value, Mapping):
+            return True, build_dataclass(tp, value, key, errors)
+    type_name = getattr(tp, "__name__", str(tp))
+    errors.append(f"{key}: expected {type_name}, got {type(value).__name__} {value!r}; using the default")
+    return False, None
+
+
+def build_dataclass(cls: type[Any], data: Mapping[str, Any], prefix: str, errors: list[str]) -> Any:
+    """Instantiate dataclass `cls` from `data`, reporting unknown keys and bad values."""
+    hints = typing.get_type_hints(cls)
+    obj = cls()
+    known = {f.name for f in dataclasses.fields(cls)}
+    for raw_key, value in data.items():
+        key = str(raw_key)
+        dotted = f"{prefix}.{key}" if prefix else key
+        if key.lower() in _FORBIDDEN_KEYS:
+            errors.append(
+                f"{dotted}: secrets are never read from settings; name an environment variable "
+                "in api_key_env instead (value ignored)"
+            )
+            continue
+        if key not in known:
+            errors.append(f"{dotted}: unknown key (ignored)")
+            continue
+        ok, out = _coerce(value, hints[key], dotted, errors)
+        if ok:
+            setattr(obj, key, out)
+    return obj
+
+
+def _build_tiers(raw: Any, errors: list[str]) -> dict[str, TierConfig]:
+    tiers = Config().tiers
+    if not isinstance(raw, Mapping):
+        errors.append("tiers: expected a table; using the defaults")
+        return tiers
+    for name, value in raw.items():
+        if name not in TIER_NAMES:
+            errors.append(f"tiers.{name}: unknown tier (expected one of {', '.join(TIER_NAMES)}; ignored)")
+            continue
+        if not isinstance(value, Mapping):
+            errors.append(f"tiers.{name}: expected a table; using the default")
+            continue
+        # Start from the default of that tier so a partial table only overrides what it names.
+        base = dataclasses.asdict(tiers[name])
+        merged = {**base, **value}
+        tiers[name] = build_dataclass(TierConfig, merged, f"tiers.{name}", errors)
+    return tiers
+
+
+def config_from_dict(data: Mapping[str, Any]) -> tuple[Config, list[str]]:
+    """Validate a merged settings dict into a Config; returns the errors found."""
+    errors: list[str] = []
+    tiers_raw = data.get("tiers")
+    rest = {k: v for k, v in data.items() if k != "tiers"}
+    config: Config = build_dataclass(Config, rest, "", errors)
+    if tiers_raw is not None:
+        config.tiers = _build_tiers(tiers_raw, errors)
+    for name in TIER_NAMES:
+        config.tiers.setdefault(name, Config().tiers[name])
+    _validate(config, errors)
+    return config, errors
+
+
+def _validate(config: Config, errors: list[str]) -> None:
+    for name, tier in config.tiers.items():
+        if tier.api not in ("completions", "chat"):
+            errors.append(f"tiers.{name}.api: expected 'completions' or 'chat', got {tier.api!r}")
+            tier.api = "completions"
+        if tier.max_tokens <= 0:
+            errors.append(f"tiers.{name}.max_tokens: must be positive")
+            tier.max_tokens = TierConfig().max_tokens
+        if tier.first_token_timeout_ms <= 0 or tier.total_timeout_ms <= 0:
+            errors.append(f"tiers.{name}: timeouts must be positive")
+            tier.first_token_timeout_ms = TierConfig().first_token_timeout_ms
+            tier.total_timeout_ms = TierConfig().total_timeout_ms
+        if tier.provider == "openai" and not tier.base_url:
+            errors.append(f"tiers.{name}.base_url: required for provider 'openai'")
+
+
+@dataclass
+class ConfigLayers:
+    """The raw layers kept separately so a later change re-merges in the right order."""
+
+    user: dict[str, Any] = field(default_factory=dict)
+    workspace: dict[str, Any] = field(default_factory=dict)
+    init_options: dict[str, Any] = field(default_factory=dict)
+    client: dict[str, Any] = field(default_factory=dict)
+    file_errors: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    def load_files(self, workspace_roots: list[Path]) -> None:
+        self.file_errors = []
+        self.sources = []
+        path = user_config_path()
+        self.user = read_toml(path, self.file_errors)
+        if self.user:
+            self.sources.append(str(path))
+        self.workspace = {}
+        for root in workspace_roots:
+            wpath = root / WORKSPACE_FILE
+            layer = read_toml(wpath, self.file_errors)
+            if layer:
+                self.workspace = deep_merge(self.workspace, layer)
+                self.sources.append(str(wpath))
+
+    def merged(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for layer in (self.user, self.workspace, self.init_options, self.client):
+            data = deep_merge(data, layer)
+        return data
+
+    def build(self) -> LoadResult:
+        config, errors = config_from_dict(self.merged())
+        return LoadResult(config=config, errors=[*self.file_errors, *errors], sources=list(self.sources))
+
+
+def load_config(
+    workspace_roots: list[Path] | None = None,
+    init_options: Mapping[str, Any] | None = None,
+) -> LoadResult:
+    """Load every layer (for the CLI; the server keeps a ConfigLayers to re-merge on change)."""
+    layers = ConfigLayers(init_options=unwrap_client_settings(init_options or {}))
+    layers.load_files(workspace_roots or [])
+    return layers.build()

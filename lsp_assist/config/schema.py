@@ -1,0 +1,113 @@
+"""The one typed configuration schema, with defaults.
+
+Every source (user TOML, workspace `.lsp-assist.toml`, `initializationOptions`,
+`workspace/didChangeConfiguration`, the editor clients' settings) uses these key names.
+The tier keys (`tiers.fast|quality|backup.*`) and `cache.dir` are a contract editor
+clients rely on: rename nothing here without a migration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class TierConfig:
+    """One model tier. `provider` picks the API family module in `lsp_assist.providers`."""
+
+    provider: str = "offline"  # auto | offline | local | openai (| ollama | llamacpp | anthropic | mistral later)
+    api: str = "completions"  # completions (FIM: prompt + suffix) | chat (instruction)
+    base_url: str = ""  # as OpenAI clients take it, e.g. "http://127.0.0.1:8080/v1"
+    model: str = ""  # model name sent to the API; for `local`: "gemma3-270m", "smollm2" or a GGUF path
+    api_key_env: str = ""  # NAME of the environment variable that holds the key, never the key
+    max_tokens: int = 48
+    temperature: float = 0.1
+    first_token_timeout_ms: int = 2500
+    total_timeout_ms: int = 6000
+    fim_template: str = "auto"  # auto | qwen | starcoder | codellama | deepseek | codestral | plain | none
+    context_chars: int = 4000  # prompt budget in characters (about 3.5 characters a token)
+    enabled: bool = True
+
+
+def _default_tiers() -> dict[str, TierConfig]:
+    return {
+        # "auto": the embedded local model when the `local` extra is installed, else offline.
+        "fast": TierConfig(provider="auto"),
+        "quality": TierConfig(provider="auto", max_tokens=160, context_chars=8000, total_timeout_ms=20000),
+        "backup": TierConfig(provider="offline"),
+    }
+
+
+@dataclass
+class CacheConfig:
+    dir: str = ""  # default: $LSP_ASSIST_CACHE_DIR, else the platform user cache dir
+    enabled: bool = True
+    memory_entries: int = 4096
+    disk_size_mb: int = 256
+    ttl_s: int = 7 * 24 * 3600
+
+
+@dataclass
+class CompletionConfig:
+    """The request path: deadlines, debounce, enrichment, prefetch."""
+
+    deadline_ms: int = 8000  # every request is answered by then, possibly empty
+    debounce_min_ms: int = 10  # when the user pauses
+    debounce_max_ms: int = 90  # while typing fast
+    enrichment: bool = True  # continue in the background to a multi-line suggestion
+    enrichment_max_tokens: int = 96
+    enrichment_timeout_ms: int = 8000
+    prefetch: bool = True
+    prefetch_max_tokens: int = 32
+    max_document_bytes: int = 2_000_000  # larger documents get offline suggestions only
+    languages_disabled: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LocalConfig:
+    """The embedded model: a llama.cpp server on 127.0.0.1 managed by lsp-assist."""
+
+    model: str = "gemma3-270m"  # gemma3-270m | smollm2 | a path to any GGUF file
+    n_ctx: int = 2048
+    threads: int = 0  # 0: all cores but one
+    startup_timeout_s: float = 120.0
+    idle_shutdown_s: float = 0.0  # 0: keep it running while the server runs
+
+
+@dataclass
+class BudgetConfig:
+    """The latency budget: a total per tier and the share each stage may take."""
+
+    total_ms: dict[str, int] = field(
+        default_factory=lambda: {"fast": 1500, "quality": 8000, "backup": 2500}
+    )
+    shares: dict[str, float] = field(
+        default_factory=lambda: {
+            "debounce": 0.10,
+            "queue": 0.10,
+            "context": 0.05,
+            "connect": 0.10,
+            "ttft": 0.60,
+            "postprocess": 0.02,
+        }
+    )
+
+
+@dataclass
+class Config:
+    tiers: dict[str, TierConfig] = field(default_factory=_default_tiers)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    completion: CompletionConfig = field(default_factory=CompletionConfig)
+    local: LocalConfig = field(default_factory=LocalConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    # Governance settings are a free-form table here and typed in lsp_assist.governance.settings,
+    # so that module owns its schema (policy locking, quotas, audit...).
+    governance: dict[str, object] = field(default_factory=dict)
+    log_level: str = "info"
+    log_file: str = ""
+
+    def tier(self, name: str) -> TierConfig:
+        return self.tiers.get(name) or TierConfig()
+
+
+TIER_NAMES = ("fast", "quality", "backup")

@@ -1,0 +1,481 @@
+"""`ContextEngine`: the smallest prompt that holds what a completion needs.
+
+Within a character budget, keep in priority order: the cursor line and the lines around
+it; the enclosing function or class whole when it fits, else its signature and the
+nearest statements; the imports; the signatures (not bodies) of the definitions in this
+file that the code near the cursor refers to; then more prefix and a shorter suffix, cut
+at statement boundaries. Cross-file snippets (definitions from the symbol index, then
+windows of other documents similar to the code at the cursor) use what is left, within a
+deadline. Synchronous and fast: it runs on the request path.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+
+from tree_sitter import Node, Point, Tree
+
+from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
+from lsp_assist.context.mode import decide_mode
+from lsp_assist.context.symbols import (
+    LangSpec,
+    SymbolIndex,
+    TreeSymbolCache,
+    definition_names,
+    signature_of,
+    spec_for,
+)
+from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
+from lsp_assist.documents.languages import canonical
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
+
+# Shares of the local budget each optional item may take, so no one item starves the others.
+NEAR_ABOVE_ROWS = 6
+NEAR_BELOW_ROWS = 2
+ENCLOSING_SHARE = 0.6
+IMPORTS_SHARE = 0.2
+SIGNATURES_SHARE = 0.25
+SNIPPET_SHARE = 0.2
+MAX_DEFINITION_SNIPPETS = 6
+
+_FALLBACK_IMPORT = re.compile(
+    r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
+    r"|\brequire\(['\"]"
+)
+_STRINGISH = ("string", "comment", "char_literal", "template")
+
+
+def _end_row(node: Node) -> int:
+    end = node.end_point
+    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
+
+
+def _near_identifiers(text: str) -> Counter[str]:
+    return Counter(t for t in IDENT.findall(text) if len(t) > 1 and t not in STOPWORDS)
+
+
+class _Parts:
+    """Characters per labelled part, in the order parts were first added."""
+
+    def __init__(self) -> None:
+        self._chars: dict[str, int] = {}
+        self._why: dict[str, str] = {}
+
+    def add(self, label: str, reason: str, chars: int) -> None:
+        if chars <= 0:
+            return
+        self._chars[label] = self._chars.get(label, 0) + chars
+        self._why.setdefault(label, reason)
+
+    def items(self) -> list[PromptPart]:
+        return [PromptPart(k, self._why[k], v) for k, v in self._chars.items() if v > 0]
+
+
+class ContextEngine:
+    """Builds `PromptContext`s; holds the caches that make repeated builds cheap."""
+
+    def __init__(
+        self,
+        *,
+        symbol_index: SymbolIndex | None = None,
+        ranker: CrossFileRanker | None = None,
+        snippet_share: float = SNIPPET_SHARE,
+    ) -> None:
+        self.symbols = symbol_index if symbol_index is not None else SymbolIndex()
+        self.ranker = ranker if ranker is not None else CrossFileRanker()
+        self.snippet_share = snippet_share
+        self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
+
+    # -- symbol bookkeeping --------------------------------------------------------------------
+
+    def _tree_symbols(self, doc: Document) -> TreeSymbolCache:
+        cache = self._trees.get(doc.uri)
+        if cache is None:
+            cache = TreeSymbolCache(doc.language_id, doc.display_path)
+            self._trees[doc.uri] = cache
+            if len(self._trees) > 128:
+                self._trees.popitem(last=False)
+        else:
+            self._trees.move_to_end(doc.uri)
+        return cache
+
+    def index_document(self, doc: Document) -> None:
+        """Bring the symbol index up to date with one open document (a store `on_change` hook)."""
+        key = (doc.uri, doc.version)
+        if self.symbols.version(doc.display_path) == key:
+            return
+        tree = doc.tree()
+        if tree is None:
+            self.symbols.set_symbols(doc.display_path, (), key)
+            return
+        self.symbols.set_symbols(doc.display_path, self._tree_symbols(doc).find(tree, doc.data()), key)
+
+    def forget_document(self, doc: Document) -> None:
+        """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
+        self._trees.pop(doc.uri, None)
+
+    # -- building ------------------------------------------------------------------------------
+
+    def build_from_text(
+        self,
+        text: str,
+        language_id: str,
+        path: str,
+        cursor: Cursor,
+        budget_chars: int,
+        *,
+        others: Iterable[Document] = (),
+        deadline_ms: float = 10.0,
+        crossfile: bool = True,
+    ) -> PromptContext:
+        """`build` for a text that is not an open document (the CLI, benchmarks)."""
+        doc = Document("file://" + path if path.startswith("/") else path, language_id, 0, text, path)
+        return self.build(
+            doc, cursor, budget_chars, others=others, deadline_ms=deadline_ms, crossfile=crossfile
+        )
+
+    def build(
+        self,
+        doc: Document,
+        cursor: Cursor,
+        budget_chars: int,
+        *,
+        others: Iterable[Document] = (),
+        deadline_ms: float = 10.0,
+        crossfile: bool = True,
+    ) -> PromptContext:
+        """The prompt context for `cursor` in `doc`: prefix ends and suffix starts at the cursor."""
+        deadline = time.perf_counter() + deadline_ms / 1000.0
+        budget = max(0, int(budget_chars))
+        cur = doc.clamp(cursor)
+        row = cur.line
+        line = doc.line(row)
+        line_prefix, line_suffix = line[: cur.character], line[cur.character :]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        lang = canonical(doc.language_id) or doc.language_id
+        spec = spec_for(doc.language_id)
+        tree = doc.tree()
+        data = doc.data() if tree is not None else b""
+        others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
+        want_snippets = crossfile and (bool(others_list) or len(self.symbols) > 0)
+        local_budget = budget - (int(budget * self.snippet_share) if want_snippets else 0)
+        parts = _Parts()
+        marker = f"{spec.comment} ..." if spec is not None else ""
+        sel = LineSelection(doc, row, local_budget, marker)
+
+        # 1. The cursor line, cut at token boundaries when it alone is too long (minified code).
+        kept_prefix, kept_suffix = line_prefix, line_suffix
+        if len(line) + 1 > local_budget * 0.8:
+            kept_prefix = cut_left(line_prefix, int(local_budget * 0.6))
+            kept_suffix = cut_right(line_suffix, max(0, int(local_budget * 0.8) - len(kept_prefix)))
+        sel.cursor_chars = len(kept_prefix) + len(kept_suffix)
+        parts.add("prefix.cursor_line", "the typed part of the cursor line", len(kept_prefix))
+        parts.add("suffix.cursor_line", "the rest of the cursor line", len(kept_suffix))
+
+        # 2. The lines right around the cursor.
+        parts.add(
+            "prefix.cursor_lines",
+            "lines just above the cursor",
+            sel.grow(row - 1, row - 1 - NEAR_ABOVE_ROWS, -1, int(local_budget * 0.3)),
+        )
+        parts.add(
+            "suffix.cursor_lines",
+            "lines just below the cursor",
+            sel.grow(row + 1, row + 1 + NEAR_BELOW_ROWS, 1, int(local_budget * 0.1)),
+        )
+
+        # 3. The enclosing definitions.
+        cursor_node: Node | None = None
+        chain: list[tuple[Node, str]] = []
+        if tree is not None and spec is not None:
+            bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
+            cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
+            chain = self._enclosing(cursor_node, spec, row)
+        near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
+        if chain:
+            self._add_enclosing(sel, parts, chain, data, local_budget, row)
+        else:
+            headers = self._indent_headers(doc, row)
+            parts.add(
+                "enclosing.headers",
+                "lines that open the blocks around the cursor (by indentation)",
+                sel.try_add(headers, int(local_budget * 0.15)),
+            )
+        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
+        if chain:
+            near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
+        near = _near_identifiers(near_text)
+
+        # 4. Imports.
+        import_budget = int(local_budget * IMPORTS_SHARE)
+        used = 0
+        for rows in self._imports(doc, tree, spec, near, row):
+            got = sel.try_add(rows, import_budget - used)
+            used += got
+        parts.add("imports", "the file's imports", used)
+
+        # 5. Signatures of in-file definitions the code near the cursor refers to.
+        found_names: set[str] = set()
+        if tree is not None and near and time.perf_counter() < deadline:
+            found_names = self._add_signatures(sel, parts, doc, tree, data, near, chain, local_budget)
+
+        # 6. The rest of the prefix and a shorter suffix, then statement-boundary cuts.
+        mode = self._mode(doc, row, line_prefix, line_suffix, cursor_node)
+        self._add_rest(sel, parts, row, mode.mode == "multi", tree)
+        prefix, suffix = sel.render(kept_prefix, kept_suffix)
+
+        # 7. Cross-file snippets with what is left.
+        snippets: list[Snippet] = []
+        if want_snippets:
+            snippets = self._snippets(
+                doc, others_list, near, found_names, budget - len(prefix) - len(suffix), deadline
+            )
+            for s in snippets:
+                parts.add(f"snippet.{s.reason}", f"from {s.path}", len(s.text))
+
+        return PromptContext(
+            language=lang,
+            path=doc.display_path,
+            prefix=prefix,
+            suffix=suffix,
+            snippets=tuple(snippets),
+            mode=mode.mode,
+            stop=mode.stop,
+            max_tokens=mode.max_tokens,
+            parts=tuple(parts.items()),
+            line_prefix=line_prefix,
+            line_suffix=line_suffix,
+            indent=indent,
+        )
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _enclosing(node: Node | None, spec: LangSpec, row: int) -> list[tuple[Node, str]]:
+        """Definitions around the cursor, innermost first, with their kinds."""
+        out: list[tuple[Node, str]] = []
+        cur = node
+        while cur is not None:
+            kind = spec.defs.get(cur.type)
+            if kind in ("function", "method", "class", "module") and cur.start_point.row <= row:
+                out.append((cur, kind))
+            cur = cur.parent
+        return out
+
+    @staticmethod
+    def _add_enclosing(
+        sel: LineSelection,
+        parts: _Parts,
+        chain: list[tuple[Node, str]],
+        data: bytes,
+        budget: int,
+        row: int,
+    ) -> None:
+        inner, kind = chain[0]
+        start, end = inner.start_point.row, _end_row(inner)
+        got = sel.try_add(range(start, end + 1), int(budget * ENCLOSING_SHARE))
+        if got:
+            parts.add("enclosing", f"the enclosing {kind}, whole", got)
+        else:
+            _, s_row, e_row = signature_of(inner, data, kind)
+            parts.add(
+                "enclosing.signature",
+                f"the enclosing {kind}'s signature",
+                sel.try_add(range(s_row, e_row + 1)),
+            )
+            nearby = sel.grow(row - 1, max(start, e_row), -1, int(budget * 0.3))
+            nearby += sel.grow(row + 1, end + 1, 1, int(budget * 0.08))
+            parts.add("enclosing.nearby", f"statements of the enclosing {kind} nearest the cursor", nearby)
+        outer = 0
+        for node, k in chain[1:]:
+            _, s_row, e_row = signature_of(node, data, k)
+            outer += sel.try_add(range(s_row, e_row + 1))
+        parts.add("enclosing.outer", "signatures of the outer definitions", outer)
+
+    @staticmethod
+    def _indent_headers(doc: Document, row: int, levels: int = 3) -> list[int]:
+        """Line-based fallback: the nearest lines above with less indentation (block openers)."""
+        line = doc.line(row)
+        width = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+        if not line.strip():
+            width = 10_000
+        out: list[int] = []
+        r = row - 1
+        while r >= 0 and len(out) < levels and row - r < 2000:
+            text = doc.line(r).expandtabs(4)
+            if text.strip():
+                w = len(text) - len(text.lstrip())
+                if w < width:
+                    out.append(r)
+                    width = w
+                    if w == 0:
+                        break
+            r -= 1
+        return out
+
+    @staticmethod
+    def _imports(
+        doc: Document, tree: Tree | None, spec: LangSpec | None, near: Counter[str], row: int
+    ) -> list[range]:
+        """Import statements as row ranges: the ones naming identifiers near the cursor first."""
+        found: list[tuple[range, str]] = []
+        if tree is not None and spec is not None:
+            misses = 0
+            for child in tree.root_node.named_children:
+                if child.start_point.row >= row or misses > 40:
+                    break
+                if child.type in spec.imports:
+                    found.append((range(child.start_point.row, _end_row(child) + 1), ""))
+                    misses = 0
+                elif "comment" not in child.type:
+                    misses += 1
+        else:
+            for r in range(min(row, 300)):
+                if _FALLBACK_IMPORT.search(doc.line(r)):
+                    found.append((range(r, r + 1), ""))
+        ranked: list[tuple[int, int, range]] = []
+        for rows, _ in found:
+            text = " ".join(doc.line(r) for r in rows)
+            hits = sum(1 for t in IDENT.findall(text) if t in near)
+            ranked.append((-min(hits, 1), rows.start, rows))
+        ranked.sort(key=lambda t: (t[0], t[1]))
+        return [r for _, _, r in ranked]
+
+    def _add_signatures(
+        self,
+        sel: LineSelection,
+        parts: _Parts,
+        doc: Document,
+        tree: Tree,
+        data: bytes,
+        near: Counter[str],
+        chain: list[tuple[Node, str]],
+        budget: int,
+    ) -> set[str]:
+        syms = self._tree_symbols(doc).find(tree, data, set(near))
+        containers = {s.container for s in syms if s.container}
+        headers = {
+            s.name: s
+            for s in self._tree_symbols(doc).find(tree, data, containers)
+            if s.container is None and containers
+        }
+        own = {(n.start_point.row, n.end_point.row) for n, _ in chain}
+        cursor_row = sel.cursor_row
+        limit = int(budget * SIGNATURES_SHARE)
+        used = 0
+        ordered = sorted(syms, key=lambda s: (-near[s.name], s.start_row))
+        for s in ordered:
+            if (s.start_row, s.end_row) in own or s.start_row <= cursor_row <= s.end_row:
+                continue
+            rows = list(range(s.sig_start_row, s.sig_end_row + 1))
+            head = headers.get(s.container) if s.container else None
+            if head is not None:
+                rows += range(head.sig_start_row, head.sig_end_row + 1)
+            used += sel.try_add(rows, limit - used)
+        parts.add("signatures", "signatures of definitions in this file used near the cursor", used)
+        return {s.name for s in syms}
+
+    @staticmethod
+    def _add_rest(sel: LineSelection, parts: _Parts, row: int, multi: bool, tree: Tree | None) -> None:
+        rem = sel.remaining
+        if rem <= 0:
+            sel.trim_to_statements(tree)
+            return
+        share = 0.3 if multi else 0.2
+        below = row
+        while below + 1 in sel.kept:
+            below += 1
+        above = row
+        while above - 1 in sel.kept:
+            above -= 1
+        suf = sel.grow(below + 1, sel.n, 1, int(rem * share))
+        pre = sel.grow(above - 1, -1, -1, sel.remaining)
+        suf += sel.grow(below + 1, sel.n, 1, sel.remaining)  # the prefix ran out of file
+        before = sel.cost
+        cost_pre = sum(sel.row_cost(r) for r in sel.kept if r < row)
+        sel.trim_to_statements(tree)
+        cost_pre_after = sum(sel.row_cost(r) for r in sel.kept if r < row)
+        dropped_pre = cost_pre - cost_pre_after
+        dropped_suf = before - sel.cost - dropped_pre
+        parts.add("prefix.rest", "more of the file above the cursor, cut at a statement", pre - dropped_pre)
+        parts.add("suffix.rest", "more of the file below the cursor, cut at a statement", suf - dropped_suf)
+
+    @staticmethod
+    def _mode(
+        doc: Document, row: int, line_prefix: str, line_suffix: str, node: Node | None
+    ) -> ModeDecisionLike:
+        prev_line = next_line = None
+        for r in range(row - 1, max(-1, row - 20), -1):
+            if doc.line(r).strip():
+                prev_line = doc.line(r)
+                break
+        for r in range(row + 1, min(doc.line_count, row + 20)):
+            if doc.line(r).strip():
+                next_line = doc.line(r)
+                break
+        inside = False
+        cur = node
+        for _ in range(3):
+            if cur is None:
+                break
+            t = cur.type
+            if any(k in t for k in _STRINGISH):
+                start, end = cur.start_point, cur.end_point
+                pos = (row, len(line_prefix.encode("utf-8", "surrogatepass")))
+                if (start.row, start.column) < pos and (
+                    pos < (end.row, end.column) or ("comment" in t and pos == (end.row, end.column))
+                ):
+                    inside = True
+                    break
+            cur = cur.parent
+        return decide_mode(
+            doc.language_id, line_prefix, line_suffix, prev_line, next_line, in_comment_or_string=inside
+        )
+
+    def _snippets(
+        self,
+        doc: Document,
+        others: list[Document],
+        near: Counter[str],
+        found_in_file: set[str],
+        budget: int,
+        deadline: float,
+    ) -> list[Snippet]:
+        if budget <= 0:
+            return []
+        for other in sorted(others, key=lambda d: d.uri):
+            if time.perf_counter() > deadline:
+                break
+            self.index_document(other)
+        defs: list[Snippet] = []
+        used = 0
+        for name, _ in sorted(near.items(), key=lambda kv: (-kv[1], kv[0])):
+            if len(defs) >= MAX_DEFINITION_SNIPPETS or time.perf_counter() > deadline:
+                break
+            if name in found_in_file:
+                continue
+            for sym in self.symbols.lookup(name):
+                if sym.path == doc.display_path:
+                    continue
+                text = sym.signature
+                if sym.container:
+                    text = f"{text}  (in {sym.container})" if "\n" not in text else text
+                if used + len(text) <= budget // 2:
+                    defs.append(Snippet(path=sym.path, text=text, score=1.0, reason="definition"))
+                    used += len(text)
+                break
+        defs.sort(key=lambda s: (s.path, s.text))
+        similar: list[Snippet] = []
+        if others and time.perf_counter() < deadline:
+            query = set(near)
+            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
+            similar = self.ranker.rank(query, sources, budget - used, deadline=deadline)
+        return defs + similar
+
+
+# `decide_mode` returns a ModeDecision; the alias keeps the annotation short above.
+from lsp_assist.context.mode import ModeDecision as ModeDecisionLike  # noqa: E402

@@ -1,0 +1,501 @@
+"""Definitions per file from tree-sitter: names, kinds, signatures and locations.
+
+`extract_symbols` walks only the places definitions live (top level, class/impl/module
+bodies, export and decorator wrappers) instead of every node, so it stays cheap on large
+files. `SymbolIndex` keeps the symbols of many files for lookups by name: the context
+engine uses it for "definitions of the identifiers near the cursor", and the workspace
+indexer feeds it with `update_file` / `remove_file`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from tree_sitter import Node, Parser, Tree
+
+from lsp_assist.documents.languages import canonical, get_language
+
+MAX_SIGNATURE_CHARS = 240
+MAX_SIGNATURE_LINES = 4
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """One definition. Rows are 0-based; `sig_*` rows span the signature (no body)."""
+
+    name: str
+    kind: str  # function | method | class | type | variable | module
+    path: str
+    start_row: int
+    end_row: int
+    sig_start_row: int
+    sig_end_row: int
+    signature: str
+    container: str | None = None  # enclosing class / impl / module name
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    """Where definitions and imports live in one grammar."""
+
+    defs: dict[str, str]  # node type -> kind
+    containers: frozenset[str]  # definitions whose body holds more definitions
+    transparent: frozenset[str]  # wrappers to look through (decorators, export, bodies)
+    imports: frozenset[str]
+    variables: frozenset[str]  # top-level declarations whose names are variables
+    comment: str = "//"
+
+
+_PY = LangSpec(
+    defs={"function_definition": "function", "class_definition": "class"},
+    containers=frozenset({"class_definition"}),
+    transparent=frozenset({"decorated_definition", "block"}),
+    imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
+    variables=frozenset({"expression_statement"}),
+    comment="#",
+)
+_JS_DEFS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "method_definition": "method",
+}
+_JS = LangSpec(
+    defs=_JS_DEFS,
+    containers=frozenset({"class_declaration", "class"}),
+    transparent=frozenset({"export_statement", "class_body"}),
+    imports=frozenset({"import_statement"}),
+    variables=frozenset({"lexical_declaration", "variable_declaration"}),
+)
+_TS = LangSpec(
+    defs={
+        **_JS_DEFS,
+        "abstract_class_declaration": "class",
+        "interface_declaration": "type",
+        "type_alias_declaration": "type",
+        "enum_declaration": "type",
+        "function_signature": "function",
+        "method_signature": "method",
+        "abstract_method_signature": "method",
+        "internal_module": "module",
+        "module": "module",
+    },
+    containers=frozenset({"class_declaration", "abstract_class_declaration", "internal_module", "module"}),
+    transparent=frozenset({"export_statement", "class_body", "statement_block", "ambient_declaration"}),
+    imports=frozenset({"import_statement"}),
+    variables=frozenset({"lexical_declaration", "variable_declaration"}),
+)
+_GO = LangSpec(
+    defs={
+        "function_declaration": "function",
+        "method_declaration": "method",
+        "type_spec": "type",
+        "type_alias": "type",
+        "const_spec": "variable",
+        "var_spec": "variable",
+    },
+    containers=frozenset(),
+    transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
+    imports=frozenset({"import_declaration", "package_clause"}),
+    variables=frozenset(),
+)
+_RUST = LangSpec(
+    defs={
+        "function_item": "function",
+        "function_signature_item": "function",
+        "struct_item": "class",
+        "enum_item": "type",
+        "union_item": "type",
+        "trait_item": "type",
+        "impl_item": "class",
+        "type_item": "type",
+        "const_item": "variable",
+        "static_item": "variable",
+        "mod_item": "module",
+        "macro_definition": "function",
+    },
+    containers=frozenset({"impl_item", "trait_item", "mod_item"}),
+    transparent=frozenset({"declaration_list", "attribute_item"}),
+    imports=frozenset({"use_declaration", "extern_crate_declaration"}),
+    variables=frozenset(),
+)
+_JAVA = LangSpec(
+    defs={
+        "class_declaration": "class",
+        "interface_declaration": "type",
+        "enum_declaration": "type",
+        "record_declaration": "class",
+        "method_declaration": "method",
+        "constructor_declaration": "method",
+        "field_declaration": "variable",
+    },
+    containers=frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}),
+    transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
+    imports=frozenset({"import_declaration", "package_declaration"}),
+    variables=frozenset(),
+)
+_C_DEFS = {
+    "function_definition": "function",
+    "struct_specifier": "class",
+    "union_specifier": "class",
+    "enum_specifier": "type",
+    "type_definition": "type",
+    "declaration": "variable",
+}
+_C = LangSpec(
+    defs=_C_DEFS,
+    containers=frozenset(),
+    transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
+    imports=frozenset({"preproc_include"}),
+    variables=frozenset(),
+)
+_CPP = LangSpec(
+    defs={**_C_DEFS, "class_specifier": "class", "namespace_definition": "module", "field_declaration": "variable"},
+    containers=frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
+    transparent=frozenset(
+        {
+            "preproc_ifdef",
+            "preproc_if",
+            "preproc_else",
+            "linkage_specification",
+            "template_declaration",
+            "declaration_list",
+            "field_declaration_list",
+        }
+    ),
+    imports=frozenset({"preproc_include", "using_declaration"}),
+    variables=frozenset(),
+)
+
+SPECS: dict[str, LangSpec] = {
+    "python": _PY,
+    "javascript": _JS,
+    "typescript": _TS,
+    "tsx": _TS,
+    "go": _GO,
+    "rust": _RUST,
+    "java": _JAVA,
+    "c": _C,
+    "cpp": _CPP,
+}
+
+_NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "scoped_identifier",
+    }
+)
+
+
+def spec_for(language_id: str) -> LangSpec | None:
+    name = canonical(language_id)
+    return SPECS.get(name) if name else None
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _declarator_name(node: Node) -> Node | None:
+    """Follow C/C++ declarator chains (pointer, function, array) down to the name."""
+    cur: Node | None = node
+    for _ in range(8):
+        if cur is None:
+            return None
+        if cur.type in _NAME_TYPES:
+            return cur
+        nxt = cur.child_by_field_name("declarator")
+        cur = nxt if nxt is not None else cur.child_by_field_name("name")
+    return None
+
+
+def definition_names(node: Node, lang: str) -> list[Node]:
+    """The name nodes a definition introduces (several for `a, b = ...`-style declarations)."""
+    t = node.type
+    if lang == "python" and t == "expression_statement":
+        first = node.named_children[0] if node.named_child_count else None
+        if first is not None and first.type == "assignment":
+            left = first.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                return [left]
+        return []
+    if t in ("lexical_declaration", "variable_declaration"):
+        out = []
+        for child in node.named_children:
+            if child.type == "variable_declarator":
+                n = child.child_by_field_name("name")
+                if n is not None and n.type == "identifier":
+                    out.append(n)
+        return out
+    if t == "impl_item":
+        n = node.child_by_field_name("type")
+        return [n] if n is not None else []
+    if t in ("declaration", "field_declaration", "type_definition") and lang in ("c", "cpp", "java"):
+        if lang == "java":
+            return [
+                n
+                for c in node.named_children
+                if c.type == "variable_declarator"
+                for n in [c.child_by_field_name("name")]
+                if n is not None
+            ]
+        d = node.child_by_field_name("declarator")
+        n = _declarator_name(d) if d is not None else None
+        return [n] if n is not None else []
+    n = node.child_by_field_name("name")
+    if n is None:
+        d = node.child_by_field_name("declarator")
+        n = _declarator_name(d) if d is not None else None
+    return [n] if n is not None else []
+
+
+def _body(node: Node) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is None and node.type == "type_spec":
+        body = node.child_by_field_name("type")
+    return body
+
+
+def signature_of(node: Node, source: bytes, kind: str) -> tuple[str, int, int]:
+    """Signature text and its row span: the definition up to its body, a few lines at most.
+
+    Small types (structs, interfaces) keep their whole text: their fields are what
+    completions need.
+    """
+    start_row = node.start_point.row
+    body = _body(node)
+    small = node.end_point.row - start_row < MAX_SIGNATURE_LINES
+    if kind in ("class", "type") and small and node.type != "impl_item":
+        body = None
+    if body is not None and body.start_byte > node.start_byte:
+        end_byte = body.start_byte
+        end_row = body.start_point.row
+        if body.start_point.row > start_row and body.start_point.column == _indent_bytes(source, body):
+            end_row -= 1  # the body starts on its own line (Python): the signature ends above
+    else:
+        end_byte = node.end_byte
+        end_row = node.end_point.row
+    end_row = min(end_row, start_row + MAX_SIGNATURE_LINES - 1)
+    text = source[node.start_byte : end_byte].decode("utf-8", "replace").rstrip()
+    if node.type in ("type_spec", "type_alias") and not text.startswith("type"):
+        text = "type " + text  # Go: the `type` keyword belongs to the parent declaration
+    lines = text.split("\n")[:MAX_SIGNATURE_LINES]
+    text = "\n".join(lines)[:MAX_SIGNATURE_CHARS]
+    return text, start_row, max(start_row, end_row)
+
+
+def _indent_bytes(source: bytes, node: Node) -> int:
+    """Byte column of the first non-blank character on the node's first line."""
+    line_start = source.rfind(b"\n", 0, node.start_byte) + 1
+    i = line_start
+    while i < len(source) and source[i] in b" \t":
+        i += 1
+    return i - line_start
+
+
+def _extract_top(
+    top: Node, source: bytes, spec: LangSpec, lang: str, path: str, max_nodes: int
+) -> list[Symbol]:
+    """Definitions inside one top-level node (itself, class members, wrapped definitions)."""
+    out: list[Symbol] = []
+    # (node, container name, depth); a bounded explicit stack, no recursion.
+    stack: list[tuple[Node, str | None, int]] = [(top, None, 0)]
+    visited = 0
+    while stack and visited < max_nodes:
+        node, container, depth = stack.pop()
+        visited += 1
+        t = node.type
+        if t in spec.transparent:
+            stack.extend((c, container, depth + 1) for c in reversed(node.named_children))
+            continue
+        kind = spec.defs.get(t)
+        if kind is None and t in spec.variables and (container is None or lang != "python"):
+            kind = "variable"
+        if kind is None:
+            if lang == "python" and depth == 0 and t in ("if_statement", "try_statement"):
+                # module-level `if TYPE_CHECKING:` / `try: import` blocks hold definitions too
+                stack.extend(
+                    (g, container, depth + 1)
+                    for c in reversed(node.named_children)
+                    if c.type in ("block", "else_clause", "except_clause", "elif_clause")
+                    for g in reversed(c.named_children)
+                )
+            continue
+        if kind == "variable" and t in ("declaration", "field_declaration") and lang in ("c", "cpp"):
+            d = node.child_by_field_name("declarator")
+            if d is not None and d.type == "function_declarator":
+                kind = "function"  # a prototype
+        names = definition_names(node, lang)
+        if not names:
+            continue
+        sig, s_row, e_row = signature_of(node, source, kind)
+        if kind == "function" and container is not None:
+            kind = "method"
+        for n in names:
+            out.append(
+                Symbol(
+                    name=_text(n),
+                    kind=kind,
+                    path=path,
+                    start_row=node.start_point.row,
+                    end_row=node.end_point.row,
+                    sig_start_row=s_row,
+                    sig_end_row=e_row,
+                    signature=sig,
+                    container=container,
+                )
+            )
+        if t in spec.containers and depth < 6:
+            body = _body(node)
+            if body is not None:
+                own = _text(names[0])
+                stack.extend((c, own, depth + 1) for c in reversed(body.named_children))
+    return out
+
+
+def extract_symbols(
+    tree: Tree, source: bytes, language_id: str, path: str, *, max_nodes: int = 20_000
+) -> list[Symbol]:
+    """Definitions of one file, in file order. Unknown languages give []."""
+    lang = canonical(language_id)
+    spec = SPECS.get(lang) if lang else None
+    if spec is None or lang is None:
+        return []
+    out: list[Symbol] = []
+    for top in tree.root_node.named_children:
+        out.extend(_extract_top(top, source, spec, lang, path, max_nodes))
+    return out
+
+
+def _shift(sym: Symbol, rows: int) -> Symbol:
+    if rows == 0:
+        return sym
+    return replace(
+        sym,
+        start_row=sym.start_row + rows,
+        end_row=sym.end_row + rows,
+        sig_start_row=sym.sig_start_row + rows,
+        sig_end_row=sym.sig_end_row + rows,
+    )
+
+
+class TreeSymbolCache:
+    """The symbols of one open document, re-extracted only for top-level nodes that changed.
+
+    An incremental parse reuses the subtrees an edit did not touch, and a reused node keeps
+    its `Node.id`, so symbols are cached per top-level node id with rows relative to the
+    node's first row. After a one-character edit only the edited top-level node is walked.
+    """
+
+    def __init__(self, language_id: str, path: str) -> None:
+        lang = canonical(language_id)
+        self._lang = lang or ""
+        self._spec = SPECS.get(lang) if lang else None
+        self._path = path
+        self._groups: dict[int, list[Symbol]] = {}
+
+    def _group(self, top: Node, source: bytes, seen: dict[int, list[Symbol]]) -> list[Symbol]:
+        key = top.id
+        rel = self._groups.get(key)
+        if rel is None:
+            assert self._spec is not None
+            row = top.start_point.row
+            rel = [_shift(s, -row) for s in _extract_top(top, source, self._spec, self._lang, self._path, 20_000)]
+        seen[key] = rel
+        return rel
+
+    def find(self, tree: Tree, source: bytes, names: set[str] | None = None) -> list[Symbol]:
+        """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
+        if self._spec is None:
+            return []
+        seen: dict[int, list[Symbol]] = {}
+        out: list[Symbol] = []
+        for top in tree.root_node.named_children:
+            rel = self._group(top, source, seen)
+            if not rel:
+                continue
+            row = -1
+            for s in rel:
+                if names is None or s.name in names:
+                    if row < 0:
+                        row = top.start_point.row
+                    out.append(_shift(s, row))
+        self._groups = seen  # forget nodes that are gone
+        return out
+
+
+def parse_text(text: str, language_id: str) -> tuple[Tree, bytes] | None:
+    """A one-off full parse (workspace files that are not open); None without a grammar."""
+    lang = get_language(language_id)
+    if lang is None:
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+    tree = Parser(lang).parse(data)
+    return (tree, data) if tree is not None else None
+
+
+class SymbolIndex:
+    """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row)."""
+
+    def __init__(self) -> None:
+        self._by_path: dict[str, list[Symbol]] = {}
+        self._by_name: dict[str, list[Symbol]] = {}
+        self._versions: dict[str, object] = {}
+
+    def update_file(self, path: str, text: str, language: str) -> None:
+        """Re-index one file from its text (a full parse)."""
+        parsed = parse_text(text, language)
+        symbols = extract_symbols(parsed[0], parsed[1], language, path) if parsed else []
+        self.set_symbols(path, symbols)
+
+    def update_from_tree(
+        self, path: str, tree: Tree, source: bytes, language: str, version: object = None
+    ) -> None:
+        """Re-index one file from a tree we already have (an open document)."""
+        self.set_symbols(path, extract_symbols(tree, source, language, path), version)
+
+    def set_symbols(self, path: str, symbols: Iterable[Symbol], version: object = None) -> None:
+        self.remove_file(path)
+        syms = list(symbols)
+        self._by_path[path] = syms
+        self._versions[path] = version
+        for s in syms:
+            bucket = self._by_name.setdefault(s.name, [])
+            bucket.append(s)
+            bucket.sort(key=lambda x: (x.path, x.start_row))
+
+    def version(self, path: str) -> object:
+        return self._versions.get(path)
+
+    def remove_file(self, path: str) -> None:
+        old = self._by_path.pop(path, None)
+        self._versions.pop(path, None)
+        if not old:
+            return
+        for name in {s.name for s in old}:
+            bucket = [s for s in self._by_name.get(name, ()) if s.path != path]
+            if bucket:
+                self._by_name[name] = bucket
+            else:
+                self._by_name.pop(name, None)
+
+    def lookup(self, name: str) -> list[Symbol]:
+        return list(self._by_name.get(name, ()))
+
+    def symbols(self, path: str) -> list[Symbol]:
+        return list(self._by_path.get(path, ()))
+
+    def paths(self) -> list[str]:
+        return sorted(self._by_path)
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._by_path.values())

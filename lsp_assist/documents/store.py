@@ -1,0 +1,286 @@
+"""Open documents: text, version, language and an incrementally updated syntax tree.
+
+`DocumentStore` applies `didOpen`/`didChange`/`didClose` in code-point positions (the
+protocol layer converts client units with `positions`). A change is applied by splicing
+the text and patching the line-start table in place, so a one-character edit on a
+10,000-line document does not re-split the document; the tree-sitter tree receives the
+matching `Tree.edit` and re-parses lazily on the next request. Positions past the end
+clamp, they never raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+from tree_sitter import Tree
+
+from lsp_assist.documents.languages import get_language
+from lsp_assist.documents.syntax import SyntaxState
+from lsp_assist.domain import Cursor, DocumentSnapshot
+
+_log = logging.getLogger(__name__)
+
+#: Documents larger than this (in characters) get no syntax tree: line-based context only.
+DEFAULT_MAX_SYNTAX_CHARS = 1_000_000
+
+_NEWLINE = re.compile("\n")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f]")
+
+
+@dataclass(frozen=True)
+class TextChange:
+    """One LSP content change in code points; start/end None means a full replacement."""
+
+    start: Cursor | None
+    end: Cursor | None
+    text: str
+
+
+def looks_binary(text: str) -> bool:
+    """True for text that is probably not source code (NUL bytes or many control characters)."""
+    head = text[:8192]
+    if "\x00" in head:
+        return True
+    return len(head) > 0 and len(_CONTROL.findall(head)) > len(head) // 20
+
+
+def _encode(text: str) -> bytes:
+    # surrogatepass keeps lone surrogates (sent by some UTF-16 clients) at 3 bytes each,
+    # the same count the byte offsets in `Tree.edit` assume.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _blen(text: str) -> int:
+    return len(text) if text.isascii() else len(_encode(text))
+
+
+def path_from_uri(uri: str) -> str | None:
+    """The filesystem path of a file: URI, else None."""
+    if not uri.startswith("file:"):
+        return None
+    return unquote(urlparse(uri).path) or None
+
+
+class Document:
+    """One open document. Mutated only by `DocumentStore`; read through its methods."""
+
+    def __init__(
+        self,
+        uri: str,
+        language_id: str,
+        version: int,
+        text: str,
+        path: str | None = None,
+        *,
+        max_syntax_chars: int = DEFAULT_MAX_SYNTAX_CHARS,
+    ) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        self.path = path if path is not None else path_from_uri(uri)
+        self._text = text
+        self._starts: list[int] | None = None
+        self._bytes: bytes | None = None
+        self._max_syntax_chars = max_syntax_chars
+        self.syntax: SyntaxState | None = None
+        self._setup_syntax()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def display_path(self) -> str:
+        return self.path or self.uri
+
+    def _line_starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0, *(m.end() for m in _NEWLINE.finditer(self._text))]
+        return self._starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts())
+
+    def line_start(self, line: int) -> int:
+        """Code-point offset of the start of `line` (clamped)."""
+        starts = self._line_starts()
+        if line < 0:
+            return 0
+        if line >= len(starts):
+            return len(self._text)
+        return starts[line]
+
+    def line(self, line: int) -> str:
+        """The text of `line` without its line ending; "" past the end."""
+        starts = self._line_starts()
+        if line < 0 or line >= len(starts):
+            return ""
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self._text)
+        s = self._text[starts[line] : end]
+        return s[:-1] if s.endswith("\r") else s
+
+    def clamp(self, cursor: Cursor) -> Cursor:
+        """The nearest valid position: past-the-end lines and columns move to the end."""
+        n = self.line_count
+        if cursor.line < 0:
+            return Cursor(0, 0)
+        if cursor.line >= n:
+            last = n - 1
+            return Cursor(last, len(self.line(last)))
+        return Cursor(cursor.line, max(0, min(cursor.character, len(self.line(cursor.line)))))
+
+    def offset(self, cursor: Cursor) -> int:
+        """Code-point offset of a (clamped) position."""
+        c = self.clamp(cursor)
+        return self.line_start(c.line) + c.character
+
+    def data(self) -> bytes:
+        """The UTF-8 text (cached until the next change), as tree-sitter wants it."""
+        if self._bytes is None:
+            self._bytes = _encode(self._text)
+        return self._bytes
+
+    def tree(self) -> Tree | None:
+        """The up-to-date syntax tree, or None (no grammar, too large, binary, parse failure)."""
+        if self.syntax is None:
+            return None
+        return self.syntax.tree(self.data)
+
+    def snapshot(self) -> DocumentSnapshot:
+        return DocumentSnapshot(self.uri, self.language_id, self.version, self._text, self.path)
+
+    # -- writing (through DocumentStore) -------------------------------------------------------
+
+    def _setup_syntax(self) -> None:
+        if len(self._text) > self._max_syntax_chars or looks_binary(self._text):
+            self.syntax = None
+            return
+        lang = get_language(self.language_id)
+        self.syntax = SyntaxState(lang) if lang is not None else None
+
+    def _replace_all(self, text: str) -> None:
+        self._text = text
+        self._starts = None
+        self._bytes = None
+        self._setup_syntax()
+
+    def _apply(self, change: TextChange) -> None:
+        if change.start is None or change.end is None:
+            self._replace_all(change.text)
+            return
+        a, b = self.clamp(change.start), self.clamp(change.end)
+        if (b.line, b.character) < (a.line, a.character):
+            a, b = b, a
+        starts = self._line_starts()
+        s = starts[a.line] + a.character
+        e = starts[b.line] + b.character
+        text = self._text
+        ins = change.text
+        syntax = self.syntax
+        if syntax is not None:
+            start_byte = s if text.isascii() else len(_encode(text[:s]))
+            start_col = a.character if text.isascii() else _blen(self.line(a.line)[: a.character])
+            old_end_byte = start_byte + _blen(text[s:e])
+            end_col = b.character if text.isascii() else _blen(self.line(b.line)[: b.character])
+            new_end_byte = start_byte + _blen(ins)
+            nl = ins.rfind("\n")
+            if nl < 0:
+                new_end_point = (a.line, start_col + _blen(ins))
+            else:
+                new_end_point = (a.line + ins.count("\n"), _blen(ins[nl + 1 :]))
+        self._text = text[:s] + ins + text[e:]
+        self._bytes = None
+        # Patch the line-start table: replace the starts of the lines inside the old range,
+        # then shift the following ones by the length difference.
+        new_starts = [s + m.end() for m in _NEWLINE.finditer(ins)]
+        starts[a.line + 1 : b.line + 1] = new_starts
+        delta = len(ins) - (e - s)
+        first = a.line + 1 + len(new_starts)
+        if delta and first < len(starts):
+            starts[first:] = [x + delta for x in starts[first:]]
+        if syntax is not None:
+            if len(self._text) > self._max_syntax_chars:
+                self.syntax = None
+            else:
+                syntax.edit(
+                    start_byte,
+                    old_end_byte,
+                    new_end_byte,
+                    (a.line, start_col),
+                    (b.line, end_col),
+                    new_end_point,
+                )
+
+
+Hook = Callable[[Document], None]
+
+
+class DocumentStore:
+    """All open documents by URI, plus hooks that see every open and change."""
+
+    def __init__(self, *, max_syntax_chars: int = DEFAULT_MAX_SYNTAX_CHARS) -> None:
+        self._docs: dict[str, Document] = {}
+        self.max_syntax_chars = max_syntax_chars
+        #: Called after each open and change (the workspace symbol index subscribes here).
+        self.on_change: list[Hook] = []
+        #: Called with the document just before it is forgotten.
+        self.on_close: list[Hook] = []
+
+    def _notify(self, hooks: list[Hook], doc: Document) -> None:
+        for hook in list(hooks):
+            try:
+                hook(doc)
+            except Exception:  # one broken subscriber must not break editing
+                _log.exception("document hook failed")
+
+    def open(
+        self, uri: str, language_id: str, version: int, text: str, path: str | None = None
+    ) -> Document:
+        doc = Document(uri, language_id, version, text, path, max_syntax_chars=self.max_syntax_chars)
+        self._docs[uri] = doc
+        self._notify(self.on_change, doc)
+        return doc
+
+    def change(self, uri: str, version: int, changes: Sequence[TextChange]) -> Document | None:
+        """Apply changes in order (LSP semantics); None if the document is not open."""
+        doc = self._docs.get(uri)
+        if doc is None:
+            return None
+        for change in changes:
+            doc._apply(change)
+        doc.version = version
+        self._notify(self.on_change, doc)
+        return doc
+
+    def close(self, uri: str) -> None:
+        doc = self._docs.pop(uri, None)
+        if doc is not None:
+            self._notify(self.on_close, doc)
+
+    def get(self, uri: str) -> Document | None:
+        return self._docs.get(uri)
+
+    def snapshot(self, uri: str) -> DocumentSnapshot | None:
+        doc = self._docs.get(uri)
+        return doc.snapshot() if doc is not None else None
+
+    def line_text(self, uri: str, line: int) -> str:
+        """The text of one line without its ending ("" if unknown), for client unit conversion."""
+        doc = self._docs.get(uri)
+        return doc.line(line) if doc is not None else ""
+
+    def documents(self) -> Iterator[Document]:
+        return iter(list(self._docs.values()))
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._docs

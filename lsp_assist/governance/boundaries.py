@@ -1,0 +1,199 @@
+"""Data boundaries: which files may inform a model, and which endpoints may be called.
+
+`DataBoundary.excluded(path)` returns a reason (for status and audit, never file content)
+or None. Sources, first match wins:
+
+1. built-in secret globs (`.env*`, `*.pem`, `id_rsa*`, `.aws/credentials`, `.git/`...),
+   matched case-insensitively like Copilot's content exclusion;
+2. `governance.exclude` globs (also case-insensitive, gitignore syntax);
+3. `.lsp-assist-ignore` files, gitignore syntax via `pathspec`, in the workspace root and
+   any directory below it, scoped to their directory; the deepest file with a verdict wins
+   (so a nested `!pattern` can re-include);
+4. `.gitignore` files the same way when `respect_gitignore` is on.
+
+Fail closed: a path we cannot place (None, non-file URI) is excluded, and an ignore file
+that exists but cannot be read excludes everything under its directory. Paths outside
+every workspace root still get rules 1 and 2 (a stray `~/.ssh/id_rsa` opened in the editor
+stays private). Ignore files are re-read when their mtime changes (one `stat` per
+directory level per call, cached).
+
+`check_endpoint(base_url, has_key)` raises `EndpointRefused` for a host outside
+`allowed_hosts` (loopback is always allowed) and for a key over plain HTTP to a
+non-loopback host. Messages name the host only, never the URL's user-info.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
+
+import pathspec
+
+from lsp_assist.errors import EndpointRefused
+
+DEFAULT_SECRET_GLOBS: tuple[str, ...] = (
+    ".env", ".env.*", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx",
+    "*.gpg", "*.asc", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "credentials", "credentials.*",
+    "**/.aws/credentials", "**/.aws/config", "**/.ssh/*", "**/.gnupg/**", "**/.docker/config.json",
+    "**/.kube/config", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
+    "secrets.*", "secret.*", "*.tfstate", "*.tfstate.*", "*.tfvars", ".git/",
+)  # fmt: skip
+
+IGNORE_FILE = ".lsp-assist-ignore"
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    h = host.strip("[]").lower()
+    if h in LOOPBACK_NAMES or h.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+def host_allowed(host: str, allowed: Sequence[str] | None) -> bool:
+    """`allowed` None means any host; entries are exact hosts or `*.suffix` wildcards."""
+    if is_loopback(host) or allowed is None:
+        return True
+    h = host.lower().rstrip(".")
+    for pat in allowed:
+        if pat == h or (pat.startswith("*.") and h.endswith(pat[1:])):
+            return True
+    return False
+
+
+def check_endpoint(base_url: str, has_key: bool, allowed_hosts: Sequence[str] | None) -> None:
+    """Raise EndpointRefused when this endpoint may not be called. Empty URL: in-process."""
+    if not base_url:
+        return
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname or ""
+    except ValueError as e:
+        raise EndpointRefused(f"endpoint refused: malformed URL ({e.__class__.__name__})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not host:
+        raise EndpointRefused(f"endpoint refused: unsupported URL scheme {scheme!r} or missing host")
+    if not host_allowed(host, allowed_hosts):
+        raise EndpointRefused(
+            f"endpoint refused: host {host!r} is not in governance.allowed_hosts "
+            f"({', '.join(allowed_hosts or ()) or 'loopback only'})"
+        )
+    if scheme == "http" and has_key and not is_loopback(host):
+        raise EndpointRefused(
+            f"endpoint refused: an API key would be sent over plain HTTP to {host!r}; use https "
+            "(plain HTTP is allowed only to loopback)"
+        )
+
+
+class _Spec:
+    """One compiled ignore file, re-read when its mtime changes."""
+
+    __slots__ = ("mtime", "spec", "unreadable")
+
+    def __init__(self, mtime: int, spec: pathspec.PathSpec | None, unreadable: bool) -> None:
+        self.mtime = mtime
+        self.spec = spec
+        self.unreadable = unreadable
+
+
+class DataBoundary:
+    """The file-exclusion and endpoint rules for one set of workspace roots."""
+
+    def __init__(
+        self,
+        workspace_roots: Sequence[str] = (),
+        *,
+        exclude: Sequence[str] = (),
+        respect_gitignore: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+    ) -> None:
+        self.roots = [os.path.abspath(r) for r in workspace_roots]
+        # Longest first, so a nested workspace root wins over its parent.
+        self.roots.sort(key=len, reverse=True)
+        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+        self.respect_gitignore = respect_gitignore
+        self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_GLOBS)
+        self._extra = pathspec.GitIgnoreSpec.from_lines([g.lower() for g in exclude]) if exclude else None
+        self._specs: dict[str, _Spec] = {}
+
+    def set_roots(self, workspace_roots: Sequence[str]) -> None:
+        self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
+
+    def excluded(self, path: str | None) -> str | None:
+        """A reason when `path` must never reach a model, else None."""
+        if not path:
+            return "no file path (fail closed)"
+        abspath = os.path.abspath(path)
+        root = self._root_of(abspath)
+        rel = os.path.relpath(abspath, root) if root else abspath.lstrip("/\\")
+        rel_posix = PurePosixPath(*PurePosixPath(rel.replace(os.sep, "/")).parts).as_posix()
+        if rel_posix.startswith("../"):
+            root, rel_posix = None, abspath.lstrip("/\\").replace(os.sep, "/")
+        low = rel_posix.lower()
+        r = self._defaults.check_file(low)
+        if r.include:
+            return f"default secret pattern {DEFAULT_SECRET_GLOBS[r.index or 0]!r}"
+        # Also test the absolute path so ".aws/credentials" outside a root is caught.
+        if root and self._defaults.match_file(abspath.lstrip("/\\").replace(os.sep, "/").lower()):
+            return "default secret pattern"
+        if self._extra is not None and self._extra.match_file(low):
+            return "governance.exclude"
+        if root is None:
+            return None
+        return self._ignore_files(root, rel_posix)
+
+    def _root_of(self, abspath: str) -> str | None:
+        for r in self.roots:
+            if abspath == r or abspath.startswith(r.rstrip(os.sep) + os.sep):
+                return r
+        return None
+
+    def _ignore_files(self, root: str, rel: str) -> str | None:
+        parts = rel.split("/")
+        names = [IGNORE_FILE] + ([".gitignore"] if self.respect_gitignore else [])
+        # Directories from the file's own up to the root: deepest verdict wins.
+        for depth in range(len(parts) - 1, -1, -1):
+            d = os.path.join(root, *parts[:depth])
+            sub = "/".join(parts[depth:])
+            for name in names:
+                spec = self._load(os.path.join(d, name))
+                if spec is None:
+                    continue
+                if spec.unreadable:
+                    return f"{name} unreadable in {d} (fail closed)"
+                assert spec.spec is not None
+                res = spec.spec.check_file(sub)
+                if res.include is True:
+                    return f"{name} in {d}"
+                if res.include is False:
+                    return None  # explicitly re-included by a negation
+        return None
+
+    def _load(self, path: str) -> _Spec | None:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._specs.pop(path, None)
+            return None
+        except OSError:
+            return _Spec(0, None, True)
+        cached = self._specs.get(path)
+        if cached is not None and cached.mtime == st.st_mtime_ns:
+            return cached
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+            entry = _Spec(st.st_mtime_ns, spec, False)
+        except OSError:
+            entry = _Spec(st.st_mtime_ns, None, True)
+        self._specs[path] = entry
+        return entry
+
+    def check_endpoint(self, base_url: str, has_key: bool) -> None:
+        check_endpoint(base_url, has_key, self.allowed_hosts)

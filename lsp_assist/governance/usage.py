@@ -1,0 +1,356 @@
+"""The usage report: requests, tokens, cost, error and fallback rates, latency percentiles.
+
+Reads audit JSONL files (the current one and rotated backups; malformed lines are
+skipped and counted), filters by `since`, groups by feature, tier and model, and renders
+text or a self-contained HTML page with inline SVG plots (latency histograms of time to
+first token and end-to-end, cost per feature per day). No external JS or CSS.
+
+Latency comes from the record's `stages_ms`: `ttft` (time to first token) and `total`.
+Cost is `prompt_tokens/1000 * prompt_per_1k + completion_tokens/1000 * completion_per_1k`
+from `governance.prices`, keyed by model name.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import os
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from lsp_assist.governance.audit import audit_files
+from lsp_assist.governance.settings import Price
+
+ERROR_OUTCOMES = frozenset({"error", "timeout"})
+FALLBACK_OUTCOMES = frozenset({"fallback"})
+
+
+def parse_since(value: str, now: _dt.datetime | None = None) -> _dt.datetime:
+    """`7d`, `24h`, `30m`, `2w`, or an ISO date/time (naive means UTC)."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", value)
+    if m:
+        n = float(m.group(1))
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[m.group(2)]
+        return now - _dt.timedelta(seconds=n * unit)
+    try:
+        dt = _dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(f"--since: expected e.g. 7d, 24h or an ISO date, got {value!r}") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+
+
+def _ts(rec: Mapping[str, object]) -> _dt.datetime | None:
+    v = rec.get("ts")
+    if not isinstance(v, str):
+        return None
+    try:
+        dt = _dt.datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+
+
+def read_records(
+    paths: Iterable[str | os.PathLike[str]], since: _dt.datetime | None = None
+) -> tuple[list[dict[str, object]], int]:
+    """Records from every file (and its backups), oldest file first; plus a malformed count."""
+    records: list[dict[str, object]] = []
+    bad = 0
+    for path in paths:
+        for f in audit_files(path):
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        if not line.strip():
+                            continue
+                        try:
+                            rec = json.loads(line)
+                        except json.JSONDecodeError:
+                            bad += 1
+                            continue
+                        if not isinstance(rec, dict):
+                            bad += 1
+                            continue
+                        if since is not None:
+                            ts = _ts(rec)
+                            if ts is None or ts < since:
+                                continue
+                        records.append(rec)
+            except OSError:
+                bad += 1
+    return records, bad
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100)."""
+    if not values:
+        return None
+    s = sorted(values)
+    k = max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))
+    return s[k]
+
+
+def _num(v: object) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def cost_of(rec: Mapping[str, object], prices: Mapping[str, Price]) -> float:
+    price = prices.get(str(rec.get("model", "")))
+    if price is None:
+        return 0.0
+    return (
+        _num(rec.get("prompt_tokens")) / 1000 * price.prompt_per_1k
+        + _num(rec.get("completion_tokens")) / 1000 * price.completion_per_1k
+    )
+
+
+@dataclass
+class Group:
+    requests: int = 0
+    errors: int = 0
+    fallbacks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: int = 0
+    cost: float = 0.0
+    ttft: list[float] = field(default_factory=list)
+    total: list[float] = field(default_factory=list)
+
+    def add(self, rec: Mapping[str, object], cost: float) -> None:
+        self.requests += 1
+        outcome = str(rec.get("outcome", ""))
+        if outcome in ERROR_OUTCOMES or rec.get("error_class"):
+            self.errors += 1
+        if outcome in FALLBACK_OUTCOMES or rec.get("fallback_from"):
+            self.fallbacks += 1
+        self.prompt_tokens += int(_num(rec.get("prompt_tokens")))
+        self.completion_tokens += int(_num(rec.get("completion_tokens")))
+        self.estimated += bool(rec.get("tokens_estimated"))
+        self.cost += cost
+        stages = rec.get("stages_ms")
+        if isinstance(stages, dict):
+            if isinstance(stages.get("ttft"), (int, float)):
+                self.ttft.append(float(stages["ttft"]))
+            if isinstance(stages.get("total"), (int, float)):
+                self.total.append(float(stages["total"]))
+
+    def summary(self) -> dict[str, object]:
+        n = self.requests or 1
+        return {
+            "requests": self.requests,
+            "errors": self.errors,
+            "error_rate": round(self.errors / n, 4),
+            "fallback_rate": round(self.fallbacks / n, 4),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": round(self.cost, 6),
+            "ttft_ms": {f"p{q}": percentile(self.ttft, q) for q in (50, 95, 99)},
+            "total_ms": {f"p{q}": percentile(self.total, q) for q in (50, 95, 99)},
+        }
+
+
+@dataclass
+class UsageReport:
+    since: _dt.datetime | None
+    overall: Group
+    by: dict[str, dict[str, Group]]  # "feature" | "tier" | "model" -> name -> group
+    cost_by_day: dict[str, dict[str, float]]  # day -> feature -> cost
+    malformed: int = 0
+    first: str | None = None
+    last: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "since": self.since.isoformat() if self.since else None,
+            "overall": self.overall.summary(),
+            "by": {dim: {k: g.summary() for k, g in groups.items()} for dim, groups in self.by.items()},
+            "cost_by_day": self.cost_by_day,
+            "malformed_lines": self.malformed,
+        }
+
+
+def build_report(
+    records: list[dict[str, object]],
+    prices: Mapping[str, Price] | None = None,
+    since: _dt.datetime | None = None,
+    malformed: int = 0,
+) -> UsageReport:
+    prices = prices or {}
+    overall = Group()
+    by: dict[str, dict[str, Group]] = {"feature": {}, "tier": {}, "model": {}}
+    cost_by_day: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    stamps: list[str] = []
+    for rec in records:
+        c = cost_of(rec, prices)
+        overall.add(rec, c)
+        for dim in by:
+            name = str(rec.get(dim) or "-")
+            by[dim].setdefault(name, Group()).add(rec, c)
+        ts = _ts(rec)
+        if ts is not None:
+            stamps.append(ts.isoformat())
+            cost_by_day[ts.date().isoformat()][str(rec.get("feature") or "-")] += c
+    stamps.sort()
+    return UsageReport(
+        since=since,
+        overall=overall,
+        by=by,
+        cost_by_day={d: dict(v) for d, v in sorted(cost_by_day.items())},
+        malformed=malformed,
+        first=stamps[0] if stamps else None,
+        last=stamps[-1] if stamps else None,
+    )
+
+
+def _ms(v: object) -> str:
+    return "-" if v is None else f"{float(v):.0f}"  # type: ignore[arg-type]
+
+
+def render_text(report: UsageReport) -> str:
+    lines = []
+    span = f"{report.first or '-'} .. {report.last or '-'}"
+    lines.append(f"lsp-assist usage  ({report.overall.requests} model calls, {span})")
+    if report.since:
+        lines.append(f"since {report.since.isoformat()}")
+    header = (
+        f"{'':<22}{'requests':>9}{'err%':>7}{'fallb%':>7}{'prompt tok':>12}{'compl tok':>11}"
+        f"{'cost':>11}{'ttft p50/p95/p99':>20}{'total p50/p95/p99':>20}"
+    )
+    for dim in ("feature", "tier", "model"):
+        lines.append("")
+        lines.append(f"by {dim}")
+        lines.append(header)
+        rows = [("(all)", report.overall)] if dim == "feature" else []
+        rows += sorted(report.by[dim].items())
+        for name, g in rows:
+            s = g.summary()
+            t = s["ttft_ms"]
+            tot = s["total_ms"]
+            assert isinstance(t, dict) and isinstance(tot, dict)
+            lines.append(
+                f"{name[:21]:<22}{g.requests:>9}{100 * g.errors / max(1, g.requests):>6.1f}%"
+                f"{100 * g.fallbacks / max(1, g.requests):>6.1f}%{g.prompt_tokens:>12}{g.completion_tokens:>11}"
+                f"{g.cost:>11.4f}{'/'.join(_ms(t[k]) for k in ('p50', 'p95', 'p99')):>20}"
+                f"{'/'.join(_ms(tot[k]) for k in ('p50', 'p95', 'p99')):>20}"
+            )
+    if report.overall.estimated:
+        lines.append("")
+        lines.append(f"{report.overall.estimated} call(s) had estimated token counts (no usage from the provider).")
+    if report.malformed:
+        lines.append(f"{report.malformed} malformed line(s) skipped.")
+    return "\n".join(lines) + "\n"
+
+
+# --- HTML with inline SVG ---------------------------------------------------------------
+
+_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
+
+
+def svg_histogram(values: list[float], title: str, width: int = 460, height: int = 220, bins: int = 30) -> str:
+    pad_l, pad_b, pad_t = 40, 30, 24
+    w, h = width - pad_l - 10, height - pad_b - pad_t
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">',
+        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
+    ]
+    if not values:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>')
+        return "".join(parts)
+    hi = percentile(values, 99) or max(values)
+    hi = max(hi, 1.0)
+    step = hi / bins
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int(v / step))] += 1
+    top = max(counts) or 1
+    bw = w / bins
+    for i, c in enumerate(counts):
+        bh = h * c / top
+        parts.append(
+            f'<rect x="{pad_l + i * bw:.1f}" y="{pad_t + h - bh:.1f}" width="{max(bw - 1, 1):.1f}" '
+            f'height="{bh:.1f}" fill="{_COLORS[0]}"><title>{i * step:.0f}-{(i + 1) * step:.0f} ms: {c}</title></rect>'
+        )
+    base = pad_t + h
+    parts.append(f'<line x1="{pad_l}" y1="{base}" x2="{pad_l + w}" y2="{base}" stroke="#333"/>')
+    for frac in (0, 0.5, 1):
+        x = pad_l + w * frac
+        parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" font-size="11">{hi * frac:.0f} ms</text>')
+    parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top}</text>')
+    for q in (50, 95):
+        p = percentile(values, q) or 0.0
+        x = pad_l + w * min(p, hi) / hi
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{pad_t}" x2="{x:.1f}" y2="{base}" stroke="{_COLORS[3]}" stroke-dasharray="4 3"/>'
+            f'<text x="{x + 3:.1f}" y="{pad_t + 12}" font-size="11" fill="{_COLORS[3]}">p{q}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_cost_by_day(cost_by_day: Mapping[str, Mapping[str, float]], width: int = 940, height: int = 260) -> str:
+    pad_l, pad_b, pad_t, pad_r = 60, 40, 24, 140
+    w, h = width - pad_l - pad_r, height - pad_b - pad_t
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">',
+        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">Estimated cost per feature per day</text>',
+    ]
+    days = sorted(cost_by_day)
+    features = sorted({f for d in days for f in cost_by_day[d]})
+    if not days:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>')
+        return "".join(parts)
+    top = max(sum(cost_by_day[d].values()) for d in days) or 1.0
+    bw = w / len(days)
+    for i, d in enumerate(days):
+        y = pad_t + h
+        for j, f in enumerate(features):
+            c = cost_by_day[d].get(f, 0.0)
+            bh = h * c / top
+            y -= bh
+            parts.append(
+                f'<rect x="{pad_l + i * bw + 1:.1f}" y="{y:.1f}" width="{max(bw - 2, 1):.1f}" height="{bh:.1f}" '
+                f'fill="{_COLORS[j % len(_COLORS)]}"><title>{html.escape(d)} {html.escape(f)}: {c:.4f}</title></rect>'
+            )
+        if len(days) <= 16 or i % max(1, len(days) // 8) == 0:
+            parts.append(
+                f'<text x="{pad_l + (i + 0.5) * bw:.1f}" y="{pad_t + h + 16}" text-anchor="middle" '
+                f'font-size="10">{html.escape(d[5:])}</text>'
+            )
+    parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top:.4f}</text>')
+    parts.append(f'<line x1="{pad_l}" y1="{pad_t + h}" x2="{pad_l + w}" y2="{pad_t + h}" stroke="#333"/>')
+    for j, f in enumerate(features):
+        y = pad_t + 14 + j * 18
+        parts.append(
+            f'<rect x="{pad_l + w + 16}" y="{y - 10}" width="12" height="12" fill="{_COLORS[j % len(_COLORS)]}"/>'
+            f'<text x="{pad_l + w + 34}" y="{y}" font-size="12">{html.escape(f)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render_html(report: UsageReport) -> str:
+    ttft = report.overall.ttft
+    total = report.overall.total
+    text = html.escape(render_text(report))
+    per_feature = "".join(
+        f"<div class='fig'>{svg_histogram(g.ttft, f'{name}: time to first token (ms)')}"
+        f"{svg_histogram(g.total, f'{name}: end-to-end (ms)')}</div>"
+        for name, g in sorted(report.by["feature"].items())
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>lsp-assist usage</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}"
+        "pre{background:#f6f6f6;padding:12px;overflow:auto;font-size:12px}"
+        ".fig{display:flex;gap:16px;flex-wrap:wrap}</style></head><body>"
+        "<h1>lsp-assist usage</h1>"
+        f"<div class='fig'>{svg_histogram(ttft, 'All calls: time to first token (ms)')}"
+        f"{svg_histogram(total, 'All calls: end-to-end (ms)')}</div>"
+        f"<div class='fig'>{svg_cost_by_day(report.cost_by_day)}</div>"
+        f"<h2>By feature</h2>{per_feature}"
+        f"<h2>Tables</h2><pre>{text}</pre></body></html>\n"
+    )

@@ -1,0 +1,31 @@
+"""Logging setup: stderr or a log file, never stdout (stdout carries the LSP stream).
+
+The pygls logger stays at WARNING: at INFO it logs every message body, which would copy
+code into the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(level: str = "info", log_file: str | None = None) -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    handler: logging.Handler
+    if log_file:
+        path = Path(log_file).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(path, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_FORMAT))
+    root.addHandler(handler)
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    for noisy in ("pygls", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

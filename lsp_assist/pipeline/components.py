@@ -1,0 +1,84 @@
+"""The set of collaborators the pipeline works with, built once by `lsp_assist.server`.
+
+Keeping them in one plain object (instead of globals) lets tests build a pipeline with
+a fake provider or an in-memory cache, and lets a configuration change rebuild only the
+parts it touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lsp_assist.domain import ModelRequest, PromptContext, Snippet
+from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.scheduler import Scheduler
+from lsp_assist.pipeline.typing_index import TypingIndex
+from lsp_assist.providers.base import Provider
+from lsp_assist.telemetry.stats import StatsCollector
+
+
+@dataclass
+class Components:
+    store: Any  # lsp_assist.documents.store.DocumentStore
+    context: Any  # lsp_assist.context.builder.ContextEngine
+    governance: Any  # lsp_assist.governance.guard.Governance
+    providers: dict[str, Provider]  # tier name -> provider
+    offline: Provider
+    cache: SuggestionCache
+    stats: StatsCollector
+    scheduler: Scheduler = field(default_factory=Scheduler)
+    typing: TypingIndex = field(default_factory=TypingIndex)
+    assembler_factory: Callable[[PromptContext], Any] | None = None
+    chain: dict[str, Sequence[str]] = field(
+        default_factory=lambda: {"fast": ("fast", "backup"), "quality": ("quality", "fast", "backup")}
+    )
+    aborted_streams: int = 0
+    redactions: int = 0
+
+    def assembler(self, ctx: PromptContext) -> Any:
+        if self.assembler_factory is not None:
+            return self.assembler_factory(ctx)
+        from lsp_assist.pipeline.postprocess import StreamAssembler
+
+        return StreamAssembler(ctx, ctx.mode)
+
+    def tier_chain(self, tier: str) -> Sequence[str]:
+        return [t for t in self.chain.get(tier, (tier,)) if t in self.providers]
+
+    def provider_key(self, tier: str) -> str:
+        """Breakers and rate limits are per provider endpoint, shared by tiers that use it."""
+        p = self.providers.get(tier)
+        if p is None:
+            return tier
+        return f"{p.name}:{p.endpoint_host or 'local'}:{p.model}"
+
+    def redact_context(self, ctx: PromptContext) -> PromptContext:
+        """Remove key-like strings from every part that leaves the machine."""
+        redact = self.governance.redact
+        prefix, n1 = redact(ctx.prefix)
+        suffix, n2 = redact(ctx.suffix)
+        snippets: list[Snippet] = []
+        n = n1 + n2
+        for s in ctx.snippets:
+            text, k = redact(s.text)
+            n += k
+            snippets.append(replace(s, text=text) if k else s)
+        if not n:
+            return ctx
+        self.redactions += n
+        return replace(ctx, prefix=prefix, suffix=suffix, snippets=tuple(snippets))
+
+    async def offline_suggest(self, ctx: PromptContext) -> str:
+        """Run the offline rule engine (instant, no network) and clean its answer."""
+        req = ModelRequest(context=ctx, max_tokens=64, temperature=0.0)
+        raw = ""
+        async for chunk in self.offline.stream(req):
+            raw += chunk.text
+        if not raw:
+            return ""
+        asm = self.assembler(ctx)
+        asm.feed(raw)
+        text: str = asm.text()
+        return text

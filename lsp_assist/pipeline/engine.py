@@ -1,0 +1,536 @@
+"""The completion pipeline: one function from (document, cursor) to a suggestion.
+
+Order of work for one request, cheapest first:
+1. snapshot the document (version and text) before any await; excluded paths stop here;
+2. typing-through / backspace recovery from suggestions already shown (no model call);
+3. adaptive debounce (skipped for Invoked), superseded requests return empty at once;
+4. context build (tree-sitter trimming, cross-file) and secret redaction;
+5. exact cache hit;
+6. attach to a live stream of this document the user is typing along with;
+7. a model stream on the tier chain (fast -> backup -> offline) under governance, answered
+   at its first complete line; the same stream continues in the background into the
+   multi-line enrichment, which is cached and announced with `suggestionReady`;
+8. version check: a suggestion for text that changed meanwhile is never returned.
+Every path records its latency stages and outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lsp_assist.config.schema import Config, TierConfig
+from lsp_assist.domain import Cursor, DocumentSnapshot, ModelRequest, Outcome, PromptContext, Suggestion
+from lsp_assist.errors import PolicyError, ProviderError, ProviderTimeout
+from lsp_assist.pipeline.components import Components
+from lsp_assist.pipeline.inflight import Anchor, InflightStream, StreamResult, read_stream
+from lsp_assist.pipeline.scheduler import Superseded
+from lsp_assist.telemetry.latency import StageClock
+
+log = logging.getLogger(__name__)
+
+_TAIL = 2048
+_HEAD = 512
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    uri: str
+    cursor: Cursor
+    invoked: bool = False
+    feature: str = "completion"
+    tier: str = "fast"
+
+
+def _anchor(snap: DocumentSnapshot, offset: int) -> Anchor:
+    text = snap.text
+    return Anchor(
+        uri=snap.uri,
+        version=snap.version,
+        before_len=offset,
+        before_tail=text[max(0, offset - _TAIL) : offset],
+        after_head=text[offset : offset + _HEAD],
+    )
+
+
+class CompletionEngine:
+    """Owns the request path; built once by `lsp_assist.server` with every component."""
+
+    def __init__(self, config: Config, parts: Components) -> None:
+        self.config = config
+        self.c = parts
+        self._live: dict[str, InflightStream] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._prefetch: dict[str, asyncio.Task[None]] = {}
+        self.on_suggestion_ready: Callable[[str, int, Cursor], None] | None = None
+        self.on_status: Callable[[dict[str, Any]], None] | None = None
+        self.last_latency_ms: float = 0.0
+
+    # ------------------------------------------------------------------ public API
+
+    def note_change(self, uri: str) -> None:
+        self.c.scheduler.note_change(uri)
+
+    def forget(self, uri: str) -> None:
+        self.c.scheduler.forget(uri)
+        self.c.typing.forget(uri)
+        flight = self._live.pop(uri, None)
+        if flight is not None:
+            self._abort(flight)
+        task = self._prefetch.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    def _version(self, uri: str) -> int:
+        doc = self.c.store.get(uri)
+        return -1 if doc is None else int(doc.version)
+
+    def _offset(self, uri: str, cursor: Cursor) -> int:
+        doc = self.c.store.get(uri)
+        return 0 if doc is None else int(doc.offset(cursor))
+
+    async def complete(self, req: CompletionRequest) -> Suggestion:
+        """Answer one inline-completion request; never raises except CancelledError."""
+        clock = StageClock()
+        outcome = Outcome.EMPTY
+        result = Suggestion(text="", outcome=Outcome.EMPTY, tier=req.tier)
+        try:
+            result = await asyncio.wait_for(
+                self._complete(req, clock), timeout=self.config.completion.deadline_ms / 1000.0
+            )
+            outcome = result.outcome
+        except asyncio.TimeoutError:
+            log.warning("inline completion: deadline of %d ms reached; answering empty",
+                        self.config.completion.deadline_ms)
+            outcome = Outcome.EMPTY
+            result = Suggestion(text="", outcome=outcome, tier=req.tier)
+        except asyncio.CancelledError:
+            self._record(Outcome.CANCELLED, req, clock)
+            raise
+        except Exception:  # the request path must answer whatever happens below
+            log.exception("inline completion failed; answering empty")
+            outcome = Outcome.ERROR
+            result = Suggestion(text="", outcome=outcome, tier=req.tier)
+        result.stages = self._record(outcome, req, clock, model_call=result.outcome == Outcome.MODEL)
+        return result
+
+    # ------------------------------------------------------------------ request path
+
+    async def _complete(self, req: CompletionRequest, clock: StageClock) -> Suggestion:
+        c = self.c
+        snap = c.store.snapshot(req.uri)
+        if snap is None:
+            log.info("inline completion for a document that is not open; answering empty")
+            return Suggestion("", Outcome.EMPTY, req.tier)
+        reason = c.governance.boundary.excluded(snap.path)
+        if reason is not None:
+            log.info("inline completion: file excluded from models (%s); answering empty", reason)
+            return Suggestion("", Outcome.EXCLUDED, req.tier)
+        offset = self._offset(req.uri, req.cursor)
+        ticket = c.scheduler.ticket(req.uri)
+        self._drop_unrelated_prefetch(req.uri, snap, offset)
+
+        hit = c.typing.lookup(req.uri, snap.text, offset)
+        if hit is not None:
+            clock.lap("queue")
+            return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier)
+
+        try:
+            await c.scheduler.debounce(req.uri, ticket, invoked=req.invoked)
+        except Superseded:
+            clock.lap("debounce")
+            return Suggestion("", Outcome.CANCELLED, req.tier)
+        clock.lap("debounce")
+        if self._version(req.uri) != snap.version:
+            return Suggestion("", Outcome.STALE, req.tier)
+
+        if snap.language_id in self.config.completion.languages_disabled:
+            return Suggestion("", Outcome.EMPTY, req.tier)
+
+        tier = self.config.tier(req.tier)
+        too_big = len(snap.text) > self.config.completion.max_document_bytes
+        ctx = self._build_context(req.uri, req.cursor, tier, snap)
+        clock.lap("context")
+        if ctx is None:
+            return Suggestion("", Outcome.EMPTY, req.tier)
+
+        provider_for_key = c.providers.get(req.tier)
+        model_name = provider_for_key.model if provider_for_key is not None else "offline"
+        key = ctx.key(req.tier, model_name)
+        cached = c.cache.get(key)
+        if cached is not None:
+            clock.lap("queue")
+            c.typing.remember(req.uri, snap.text, offset, cached, req.tier)
+            return Suggestion(cached, Outcome.CACHE, req.tier)
+
+        # Attach to a live stream the user is typing along with.
+        flight = self._live.get(req.uri)
+        if flight is not None:
+            typed = flight.anchor.typed_since(snap.text, offset)
+            if typed is not None and flight.attachable(typed):
+                text = await self._await_attached(flight, typed, tier)
+                clock.lap("queue")
+                if text is not None and self._version(req.uri) == snap.version:
+                    return Suggestion(text, Outcome.ATTACHED, flight.tier)
+            # Superseded: nobody will see this stream's answer.
+            if not flight.done:
+                self._abort(flight)
+
+        if too_big:
+            return await self._offline(req, ctx, clock, snap, offset, reason="document too large")
+        return await self._model_path(req, ctx, key, clock, snap, offset)
+
+    def _build_context(
+        self, uri: str, cursor: Cursor, tier: TierConfig, snap: DocumentSnapshot
+    ) -> PromptContext | None:
+        c = self.c
+        doc = c.store.get(uri)
+        if doc is None:
+            return None
+        others = [d for d in c.store.documents() if d.uri != uri and not c.governance.boundary.excluded(d.path)]
+        ctx = c.context.build(doc, cursor, tier.context_chars, others=others, deadline_ms=15.0)
+        return c.redact_context(ctx)
+
+    async def _await_attached(self, flight: InflightStream, typed: str, tier: TierConfig) -> str | None:
+        try:
+            first = await asyncio.wait_for(
+                asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0
+            )
+        except (asyncio.TimeoutError, ProviderError, PolicyError):
+            return None
+        if first.startswith(typed) and len(first) > len(typed):
+            flight.answered = True
+            return first[len(typed) :]
+        if not flight.done:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(flight.final), timeout=tier.total_timeout_ms / 1000.0)
+        if flight.final.done():
+            full = flight.final.result().text
+            if full.startswith(typed) and len(full) > len(typed):
+                flight.answered = True
+                return full[len(typed) :]
+        return None
+
+    async def _model_path(
+        self,
+        req: CompletionRequest,
+        ctx: PromptContext,
+        key: str,
+        clock: StageClock,
+        snap: DocumentSnapshot,
+        offset: int,
+    ) -> Suggestion:
+        chain = self.c.tier_chain(req.tier)
+        last_error: BaseException | None = None
+        for tier_name in chain:
+            tier = self.config.tier(tier_name)
+            try:
+                flight = await self._start_stream(req, tier_name, tier, ctx, key, snap, offset, clock)
+            except PolicyError as exc:
+                log.info("tier %s skipped: %s", tier_name, exc)
+                last_error = exc
+                continue
+            try:
+                text = await asyncio.wait_for(
+                    asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0 + 0.05
+                )
+            except asyncio.TimeoutError:
+                # First token too slow: answer from the fallback now; the stream may still
+                # finish into the cache for the next request.
+                last_error = ProviderTimeout("first-token timeout", first_token=True)
+                log.info("tier %s: no first token in %d ms; falling back", tier_name, tier.first_token_timeout_ms)
+                break
+            except (ProviderError, PolicyError) as exc:
+                last_error = exc
+                log.warning("tier %s (%s) failed: %s", tier_name, flight.context.language, exc)
+                continue
+            waited = clock.lap("generation")
+            if flight.first_token_at:
+                # Split the wait into time to first token and generation of the first line.
+                ttft = min(waited, (flight.first_token_at - flight.started) * 1000.0)
+                clock.stages["generation"] -= ttft
+                clock.add("ttft", ttft)
+            if self._version(req.uri) != snap.version:
+                return Suggestion("", Outcome.STALE, tier_name)
+            flight.answered = True
+            post_start = time.perf_counter()
+            text = text.rstrip() if "\n" not in text else text
+            clock.add("postprocess", (time.perf_counter() - post_start) * 1000.0)
+            if text:
+                self.c.typing.remember(req.uri, snap.text, offset, text, tier_name)
+                self._schedule_prefetch(req, snap, offset, text)
+            return Suggestion(
+                text,
+                Outcome.MODEL,
+                tier_name,
+                provider=self.c.providers[tier_name].name,
+                model=self.c.providers[tier_name].model,
+                complete=flight.done,
+            )
+        return await self._offline(req, ctx, clock, snap, offset, reason=str(last_error or "no tier available"))
+
+    async def _offline(
+        self,
+        req: CompletionRequest,
+        ctx: PromptContext,
+        clock: StageClock,
+        snap: DocumentSnapshot,
+        offset: int,
+        *,
+        reason: str,
+    ) -> Suggestion:
+        """The floor: cache first, then the instant rule engine."""
+        for tier_name in ("fast", "backup"):
+            provider = self.c.providers.get(tier_name)
+            if provider is not None:
+                cached = self.c.cache.get(ctx.key(tier_name, provider.model))
+                if cached:
+                    return Suggestion(cached, Outcome.FALLBACK, tier_name, provider="cache")
+        text = await self.c.offline_suggest(ctx)
+        clock.lap("generation")
+        if self._version(req.uri) != snap.version:
+            return Suggestion("", Outcome.STALE, "offline")
+        log.debug("fallback to offline engine (%s)", reason)
+        if text:
+            self.c.typing.remember(req.uri, snap.text, offset, text, "offline")
+        return Suggestion(text, Outcome.FALLBACK if text else Outcome.EMPTY, "offline", provider="offline")
+
+    # ------------------------------------------------------------------ streams
+
+    async def _start_stream(
+        self,
+        req: CompletionRequest,
+        tier_name: str,
+        tier: TierConfig,
+        ctx: PromptContext,
+        key: str,
+        snap: DocumentSnapshot,
+        offset: int,
+        clock: StageClock | None,
+        *,
+        feature: str | None = None,
+        max_tokens: int | None = None,
+        live: bool = True,
+    ) -> InflightStream:
+        c = self.c
+        provider = c.providers.get(tier_name)
+        if provider is None:
+            raise PolicyError(f"tier {tier_name} is not configured")
+        feat = feature or req.feature
+        permit = c.governance.admit(feat, tier_name, c.provider_key(tier_name))
+        if clock is not None:
+            clock.lap("queue")
+        enrich = self.config.completion.enrichment and feat == "completion" and ctx.mode == "multi"
+        budget = max_tokens or tier.max_tokens
+        if enrich:
+            budget = max(budget, self.config.completion.enrichment_max_tokens)
+        stop = tuple(dict.fromkeys((*ctx.stop,)))
+        mreq = ModelRequest(
+            context=ctx,
+            max_tokens=min(budget, ctx.max_tokens or budget) if not enrich else budget,
+            temperature=tier.temperature,
+            stop=stop,
+            fim_template=tier.fim_template,
+            feature=feat,  # type: ignore[arg-type]
+        )
+        flight = InflightStream(anchor=_anchor(snap, offset), tier=tier_name, context=ctx)
+        assembler = c.assembler(ctx)
+        if live:
+            old = self._live.get(req.uri)
+            if old is not None and old is not flight and not old.done:
+                self._abort(old)
+            self._live[req.uri] = flight
+        t_start = time.perf_counter()
+        flight.started = t_start
+
+        async def run() -> None:
+            result: StreamResult | None = None
+            try:
+                result = await read_stream(
+                    flight,
+                    provider.stream(mreq),
+                    assembler,
+                    first_token_timeout_s=tier.first_token_timeout_ms / 1000.0,
+                    total_timeout_s=(
+                        max(tier.total_timeout_ms, self.config.completion.enrichment_timeout_ms)
+                        if enrich
+                        else tier.total_timeout_ms
+                    )
+                    / 1000.0,
+                    quick_on_first_line=True,
+                    on_first_token=flight.mark_first_token,
+                )
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+                wasted = len(flight.raw) and (0 if flight.answered else 1)
+                permit.finish(outcome, None, {}, request_bytes=ctx.size, error=None)
+                if wasted:
+                    c.stats.record_waste(0)
+                raise
+            finally:
+                if self._live.get(req.uri) is flight and flight.done:
+                    self._live.pop(req.uri, None)
+            err = result.error
+            permit.finish(
+                "error" if err is not None else "model",
+                result.usage,
+                result.stages,
+                request_bytes=ctx.size,
+                error=err,
+            )
+            if err is None and result.text:
+                c.cache.put(key, result.text)
+                c.typing.remember(req.uri, snap.text, offset, result.text, tier_name)
+                quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
+                if (
+                    len(result.text) > len(quick)
+                    and self.on_suggestion_ready is not None
+                    and self._version(req.uri) == snap.version
+                ):
+                    self.on_suggestion_ready(req.uri, snap.version, req.cursor)
+
+        flight.task = asyncio.get_running_loop().create_task(run())
+        self._background.add(flight.task)
+        flight.task.add_done_callback(self._reap)
+        return flight
+
+    def _abort(self, flight: InflightStream) -> None:
+        if flight.done:
+            return
+        if not flight.answered and flight.raw:
+            self.c.stats.record_waste(0)
+        flight.abort()
+        self.c.aborted_streams += 1
+
+    def _reap(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background stream failed: %s", task.exception())
+
+    # ------------------------------------------------------------------ prefetch
+
+    def _schedule_prefetch(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
+        if not self.config.completion.prefetch or req.feature != "completion":
+            return
+        old = self._prefetch.pop(req.uri, None)
+        if old is not None:
+            old.cancel()
+        task = asyncio.get_running_loop().create_task(self._prefetch_next(req, snap, offset, text))
+        self._prefetch[req.uri] = task
+        self._background.add(task)
+        task.add_done_callback(self._reap)
+
+    def _drop_unrelated_prefetch(self, uri: str, snap: DocumentSnapshot, offset: int) -> None:
+        task = self._prefetch.get(uri)
+        if task is None:
+            return
+        anchor: tuple[int, str] | None = getattr(task, "lsp_assist_anchor", None)
+        if anchor is not None:
+            start, accepted = anchor
+            typed = snap.text[start:offset]
+            if offset >= start and accepted.startswith(typed):
+                return  # the user is typing (or accepted) the suggestion the prefetch follows
+        task.cancel()
+        self._prefetch.pop(uri, None)
+
+    async def _prefetch_next(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
+        """Compute the suggestion that follows `text` as if it were accepted."""
+        task = asyncio.current_task()
+        if task is not None:
+            task.lsp_assist_anchor = (offset, text)  # type: ignore[attr-defined]
+        # Wait for the current live stream of this document to finish: one live call per document.
+        flight = self._live.get(req.uri)
+        if flight is not None and not flight.done:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(flight.final), timeout=10)
+        new_text = snap.text[:offset] + text + snap.text[offset:]
+        new_offset = offset + len(text)
+        lines = new_text[:new_offset].split("\n")
+        cursor = Cursor(len(lines) - 1, len(lines[-1]))
+        tier = self.config.tier("fast")
+        ctx = self.c.context.build_from_text(
+            new_text, snap.language_id, snap.path or snap.uri, cursor, tier.context_chars
+        )
+        ctx = self.c.redact_context(ctx)
+        hyp = replace(snap, text=new_text)
+        try:
+            flight = await self._start_stream(
+                req, "fast", tier, ctx, ctx.key("fast", self.c.providers["fast"].model), hyp, new_offset, None,
+                feature="completion", max_tokens=self.config.completion.prefetch_max_tokens, live=False,
+            )
+        except PolicyError:
+            return
+        try:
+            await asyncio.shield(flight.final)
+        except asyncio.CancelledError:
+            flight.abort()
+            raise
+
+    # ------------------------------------------------------------------ escalation
+
+    async def escalate(
+        self, uri: str, cursor: Cursor, *, recompute: bool = False, progress: Callable[[str], None] | None = None
+    ) -> Suggestion:
+        """Ask the quality tier for a fuller completion at `cursor`, store it, return it."""
+        clock = StageClock()
+        c = self.c
+        snap = c.store.snapshot(uri)
+        if snap is None:
+            return Suggestion("", Outcome.EMPTY, "quality")
+        if c.governance.boundary.excluded(snap.path):
+            return Suggestion("", Outcome.EXCLUDED, "quality")
+        tier = self.config.tier("quality")
+        offset = self._offset(uri, cursor)
+        ctx = self._build_context(uri, cursor, tier, snap)
+        if ctx is None:
+            return Suggestion("", Outcome.EMPTY, "quality")
+        ctx = replace(ctx, mode="multi")
+        clock.lap("context")
+        key = ctx.key("quality", c.providers["quality"].model if "quality" in c.providers else "")
+        if not recompute:
+            cached = c.cache.get(key)
+            if cached:
+                c.typing.remember(uri, snap.text, offset, cached, "quality")
+                return Suggestion(cached, Outcome.CACHE, "quality", stages=clock.finish())
+        if progress:
+            progress("asking the quality model")
+        req = CompletionRequest(uri, cursor, invoked=True, feature="escalation", tier="quality")
+        try:
+            flight = await self._start_stream(req, "quality", tier, ctx, key, snap, offset, clock, live=False)
+        except PolicyError as exc:
+            raise exc
+        result = await asyncio.shield(flight.final)
+        if result.error is not None:
+            raise result.error
+        text = result.text
+        if progress:
+            progress("done")
+        if text:
+            c.cache.put(key, text)
+            c.typing.remember(uri, snap.text, offset, text, "quality")
+        stages = clock.finish()
+        self.c.stats.record("model" if text else "empty", "quality", stages, feature="escalation", model_call=True)
+        return Suggestion(text, Outcome.MODEL if text else Outcome.EMPTY, "quality",
+                          provider=c.providers["quality"].name, model=c.providers["quality"].model, stages=stages)
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _record(self, outcome: Outcome, req: CompletionRequest, clock: StageClock, *, model_call: bool = False) -> dict[str, float]:
+        stages = clock.finish()
+        self.last_latency_ms = stages.get("total", 0.0)
+        self.c.stats.record(outcome.value, req.tier, stages, feature=req.feature, model_call=model_call)
+        return stages
+
+    async def aclose(self) -> None:
+        for flight in list(self._live.values()):
+            flight.abort()
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+

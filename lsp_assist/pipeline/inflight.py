@@ -1,0 +1,188 @@
+"""A live model stream that requests can wait on, attach to, and abort.
+
+One `InflightStream` reads one provider stream in its own task and publishes:
+- `quick`: the first good suggestion (the first complete line, or the whole suggestion in
+  single-line mode) as soon as it exists, so the request that started it answers fast;
+- `final`: the fuller suggestion once the stream ends (block end, budget, stop), which
+  becomes the enrichment.
+A later request whose text extends the stream's anchor by characters the model is
+producing attaches to it instead of starting another call. Aborting cancels the reader
+task, which closes the HTTP response so the provider stops generating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from lsp_assist.domain import PromptContext, StreamChunk, Usage, estimate_tokens
+from lsp_assist.errors import ProviderTimeout
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StreamResult:
+    text: str
+    usage: Usage
+    stages: dict[str, float]
+    error: BaseException | None = None
+    aborted: bool = False
+    tokens: int = 0
+
+
+@dataclass
+class Anchor:
+    """The document text around the cursor the stream was started for."""
+
+    uri: str
+    version: int
+    before_len: int
+    before_tail: str
+    after_head: str
+
+    def typed_since(self, text: str, offset: int) -> str | None:
+        """What the user typed after the anchor, or None if the text no longer matches it."""
+        if offset < self.before_len:
+            return None
+        start = self.before_len - len(self.before_tail)
+        if text[start : self.before_len] != self.before_tail:
+            return None
+        if text[offset : offset + len(self.after_head)] != self.after_head:
+            return None
+        return text[self.before_len : offset]
+
+
+class Assembler:
+    """What the reader needs from post-processing (see pipeline.postprocess)."""
+
+    def feed(self, delta: str) -> bool: ...
+    def first_line(self) -> str | None: ...
+    def text(self) -> str: ...
+
+
+@dataclass
+class InflightStream:
+    anchor: Anchor
+    tier: str
+    context: PromptContext
+    started: float = field(default_factory=time.perf_counter)
+    quick: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    final: asyncio.Future[StreamResult] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    raw: str = ""
+    task: asyncio.Task[None] | None = None
+    answered: bool = False  # some request got an answer from it
+    aborted: bool = False
+    first_token_at: float = 0.0
+
+    def mark_first_token(self) -> None:
+        self.first_token_at = time.perf_counter()
+
+    def abort(self) -> None:
+        self.aborted = True
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    @property
+    def done(self) -> bool:
+        return self.final.done()
+
+    def attachable(self, typed: str) -> bool:
+        """True when what the user typed agrees with what the model produced so far."""
+        if self.aborted or (self.final.done() and self.final.result().error is not None):
+            return False
+        produced = self.raw
+        return produced.startswith(typed) or typed.startswith(produced)
+
+
+async def read_stream(
+    flight: InflightStream,
+    chunks: AsyncIterator[StreamChunk],
+    assembler: Assembler,
+    *,
+    first_token_timeout_s: float,
+    total_timeout_s: float,
+    quick_on_first_line: bool,
+    on_first_token: Callable[[], None] | None = None,
+) -> StreamResult:
+    """Consume `chunks` into `flight`, honouring the first-token and total timeouts."""
+    t0 = time.perf_counter()
+    stages: dict[str, float] = {}
+    usage = Usage()
+    tokens = 0
+    error: BaseException | None = None
+    first = True
+    deadline = t0 + total_timeout_s
+    iterator = chunks.__aiter__()
+    try:
+        while True:
+            now = time.perf_counter()
+            budget = deadline - now
+            if first:
+                budget = min(budget, first_token_timeout_s)
+            if budget <= 0:
+                raise ProviderTimeout("model total timeout", first_token=first)
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), timeout=budget)
+            except StopAsyncIteration:
+                break
+            except asyncio.TimeoutError:
+                raise ProviderTimeout(
+                    "no first token within the first-token timeout" if first else "model total timeout",
+                    first_token=first,
+                ) from None
+            if chunk.usage is not None:
+                usage = chunk.usage
+            if not chunk.text:
+                continue
+            if first:
+                first = False
+                stages["ttft"] = (time.perf_counter() - t0) * 1000.0
+                if on_first_token is not None:
+                    on_first_token()
+            tokens += 1
+            flight.raw += chunk.text
+            stop = assembler.feed(chunk.text)
+            if quick_on_first_line and not flight.quick.done():
+                line = assembler.first_line()
+                if line is not None:
+                    flight.quick.set_result(line)
+            if stop:
+                break
+    except asyncio.CancelledError:
+        flight.aborted = True
+        error = None
+        raise
+    except Exception as exc:  # provider errors and timeouts go to the caller's fallback
+        error = exc
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
+        text = assembler.text() if error is None or flight.raw else ""
+        gen_start = stages.get("ttft", 0.0)
+        stages["generation"] = max(0.0, (time.perf_counter() - t0) * 1000.0 - gen_start)
+        if usage.completion_tokens == 0:
+            usage = Usage(
+                prompt_tokens=estimate_tokens(flight.context.prefix + flight.context.suffix),
+                completion_tokens=estimate_tokens(flight.raw),
+                estimated=True,
+            )
+        result = StreamResult(text=text, usage=usage, stages=stages, error=error, aborted=flight.aborted)
+        result.tokens = tokens
+        if not flight.quick.done():
+            if error is not None and not text:
+                flight.quick.set_exception(error)
+            else:
+                flight.quick.set_result(text)
+        if not flight.final.done():
+            flight.final.set_result(result)
+        # Futures nobody awaited must not log "exception was never retrieved".
+        if flight.quick.done() and not flight.quick.cancelled():
+            flight.quick.exception()
+    return result

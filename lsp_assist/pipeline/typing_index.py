@@ -1,0 +1,80 @@
+"""Typing-through and backspace recovery without a model call.
+
+Each answered suggestion is remembered with the text around the cursor it was computed
+for (a tail of the text before the cursor, the length of that text, and a head of the
+text after it). A later request in the same document matches an entry when its text
+before the cursor extends the entry's by characters that are a prefix of the suggestion
+(the user typed what was shown) and the text after is unchanged: the answer is the rest
+of the suggestion. Backspacing to an earlier state matches that state's own entry.
+
+Comparing bounded windows instead of whole documents keeps a lookup O(window), not O(file).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+_TAIL = 4096  # chars of text before the cursor kept per entry
+_HEAD = 1024  # chars of text after the cursor kept per entry
+_PER_DOC = 64
+
+
+@dataclass(frozen=True)
+class _Entry:
+    before_len: int
+    before_tail: str
+    after_head: str
+    suggestion: str
+    tier: str
+
+
+@dataclass(frozen=True)
+class TypingHit:
+    text: str  # what is still to insert at the cursor
+    typed: int  # how many characters of the suggestion the user already typed
+    tier: str
+
+
+class TypingIndex:
+    def __init__(self) -> None:
+        self._docs: dict[str, OrderedDict[tuple[int, str], _Entry]] = {}
+
+    def remember(self, uri: str, text: str, offset: int, suggestion: str, tier: str) -> None:
+        if not suggestion:
+            return
+        entries = self._docs.setdefault(uri, OrderedDict())
+        tail = text[max(0, offset - _TAIL) : offset]
+        key = (offset, tail[-64:])
+        entries.pop(key, None)
+        entries[key] = _Entry(offset, tail, text[offset : offset + _HEAD], suggestion, tier)
+        while len(entries) > _PER_DOC:
+            entries.popitem(last=False)
+
+    def lookup(self, uri: str, text: str, offset: int) -> TypingHit | None:
+        entries = self._docs.get(uri)
+        if not entries:
+            return None
+        after = text[offset : offset + _HEAD]
+        best: TypingHit | None = None
+        # Newest first: the most recent suggestion is the one on screen.
+        for entry in reversed(entries.values()):
+            typed = offset - entry.before_len
+            if typed < 0 or typed >= len(entry.suggestion):
+                continue
+            if after != entry.after_head:
+                continue
+            typed_text = text[entry.before_len : offset]
+            if not entry.suggestion.startswith(typed_text):
+                continue
+            start = max(0, entry.before_len - len(entry.before_tail))
+            if text[start : entry.before_len] != entry.before_tail:
+                continue
+            hit = TypingHit(entry.suggestion[typed:], typed, entry.tier)
+            # Prefer the longest remaining suggestion (an enrichment beats the quick answer).
+            if best is None or len(hit.text) > len(best.text):
+                best = hit
+        return best
+
+    def forget(self, uri: str) -> None:
+        self._docs.pop(uri, None)

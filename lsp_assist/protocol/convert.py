@@ -1,0 +1,63 @@
+"""Conversions between lsprotocol types and the plain domain types (no logic)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lsprotocol import types
+
+from lsp_assist.documents.positions import from_code_points, normalize_encoding, to_code_points
+from lsp_assist.documents.store import DocumentStore, TextChange
+from lsp_assist.domain import Cursor
+
+
+def encoding_name(encoding: Any) -> str:
+    """'utf-8' | 'utf-16' | 'utf-32' from a PositionEncodingKind or string."""
+    value = getattr(encoding, "value", encoding)
+    return str(value or "utf-16").lower()
+
+
+def to_cursor(store: DocumentStore, uri: str, pos: types.Position, encoding: str) -> Cursor:
+    """Client position (in the negotiated units) -> code-point cursor, clamped to the document."""
+    line = max(0, pos.line)
+    text = store.line_text(uri, line)
+    return Cursor(line, to_code_points(text, max(0, pos.character), normalize_encoding(encoding)))
+
+
+def to_position(store: DocumentStore, uri: str, cursor: Cursor, encoding: str) -> types.Position:
+    text = store.line_text(uri, cursor.line)
+    return types.Position(line=cursor.line, character=from_code_points(text, cursor.character, normalize_encoding(encoding)))
+
+
+def apply_changes(
+    store: DocumentStore,
+    uri: str,
+    version: int,
+    changes: Sequence[types.TextDocumentContentChangeEvent],
+    encoding: str,
+) -> None:
+    """Apply content changes in order: each range refers to the text after the previous one,
+    so each is converted to code points against the store's text of that moment."""
+    for change in changes:
+        if isinstance(change, types.TextDocumentContentChangePartial):
+            r = change.range
+            start = to_cursor(store, uri, r.start, encoding)
+            end = to_cursor(store, uri, r.end, encoding)
+            if (end.line, end.character) < (start.line, start.character):
+                start, end = end, start
+            store.change(uri, version, [TextChange(start=start, end=end, text=change.text)])
+        else:
+            store.change(uri, version, [TextChange(start=None, end=None, text=change.text)])
+
+
+def completion_list(text: str, position: types.Position) -> types.InlineCompletionList:
+    """One item inserting `text` at the cursor (an empty range, so nothing typed is replaced)."""
+    if not text:
+        return types.InlineCompletionList(items=[])
+    item = types.InlineCompletionItem(
+        insert_text=text,
+        range=types.Range(start=position, end=position),
+        command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+    )
+    return types.InlineCompletionList(items=[item])

@@ -1,0 +1,342 @@
+"""The LSP surface: thin pygls handlers that convert, call the pipeline and convert back.
+
+This package is the only one that imports pygls and lsprotocol. Handlers are async (so
+`$/cancelRequest` cancels them at their next await), never block the loop, and always
+answer: a failure below becomes an empty result and a log line, never an internal-error
+response (editors show those to the user as failures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from lsp_assist import __version__
+from lsp_assist.config.loader import unwrap_client_settings
+from lsp_assist.domain import Cursor
+from lsp_assist.errors import LspAssistError, PolicyError
+from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.protocol import convert
+from lsp_assist.server import Runtime
+
+log = logging.getLogger(__name__)
+
+CMD_ESCALATE = "lspAssist.escalate"
+CMD_RECOMPUTE = "lspAssist.recompute"
+CMD_WARM = "lspAssist.warmCache"
+CMD_STATS = "lspAssist.stats"
+CMD_ACCEPTED = "lspAssist.accepted"
+NOTIFY_READY = "lspAssist/suggestionReady"
+NOTIFY_STATUS = "lspAssist/status"
+
+
+class AssistProtocol(LanguageServerProtocol):
+    """Answers ill-typed requests with InvalidParams instead of silence (pygls only logs)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcInvalidParams:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                log.warning("request %r (%s): invalid params; answered InvalidParams", data.get("id"),
+                            data.get("method"))
+                self._send_response(
+                    data["id"],
+                    error=types.ResponseError(
+                        code=types.ErrorCodes.InvalidParams,
+                        message=f"invalid params for {data.get('method')}",
+                    ),
+                )
+            raise
+
+
+class AssistServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("lsp-assist", __version__, protocol_cls=AssistProtocol)
+        self.runtime = Runtime()
+        self.encoding = "utf-16"
+
+    @property
+    def rt(self) -> Runtime:
+        return self.runtime
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        try:
+            self.window_show_message(types.ShowMessageParams(type=kind, message=f"lsp-assist: {message}"))
+        except Exception as exc:  # the client may be gone
+            log.debug("showMessage failed: %s", exc)
+
+    def status(self, state: str = "ok", message: str = "") -> None:
+        engine = self.rt.engine
+        tier = self.rt.config.tier("fast")
+        gov_status: dict[str, Any] = {}
+        if self.rt.governance is not None:
+            try:
+                gov_status = self.rt.governance.status()
+            except Exception:
+                gov_status = {}
+        if gov_status.get("warning") and state == "ok":
+            state, message = "warning", str(gov_status.get("warning"))
+        self.protocol.notify(
+            NOTIFY_STATUS,
+            {
+                "tier": f"fast:{tier.provider}",
+                "lastLatencyMs": round(engine.last_latency_ms, 1) if engine else 0,
+                "state": state,
+                "message": message,
+            },
+        )
+
+
+def _version(ls: AssistServer, uri: str) -> int:
+    doc = ls.rt.store.get(uri)
+    return -1 if doc is None else int(doc.version)
+
+
+def _uri_to_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+def _workspace_roots(params: types.InitializeParams) -> list[Path]:
+    roots: list[Path] = []
+    for folder in params.workspace_folders or []:
+        p = _uri_to_path(folder.uri)
+        if p is not None:
+            roots.append(p)
+    if not roots and params.root_uri:
+        p = _uri_to_path(params.root_uri)
+        if p is not None:
+            roots.append(p)
+    return roots
+
+
+def create_server() -> AssistServer:
+    server = AssistServer()
+    _register(server)
+    return server
+
+
+def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin handlers
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AssistServer, params: types.InitializeParams) -> None:
+        ls.encoding = convert.encoding_name(ls.workspace.position_encoding)
+        ls.runtime.workspace_roots = _workspace_roots(params)
+        ls.runtime.layers.init_options = unwrap_client_settings(params.initialization_options or {})
+        ls.runtime.build()
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: AssistServer, params: types.InitializedParams) -> None:
+        if ls.rt.errors:
+            ls.show("configuration problems (running on defaults for these): " + "; ".join(ls.rt.errors[:5]))
+        _wire_engine(ls)
+        ls.status()
+        # Open connections / start the local model without delaying anything else.
+        task = asyncio.get_running_loop().create_task(ls.rt.warm())
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AssistServer, params: types.DidOpenTextDocumentParams) -> None:
+        doc = params.text_document
+        path = _uri_to_path(doc.uri)
+        ls.rt.store.open(doc.uri, doc.language_id, doc.version, doc.text, str(path) if path else None)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AssistServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if ls.rt.store.get(uri) is None:
+            log.info("didChange for a document that is not open; ignored")
+            return
+        try:
+            convert.apply_changes(ls.rt.store, uri, params.text_document.version, params.content_changes,
+                                  ls.encoding)
+        except Exception:
+            log.exception("didChange could not be applied; resyncing needs a didOpen")
+        if ls.rt.engine is not None:
+            ls.rt.engine.note_change(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.rt.store.close(uri)
+        if ls.rt.engine is not None:
+            ls.rt.engine.forget(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+    async def inline_completion(
+        ls: AssistServer, params: types.InlineCompletionParams
+    ) -> types.InlineCompletionList:
+        engine = ls.rt.engine
+        uri = params.text_document.uri
+        if engine is None or ls.rt.store.get(uri) is None:
+            return types.InlineCompletionList(items=[])
+        try:
+            cursor = convert.to_cursor(ls.rt.store, uri, params.position, ls.encoding)
+        except Exception:
+            log.exception("inline completion: bad position; answering empty")
+            return types.InlineCompletionList(items=[])
+        invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+        version = _version(ls, uri)
+        result = await engine.complete(CompletionRequest(uri=uri, cursor=cursor, invoked=invoked))
+        if _version(ls, uri) != version:
+            return types.InlineCompletionList(items=[])  # never answer for text that changed
+        position = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
+        return convert.completion_list(result.text, position)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:
+        ls.rt.layers.client = unwrap_client_settings(params.settings)
+        errors = ls.rt.build()
+        _wire_engine(ls)
+        await ls.rt.retire_old()
+        if errors:
+            ls.show("configuration problems (running on defaults for these): " + "; ".join(errors[:5]))
+        ls.status()
+        task = asyncio.get_running_loop().create_task(ls.rt.warm())
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AssistServer, params: None) -> None:
+        await ls.rt.aclose()
+
+    @server.command(CMD_ACCEPTED)
+    def accepted(ls: AssistServer, *args: Any) -> dict[str, bool]:
+        if ls.rt.stats is not None:
+            ls.rt.stats.record_accept()
+        return {"ok": True}
+
+    @server.command(CMD_STATS)
+    def stats(ls: AssistServer, *args: Any) -> dict[str, Any]:
+        assert ls.rt.stats is not None
+        report = ls.rt.stats.report()
+        return {"report": ls.rt.stats.format(), "summary": _jsonable(report)}
+
+    async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:
+        engine = ls.rt.engine
+        if engine is None or len(args) < 2:
+            return {"text": "", "error": "usage: [uri, {line, character}]"}
+        uri = str(args[0])
+        pos = args[1]
+        line = int(getattr(pos, "line", None) if not isinstance(pos, dict) else pos.get("line", 0) or 0)
+        character = int(
+            getattr(pos, "character", None) if not isinstance(pos, dict) else pos.get("character", 0) or 0
+        )
+        if ls.rt.store.get(uri) is None:
+            return {"text": "", "error": "document is not open"}
+        cursor = convert.to_cursor(ls.rt.store, uri, types.Position(line=line, character=character), ls.encoding)
+        token = str(uuid.uuid4())
+        progress = _Progress(ls, token, "lsp-assist: quality model")
+        await progress.begin()
+        try:
+            result = await engine.escalate(uri, cursor, recompute=recompute, progress=progress.report)
+        except (PolicyError, LspAssistError) as exc:
+            ls.show(f"escalation unavailable: {exc}")
+            progress.end(str(exc))
+            return {"text": "", "tier": "quality", "error": str(exc)}
+        progress.end("done")
+        return {"text": result.text, "tier": "quality", "outcome": result.outcome.value,
+                "latencyMs": round(result.stages.get("total", 0.0), 1)}
+
+    @server.command(CMD_ESCALATE)
+    async def escalate(ls: AssistServer, *args: Any) -> dict[str, Any]:
+        return await _escalate(ls, args, recompute=False)
+
+    @server.command(CMD_RECOMPUTE)
+    async def recompute(ls: AssistServer, *args: Any) -> dict[str, Any]:
+        return await _escalate(ls, args, recompute=True)
+
+    @server.command(CMD_WARM)
+    async def warm(ls: AssistServer, *args: Any) -> dict[str, Any]:
+        token = str(uuid.uuid4())
+        progress = _Progress(ls, token, "lsp-assist: warming up")
+        await progress.begin()
+        summary: dict[str, Any] = {}
+        try:
+            from lsp_assist.warmup import run_warmup
+
+            summary = await run_warmup(ls.rt, progress=progress.report)
+        except ImportError:
+            await ls.rt.warm()
+            summary = {"connections": len(ls.rt.providers)}
+        except Exception as exc:
+            log.warning("warmup failed: %s", exc)
+            summary = {"error": str(exc)}
+        progress.end("done")
+        return _jsonable(summary)
+
+
+_BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _wire_engine(ls: AssistServer) -> None:
+    engine = ls.rt.engine
+    if engine is None:
+        return
+
+    def ready(uri: str, version: int, cursor: Cursor) -> None:
+        try:
+            pos = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
+            ls.protocol.notify(
+                NOTIFY_READY,
+                {"uri": uri, "version": version, "position": {"line": pos.line, "character": pos.character}},
+            )
+        except Exception as exc:
+            log.debug("suggestionReady failed: %s", exc)
+
+    engine.on_suggestion_ready = ready
+
+
+class _Progress:
+    """Work-done progress when the client supports it; silent otherwise."""
+
+    def __init__(self, ls: AssistServer, token: str, title: str) -> None:
+        self.ls = ls
+        self.token = token
+        self.title = title
+        self.enabled = False
+
+    async def begin(self) -> None:
+        caps = self.ls.client_capabilities
+        if not (caps and caps.window and caps.window.work_done_progress):
+            return
+        try:
+            await asyncio.wait_for(self.ls.work_done_progress.create_async(self.token), timeout=2.0)
+            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title))
+            self.enabled = True
+        except Exception as exc:
+            log.debug("progress unavailable: %s", exc)
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self.enabled:
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+
+    def end(self, message: str) -> None:
+        if self.enabled:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self.enabled = False
+
+
+def _jsonable(value: Any) -> Any:
+    """Replace NaN (not JSON) with None, recursively."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,208 @@
+"""The composition root: builds and wires every component from one configuration.
+
+Nothing else constructs providers, caches or governance objects, so the CLI, the LSP
+server and the benchmarks all run the same pipeline. A configuration change rebuilds the
+parts that depend on configuration and keeps the open documents, the typing-through
+index and the statistics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
+from lsp_assist.config.schema import TIER_NAMES, Config, TierConfig
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.documents.store import DocumentStore
+from lsp_assist.errors import ConfigError, LspAssistError
+from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.settings import parse_governance
+from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.components import Components
+from lsp_assist.pipeline.engine import CompletionEngine
+from lsp_assist.pipeline.scheduler import Scheduler
+from lsp_assist.pipeline.typing_index import TypingIndex
+from lsp_assist.providers.base import Provider
+from lsp_assist.providers.http import ClientPool
+from lsp_assist.providers.offline import OfflineProvider
+from lsp_assist.providers.registry import build_provider
+from lsp_assist.telemetry.stats import STATS_FILE, StatsCollector
+
+log = logging.getLogger(__name__)
+
+
+def local_model_available() -> bool:
+    """True when the `local` extra is installed (llama.cpp bindings importable)."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def resolve_tier(name: str, tier: TierConfig) -> TierConfig:
+    """Turn provider "auto" into "local" when the embedded model can run, else "offline"."""
+    if tier.provider != "auto":
+        return tier
+    return dataclasses.replace(tier, provider="local" if local_model_available() else "offline")
+
+
+class Runtime:
+    """Every live component of one server process."""
+
+    def __init__(self, layers: ConfigLayers | None = None, workspace_roots: list[Path] | None = None) -> None:
+        self.layers = layers or ConfigLayers()
+        self.workspace_roots = list(workspace_roots or [])
+        self.store = DocumentStore()
+        self.context = ContextEngine()
+        self.scheduler = Scheduler()
+        self.typing = TypingIndex()
+        self.clients = ClientPool()
+        self.config = Config()
+        self.cache_dir = resolve_cache_dir(self.config)
+        self.stats: StatsCollector | None = None
+        self.engine: CompletionEngine | None = None
+        self.governance: Any = None
+        self.providers: dict[str, Provider] = {}
+        self.errors: list[str] = []
+        self.sources: list[str] = []
+
+    # ------------------------------------------------------------------ building
+
+    def load(self) -> LoadResult:
+        self.layers.load_files(self.workspace_roots)
+        return self.layers.build()
+
+    def build(self, result: LoadResult | None = None) -> list[str]:
+        """(Re)build from configuration; returns the configuration errors to report."""
+        result = result or self.load()
+        config = result.config
+        errors = list(result.errors)
+        config.tiers = {name: resolve_tier(name, t) for name, t in config.tiers.items()}
+        self.config = config
+        self.sources = result.sources
+        self.cache_dir = resolve_cache_dir(config)
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            errors.append(f"cache.dir: cannot create {self.cache_dir} ({exc}); persistent state disabled")
+
+        gov_settings, gov_errors, _locked = parse_governance(config.governance)
+        errors.extend(gov_errors)
+        self.governance = Governance(gov_settings, self.cache_dir, self.workspace_roots)
+
+        offline = OfflineProvider(corpus=self._corpus)
+        providers: dict[str, Provider] = {}
+        for name in TIER_NAMES:
+            tier = config.tier(name)
+            if not tier.enabled:
+                continue
+            try:
+                api_key = self.governance.api_key(name, tier)
+                if tier.base_url:
+                    self.governance.boundary.check_endpoint(tier.base_url, has_key=api_key is not None)
+                providers[name] = build_provider(
+                    name,
+                    tier,
+                    clients=self.clients,
+                    local_config=config.local,
+                    cache_dir=self.cache_dir,
+                    corpus=self._corpus,
+                    api_key=api_key,
+                )
+            except (ConfigError, LspAssistError) as exc:
+                errors.append(f"tiers.{name}: {exc}; this tier falls back to the offline engine")
+                providers[name] = offline
+        old_providers = self.providers
+        self.providers = providers
+
+        if self.stats is None:
+            self.stats = StatsCollector(config.budget, self.cache_dir / STATS_FILE)
+        else:
+            self.stats.budget = config.budget
+        self.scheduler.min_s = config.completion.debounce_min_ms / 1000.0
+        self.scheduler.max_s = max(config.completion.debounce_min_ms, config.completion.debounce_max_ms) / 1000.0
+        cache = SuggestionCache(
+            self.cache_dir / "suggestions" if config.cache.enabled else None,
+            memory_entries=config.cache.memory_entries,
+            disk_size_mb=config.cache.disk_size_mb,
+            ttl_s=config.cache.ttl_s,
+        )
+        parts = Components(
+            store=self.store,
+            context=self.context,
+            governance=self.governance,
+            providers=providers,
+            offline=offline,
+            cache=cache,
+            stats=self.stats,
+            scheduler=self.scheduler,
+            typing=self.typing,
+        )
+        old_engine = self.engine
+        self.engine = CompletionEngine(config, parts)
+        if old_engine is not None:
+            self.engine.on_suggestion_ready = old_engine.on_suggestion_ready
+            self.engine.on_status = old_engine.on_status
+        self._retired = (old_engine, old_providers)
+        self.errors = errors
+        for err in errors:
+            log.warning("configuration: %s", err)
+        return errors
+
+    async def retire_old(self) -> None:
+        """Close what a rebuild replaced (engine streams, local model processes)."""
+        old_engine, old_providers = getattr(self, "_retired", (None, {}))
+        self._retired = (None, {})
+        if old_engine is not None:
+            await old_engine.aclose()
+            old_engine.c.cache.close()
+        for name, provider in old_providers.items():
+            if self.providers.get(name) is not provider:
+                try:
+                    await provider.aclose()
+                except Exception as exc:
+                    log.debug("closing provider %s: %s", name, exc)
+
+    def _corpus(self) -> list[str]:
+        """Texts of the open documents, for the offline engine (excluded files left out)."""
+        gov = self.governance
+        return [
+            d.text
+            for d in self.store.documents()
+            if gov is None or gov.boundary.excluded(d.path) is None
+        ]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def warm(self) -> None:
+        """Open each tier's connection (and start the local model) ahead of the first request."""
+        for provider in {id(p): p for p in self.providers.values()}.values():
+            try:
+                await provider.warm()
+            except Exception as exc:  # warming is best effort
+                log.info("warming %s failed: %s", provider.name, exc)
+
+    async def aclose(self) -> None:
+        await self.retire_old()
+        if self.engine is not None:
+            await self.engine.aclose()
+            await self.engine.c.cache.flush()
+            self.engine.c.cache.close()
+        for provider in {id(p): p for p in self.providers.values()}.values():
+            try:
+                await provider.aclose()
+            except Exception as exc:
+                log.debug("closing provider: %s", exc)
+        await self.clients.aclose_all()
+
+
+def build_runtime(
+    workspace_roots: list[Path] | None = None, init_options: dict[str, Any] | None = None
+) -> Runtime:
+    from lsp_assist.config.loader import unwrap_client_settings
+
+    layers = ConfigLayers(init_options=unwrap_client_settings(init_options or {}))
+    rt = Runtime(layers, workspace_roots)
+    rt.build()
+    return rt

@@ -1,0 +1,135 @@
+"""End-to-end harness: the real `lsp-assist serve` over stdio, driven like an editor."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.fakes.fake_model_server import FakeModelServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def isolated_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        LSP_ASSIST_CACHE_DIR=str(tmp_path / "cache"),
+        LSP_ASSIST_CONFIG=str(tmp_path / "no-user-config.toml"),
+        LSP_ASSIST_POLICY=str(tmp_path / "no-policy.toml"),
+        PYTHONPATH=str(ROOT),
+    )
+    env.update(extra)
+    return env
+
+
+def client_capabilities(encoding: str = "utf-16") -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind(encoding)]),
+        window=types.WindowClientCapabilities(work_done_progress=True),
+        text_document=types.TextDocumentClientCapabilities(
+            inline_completion=types.InlineCompletionClientCapabilities(),
+            synchronization=types.TextDocumentSyncClientCapabilities(),
+        ),
+        workspace=types.WorkspaceClientCapabilities(configuration=False),
+    )
+
+
+def openai_tiers(base_url: str, api: str = "completions", **fast: Any) -> dict[str, Any]:
+    tier = {
+        "provider": "openai",
+        "api": api,
+        "base_url": base_url,
+        "model": "fake-coder",
+        "first_token_timeout_ms": 2000,
+        "total_timeout_ms": 5000,
+        **fast,
+    }
+    return {"tiers": {"fast": tier, "quality": {**tier, "max_tokens": 128}, "backup": {"provider": "offline"}}}
+
+
+@contextlib.asynccontextmanager
+async def lsp_session(
+    tmp_path: Path,
+    init_options: dict[str, Any] | None = None,
+    *,
+    encoding: str = "utf-16",
+    env: dict[str, str] | None = None,
+) -> AsyncIterator[LanguageClient]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "lsp_assist", "serve"],
+        server_env=env or isolated_env(tmp_path),
+    )
+    client = await config.start()
+    try:
+        await asyncio.wait_for(
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=client_capabilities(encoding),
+                    initialization_options=init_options or {},
+                    root_uri=workspace.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+                )
+            ),
+            timeout=30,
+        )
+        yield client
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.shutdown_session(), timeout=15)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.stop(), timeout=5)
+
+
+def doc_uri(tmp_path: Path, name: str) -> str:
+    return (tmp_path / "ws" / name).as_uri()
+
+
+def open_doc(client: LanguageClient, uri: str, text: str, language: str = "python", version: int = 1) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
+        )
+    )
+
+
+async def inline(
+    client: LanguageClient, uri: str, line: int, character: int, *, invoked: bool = True, timeout: float = 20
+) -> types.InlineCompletionList | list[types.InlineCompletionItem] | None:
+    kind = types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
+    return await asyncio.wait_for(
+        client.text_document_inline_completion_async(
+            types.InlineCompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+                context=types.InlineCompletionContext(trigger_kind=kind),
+            )
+        ),
+        timeout=timeout,
+    )
+
+
+def texts(result: Any) -> list[str]:
+    if result is None:
+        return []
+    items = result.items if hasattr(result, "items") else result
+    return [i.insert_text if isinstance(i.insert_text, str) else i.insert_text.value for i in items]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    srv = FakeModelServer().start()
+    try:
+        yield srv
+    finally:
+        srv.stop()

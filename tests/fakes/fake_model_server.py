@@ -1,0 +1,650 @@
+"""A loopback, OpenAI-compatible fake model server for tests.
+
+It serves, over HTTP/1.1 with keep-alive and chunked streaming:
+
+- ``POST /v1/completions``        SSE chunks with ``choices[].text``
+- ``POST /v1/chat/completions``   SSE chunks with ``choices[].delta.content``
+- ``GET  /v1/models``             a one-model list (used by ``warm()``)
+- ``HEAD`` on any path            200, no body
+- ``/_control/*``                 JSON control endpoints for subprocess mode (see below)
+
+The ``/v1`` prefix is optional: ``/completions`` works too.
+
+What it answers is a `Script`: the text (or a function of the request body), the time to
+first token, the token rate, and an optional fault:
+
+===============  ==========================================================================
+fault            behaviour
+===============  ==========================================================================
+``None``         a normal stream, ends with ``finish_reason`` then ``data: [DONE]``
+``"stall"``      reads the request and never sends a byte (until the client goes away)
+``"stall_mid"``  sends the first half of the tokens, then stalls
+``"http500"``    HTTP 500 with a JSON error body
+``"http429"``    HTTP 429 with ``Retry-After: <script.retry_after>``
+``"http401"``    HTTP 401 (``"http<N>"`` works for any status code N >= 400)
+``"cut"``        sends half the tokens, then closes the socket (no terminating chunk,
+                 no ``[DONE]``, no ``finish_reason``)
+``"malformed"``  sends half the tokens, then a ``data:`` line that is not JSON
+``"error_chunk"`` sends half the tokens, then ``data: {"error": {...}}``
+``"slow"``       a normal stream at 5 tokens/s (unless ``tokens_per_s`` says otherwise)
+===============  ==========================================================================
+
+The script for a request is chosen in this order: the next queued per-request script
+(`FakeModelServer.push`), else the first regex rule matching the prompt (`add_rule`),
+else the server default (`FakeModelServer.default`).
+
+Everything observable is recorded and readable from any thread: every request
+(`RecordedRequest`: method, path, headers, JSON body), TCP connections accepted, streams
+started / completed / aborted by the client, and for each aborted stream how many tokens
+had been sent when the disconnect was noticed. A client disconnect is detected by
+polling the socket for EOF between tokens and while waiting, so an abort is seen within
+~10 ms even while the server is stalling.
+
+In-process use (the usual one)::
+
+    with FakeModelServer() as srv:
+        srv.default = Script(text="return 42", ttft_ms=20, tokens_per_s=200)
+        srv.push(Script(fault="http429", retry_after="3"))
+        ... base_url = srv.base_url  # "http://127.0.0.1:<port>/v1"
+        srv.wait_for(lambda s: s.streams_aborted >= 1, timeout=2)
+
+Subprocess use (for end-to-end tests that start the LSP server as a process)::
+
+    python -m tests.fakes.fake_model_server --port 0 [--text T] [--ttft-ms N] [--tokens-per-s N]
+
+prints ``PORT=<n>`` as stdout line 1 and serves until SIGTERM/SIGINT or stdin closes
+(with ``--exit-on-stdin-eof``). It is then driven over HTTP with the control endpoints:
+``POST /_control/default`` and ``POST /_control/push`` (a JSON `Script`, without callables),
+``POST /_control/rule`` (``{"pattern": ..., "text": ...}``), ``POST /_control/reset``,
+``GET /_control/stats`` and ``GET /_control/requests``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import select
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field, fields
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+JSON = dict[str, Any]
+
+# How often a waiting handler looks for a client disconnect or server shutdown.
+_POLL_S = 0.005
+# A stalled handler gives up after this long even if nobody disconnects, so that a
+# forgotten stall can never keep a thread alive forever.
+_MAX_STALL_S = 120.0
+_TOKEN_RE = re.compile(r"\s*\S{1,3}|\s+", re.S)
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split text into small "tokens" (up to 3 visible chars plus leading whitespace).
+
+    Concatenating the result gives back `text` exactly.
+    """
+    return _TOKEN_RE.findall(text)
+
+
+@dataclass
+class Script:
+    """How to answer one request. All fields have harmless defaults."""
+
+    text: str | Callable[[JSON], str] = "pass"
+    tokens: list[str] | None = None  # explicit token split; overrides splitting `text`
+    ttft_ms: float = 0.0  # delay before the first token (after the response headers)
+    tokens_per_s: float = 0.0  # 0: as fast as possible
+    fault: str | None = None  # see the module docstring
+    retry_after: str = "1"  # Retry-After header value for http429 (seconds or an HTTP date)
+    finish_reason: str = "stop"
+    usage: bool = True  # send the usage chunk when the request asked for include_usage
+    headers_delay_ms: float = 0.0  # delay before the response status line
+
+    def render_text(self, body: JSON) -> str:
+        return self.text(body) if callable(self.text) else self.text
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Script:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the server saw it. Header names are lower-cased."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: JSON | None
+    time: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A consistent snapshot of the counters."""
+
+    connections: int
+    requests: int
+    streams_started: int
+    streams_completed: int
+    streams_aborted: int
+    tokens_at_abort: tuple[int, ...]  # per aborted stream, tokens sent before the disconnect
+    tokens_sent: int  # over all streams
+
+
+def prompt_of(body: JSON | None) -> str:
+    """The text a rule is matched against: `prompt` (+ `suffix`), or the chat messages."""
+    if not body:
+        return ""
+    if "messages" in body:
+        msgs = body.get("messages") or []
+        return "\n".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
+    prompt = body.get("prompt", "")
+    if isinstance(prompt, list):
+        prompt = "".join(str(p) for p in prompt)
+    return str(prompt)
+
+
+class _ClientGone(Exception):
+    """The client closed the connection (or the server is shutting down)."""
+
+
+class FakeModelServer:
+    """A threaded loopback HTTP server. Start with `start()` or use as a context manager."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, default: Script | None = None) -> None:
+        self._lock = threading.Condition()
+        self.default: Script = default or Script()
+        self._queue: deque[Script] = deque()
+        self._rules: list[tuple[re.Pattern[str], Script]] = []
+        self._requests: list[RecordedRequest] = []
+        self._connections = 0
+        self._started = 0
+        self._completed = 0
+        self._aborted = 0
+        self._tokens_at_abort: list[int] = []
+        self._tokens_sent = 0
+        self._closing = threading.Event()
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The URL an OpenAI client takes (with ``/v1``)."""
+        return f"{self.origin}/v1"
+
+    def start(self) -> FakeModelServer:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; stalled handlers notice within a few ms and exit."""
+        self._closing.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- scripting ---------------------------------------------------------------------------
+    def push(self, script: Script | None = None, **kwargs: Any) -> None:
+        """Queue a script for the next request (FIFO). kwargs build one: push(fault="cut")."""
+        with self._lock:
+            self._queue.append(script if script is not None else Script(**kwargs))
+
+    def add_rule(self, pattern: str, script: Script | str) -> None:
+        """Answer requests whose prompt matches `pattern` (re.search) with `script`."""
+        s = Script(text=script) if isinstance(script, str) else script
+        with self._lock:
+            self._rules.append((re.compile(pattern, re.S), s))
+
+    def reset(self) -> None:
+        """Forget queued scripts, rules, recorded requests and counters (not the default)."""
+        with self._lock:
+            self._queue.clear()
+            self._rules.clear()
+            self._requests.clear()
+            self._connections = self._started = self._completed = self._aborted = 0
+            self._tokens_at_abort.clear()
+            self._tokens_sent = 0
+            self._lock.notify_all()
+
+    def _pick(self, body: JSON | None) -> Script:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+            text = prompt_of(body)
+            for pattern, script in self._rules:
+                if pattern.search(text):
+                    return script
+            return self.default
+
+    # -- observation -------------------------------------------------------------------------
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def model_requests(self) -> list[RecordedRequest]:
+        """Only the POSTs to the completion endpoints."""
+        return [r for r in self.requests if r.method == "POST" and not r.path.startswith("/_control")]
+
+    @property
+    def stats(self) -> Stats:
+        with self._lock:
+            return Stats(
+                connections=self._connections,
+                requests=len(self._requests),
+                streams_started=self._started,
+                streams_completed=self._completed,
+                streams_aborted=self._aborted,
+                tokens_at_abort=tuple(self._tokens_at_abort),
+                tokens_sent=self._tokens_sent,
+            )
+
+    def wait_for(self, predicate: Callable[[Stats], bool], timeout: float = 5.0) -> bool:
+        """Block until predicate(stats) holds; False on timeout. Call from a thread, or
+        via ``await asyncio.to_thread(srv.wait_for, ...)`` from async tests."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not predicate(self._stats_locked()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(min(left, 0.05))
+            return True
+
+    def _stats_locked(self) -> Stats:
+        return Stats(
+            self._connections,
+            len(self._requests),
+            self._started,
+            self._completed,
+            self._aborted,
+            tuple(self._tokens_at_abort),
+            self._tokens_sent,
+        )
+
+    def _bump(self, **changes: int) -> None:
+        with self._lock:
+            for name, delta in changes.items():
+                setattr(self, f"_{name}", getattr(self, f"_{name}") + delta)
+            self._lock.notify_all()
+
+    def _record(self, req: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(req)
+            self._lock.notify_all()
+
+    def _abort(self, tokens: int) -> None:
+        with self._lock:
+            self._aborted += 1
+            self._tokens_at_abort.append(tokens)
+            self._lock.notify_all()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a stuck handler never blocks interpreter exit
+    allow_reuse_address = True
+    fake: FakeModelServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, so connection pooling can be observed
+    server: _Server
+
+    # Silence the default stderr access log.
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.fake._bump(connections=1)
+        # Small writes must leave at once: we are simulating token-by-token streaming.
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    @property
+    def fake(self) -> FakeModelServer:
+        return self.server.fake
+
+    # -- request handling --------------------------------------------------------------------
+    def _read_body(self) -> JSON | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length <= 0:
+            return None
+        raw = self.rfile.read(length)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return {"_raw": raw.decode("utf-8", "replace")}
+        return data if isinstance(data, dict) else {"_value": data}
+
+    def _recorded(self, body: JSON | None) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.fake._record(RecordedRequest(self.command, self.path, headers, body))
+
+    def do_HEAD(self) -> None:
+        self._recorded(None)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        self._recorded(None)
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        elif path == "/_control/stats":
+            self._send_json(200, asdict(self.fake.stats))
+        elif path == "/_control/requests":
+            self._send_json(200, {"requests": [asdict(r) for r in self.fake.requests]})
+        elif path in ("/health", "/v1/health"):
+            self._send_json(200, {"status": "ok"})
+        else:
+            self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        path = self.path.split("?", 1)[0]
+        if path.startswith("/_control/"):
+            self._control(path, body or {})
+            return
+        self._recorded(body)
+        if path.endswith("/chat/completions"):
+            self._complete(body or {}, chat=True)
+        elif path.endswith("/completions"):
+            self._complete(body or {}, chat=False)
+        else:
+            self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+
+    def _control(self, path: str, body: JSON) -> None:
+        fake = self.fake
+        if path == "/_control/default":
+            fake.default = Script.from_json(body)
+        elif path == "/_control/push":
+            fake.push(Script.from_json(body))
+        elif path == "/_control/rule":
+            fake.add_rule(str(body["pattern"]), Script.from_json(body))
+        elif path == "/_control/reset":
+            fake.reset()
+        else:
+            self._send_json(404, {"error": {"message": f"no control {path}"}})
+            return
+        self._send_json(200, {"ok": True})
+
+    # -- low-level writing -------------------------------------------------------------------
+    def _send_json(self, status: int, payload: JSON, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.wfile.write(data)
+            self.wfile.flush()
+
+    def _client_gone(self) -> bool:
+        """True when the peer closed its side: the socket is readable and reads EOF.
+
+        The client sends nothing during a response (no pipelining), so readable means
+        EOF or a reset.
+        """
+        if self.fake._closing.is_set():
+            return True
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep in small slices, raising _ClientGone as soon as the client leaves."""
+        end = time.monotonic() + seconds
+        while True:
+            if self._client_gone():
+                raise _ClientGone
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(_POLL_S, left))
+
+    def _chunk(self, data: bytes) -> None:
+        """Write one HTTP/1.1 chunk (chunked transfer encoding)."""
+        try:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def _event(self, payload: JSON | str) -> None:
+        data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        self._chunk(f"data: {data}\n\n".encode())
+
+    # -- the completion endpoints ------------------------------------------------------------
+    def _complete(self, body: JSON, *, chat: bool) -> None:
+        fake = self.fake
+        script = fake._pick(body)
+        fault = script.fault or ""
+        try:
+            if script.headers_delay_ms:
+                self._wait(script.headers_delay_ms / 1000)
+            if fault == "stall":
+                self._wait(_MAX_STALL_S)
+                self.close_connection = True
+                return
+            if fault.startswith("http") and fault[4:].isdigit():
+                status = int(fault[4:])
+                extra = {"Retry-After": script.retry_after} if status == 429 else {}
+                message = {429: "rate limited", 401: "invalid api key"}.get(status, "fake failure")
+                self._send_json(
+                    status, {"error": {"message": message, "type": "fake", "code": status}}, extra
+                )
+                return
+        except _ClientGone:
+            self.close_connection = True
+            return
+
+        text = script.render_text(body)
+        tokens = list(script.tokens) if script.tokens is not None else split_tokens(text)
+        if not body.get("stream", False):
+            self._whole(body, chat, "".join(tokens), script)
+            return
+        rate = script.tokens_per_s or (5.0 if fault == "slow" else 0.0)
+        half = len(tokens) // 2
+        sent = 0
+        fake._bump(started=1)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            self._wait(script.ttft_ms / 1000)
+            created = int(time.time())
+            if chat:
+                self._event(self._chat_chunk(created, {"role": "assistant", "content": ""}, None))
+            for i, tok in enumerate(tokens):
+                if i == half and fault in ("stall_mid", "cut", "malformed", "error_chunk"):
+                    self._fault_mid_stream(fault)
+                    return
+                if i and rate:
+                    self._wait(1.0 / rate)
+                elif self._client_gone():
+                    raise _ClientGone
+                if chat:
+                    self._event(self._chat_chunk(created, {"content": tok}, None))
+                else:
+                    self._event(self._text_chunk(created, tok, None))
+                sent += 1
+                fake._bump(tokens_sent=1)
+            if not tokens and fault in ("cut", "malformed", "error_chunk", "stall_mid"):
+                self._fault_mid_stream(fault)
+                return
+            finish = script.finish_reason
+            if chat:
+                self._event(self._chat_chunk(created, {}, finish))
+            else:
+                self._event(self._text_chunk(created, "", finish))
+            opts = body.get("stream_options") or {}
+            if script.usage and isinstance(opts, dict) and opts.get("include_usage"):
+                usage = {
+                    "prompt_tokens": max(1, len(split_tokens(prompt_of(body)))),
+                    "completion_tokens": len(tokens),
+                }
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                self._event(
+                    {"id": "fake", "object": "chunk", "created": created, "choices": [], "usage": usage}
+                )
+            self._event("[DONE]")
+            self._chunk(b"")  # the terminating zero-length chunk
+            fake._bump(completed=1)
+        except _ClientGone:
+            self.close_connection = True
+            fake._abort(sent)
+
+    def _fault_mid_stream(self, fault: str) -> None:
+        if fault == "stall_mid":
+            self._wait(_MAX_STALL_S)
+        elif fault == "cut":
+            # Close the socket abruptly: no terminating chunk, no [DONE], no finish_reason.
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        elif fault == "malformed":
+            self._chunk(b'data: {"choices": [{"text": "oops", \n\n')
+        elif fault == "error_chunk":
+            self._event({"error": {"message": "model crashed", "type": "server_error"}})
+        self._event("[DONE]")
+        self._chunk(b"")
+
+    @staticmethod
+    def _text_chunk(created: int, text: str, finish: str | None) -> JSON:
+        return {
+            "id": "cmpl-fake",
+            "object": "text_completion",
+            "created": created,
+            "model": "fake-model",
+            "choices": [{"text": text, "index": 0, "logprobs": None, "finish_reason": finish}],
+            "usage": None,
+        }
+
+    @staticmethod
+    def _chat_chunk(created: int, delta: JSON, finish: str | None) -> JSON:
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": "fake-model",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "usage": None,
+        }
+
+    def _whole(self, body: JSON, chat: bool, text: str, script: Script) -> None:
+        """A non-streaming answer (stream: false)."""
+        created = int(time.time())
+        if chat:
+            choice: JSON = {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": script.finish_reason,
+            }
+        else:
+            choice = {"index": 0, "text": text, "finish_reason": script.finish_reason}
+        usage = {
+            "prompt_tokens": len(split_tokens(prompt_of(body))),
+            "completion_tokens": len(split_tokens(text)),
+        }
+        self._send_json(
+            200,
+            {"id": "fake", "created": created, "model": "fake-model", "choices": [choice], "usage": usage},
+        )
+
+
+@contextlib.contextmanager
+def running(default: Script | None = None) -> Iterator[FakeModelServer]:
+    """``with running(Script(text="x")) as srv:`` — a started server, stopped on exit."""
+    srv = FakeModelServer(default=default).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Loopback fake OpenAI-compatible model server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--text", default="pass", help="default completion text")
+    parser.add_argument("--ttft-ms", type=float, default=0.0)
+    parser.add_argument("--tokens-per-s", type=float, default=0.0)
+    parser.add_argument("--fault", default=None)
+    parser.add_argument("--exit-on-stdin-eof", action="store_true")
+    args = parser.parse_args(argv)
+    srv = FakeModelServer(
+        args.host,
+        args.port,
+        Script(text=args.text, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s, fault=args.fault),
+    )
+    srv.start()
+    sys.stdout.write(f"PORT={srv.port}\n")
+    sys.stdout.flush()
+    try:
+        if args.exit_on_stdin_eof:
+            sys.stdin.read()
+        else:
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    raise SystemExit(main())
+
+
+__all__ = ["FakeModelServer", "RecordedRequest", "Script", "Stats", "prompt_of", "running", "split_tokens"]

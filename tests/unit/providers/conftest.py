@@ -1,0 +1,53 @@
+"""Fixtures for the provider tests: a running fake model server and a client pool."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+# `tests.fakes` is imported by absolute name: make the repository root importable when
+# pytest is started as a console script (which does not put the cwd on sys.path).
+_ROOT = str(Path(__file__).resolve().parents[3])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from lsp_assist.config.schema import TierConfig  # noqa: E402
+from lsp_assist.domain import ModelRequest, PromptContext  # noqa: E402
+from lsp_assist.providers.http import ClientPool  # noqa: E402
+from tests.fakes.fake_model_server import FakeModelServer  # noqa: E402
+
+SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[ClientPool]:
+    p = ClientPool()
+    yield p
+    await p.aclose_all()
+
+
+def tier_for(srv: FakeModelServer, **kw: object) -> TierConfig:
+    base: dict[str, object] = {
+        "provider": "openai",
+        "base_url": srv.base_url,
+        "model": "fake-model",
+        "fim_template": "plain",
+    }
+    base.update(kw)
+    return TierConfig(**base)  # type: ignore[arg-type]
+
+
+def request_for(prefix: str = "def add(a, b):\n    ", suffix: str = "\n", **kw: object) -> ModelRequest:
+    ctx = PromptContext(language="python", path="src/calc.py", prefix=prefix, suffix=suffix)
+    args: dict[str, object] = {"max_tokens": 32, "temperature": 0.0}
+    args.update(kw)
+    return ModelRequest(ctx, **args)  # type: ignore[arg-type]
