@@ -20,7 +20,6 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.errors import ConfigError, LspAssistError
 from lsp_assist.governance.guard import Governance
-from lsp_assist.governance.settings import parse_governance
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
@@ -55,6 +54,9 @@ class Runtime:
         self.workspace_roots = list(workspace_roots or [])
         self.store = DocumentStore()
         self.context = ContextEngine()
+        # The symbol index follows every open document (tree-sitter definitions per file).
+        self.store.on_change.append(self.context.index_document)
+        self.store.on_close.append(self.context.forget_document)
         self.scheduler = Scheduler()
         self.typing = TypingIndex()
         self.clients = ClientPool()
@@ -87,9 +89,13 @@ class Runtime:
         except OSError as exc:
             errors.append(f"cache.dir: cannot create {self.cache_dir} ({exc}); persistent state disabled")
 
-        gov_settings, gov_errors, _locked = parse_governance(config.governance)
+        old_gov = self.governance
+        self.governance, gov_errors = Governance.from_config(
+            config, self.cache_dir, [str(r) for r in self.workspace_roots]
+        )
         errors.extend(gov_errors)
-        self.governance = Governance(gov_settings, self.cache_dir, self.workspace_roots)
+        if old_gov is not None:
+            old_gov.close()
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -99,8 +105,8 @@ class Runtime:
                 continue
             try:
                 api_key = self.governance.api_key(name, tier)
-                if tier.base_url:
-                    self.governance.boundary.check_endpoint(tier.base_url, has_key=api_key is not None)
+                if tier.base_url or not self.governance.tier_allowed(name):
+                    self.governance.check_tier_endpoint(name, tier)
                 providers[name] = build_provider(
                     name,
                     tier,
@@ -121,7 +127,9 @@ class Runtime:
         else:
             self.stats.budget = config.budget
         self.scheduler.min_s = config.completion.debounce_min_ms / 1000.0
-        self.scheduler.max_s = max(config.completion.debounce_min_ms, config.completion.debounce_max_ms) / 1000.0
+        self.scheduler.max_s = (
+            max(config.completion.debounce_min_ms, config.completion.debounce_max_ms) / 1000.0
+        )
         cache = SuggestionCache(
             self.cache_dir / "suggestions" if config.cache.enabled else None,
             memory_entries=config.cache.memory_entries,
@@ -168,9 +176,7 @@ class Runtime:
         """Texts of the open documents, for the offline engine (excluded files left out)."""
         gov = self.governance
         return [
-            d.text
-            for d in self.store.documents()
-            if gov is None or gov.boundary.excluded(d.path) is None
+            d.text for d in self.store.documents() if gov is None or gov.boundary.excluded(d.path) is None
         ]
 
     # ------------------------------------------------------------------ lifecycle

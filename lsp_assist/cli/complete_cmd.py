@@ -41,14 +41,18 @@ async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: i
         await rt.aclose()
     stages = {k: round(v, 2) for k, v in result.stages.items()}
     if args.json:
-        print(json.dumps({
-            "text": result.text,
-            "outcome": result.outcome.value,
-            "tier": result.tier,
-            "provider": result.provider,
-            "model": result.model,
-            "stages_ms": stages,
-        }))
+        print(
+            json.dumps(
+                {
+                    "text": result.text,
+                    "outcome": result.outcome.value,
+                    "tier": result.tier,
+                    "provider": result.provider,
+                    "model": result.model,
+                    "stages_ms": stages,
+                }
+            )
+        )
     else:
         sys.stdout.write(result.text + ("\n" if result.text and not result.text.endswith("\n") else ""))
         sys.stdout.flush()

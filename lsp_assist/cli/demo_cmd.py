@@ -44,7 +44,7 @@ def _positions(lines: list[str]) -> list[tuple[int, int, str]]:
             if line.startswith(anchor):
                 for j in range(i + 1, min(i + 4, len(lines))):
                     if lines[j].startswith(typed):
-                        out.append((j, len(typed), lines[j][len(typed):]))
+                        out.append((j, len(typed), lines[j][len(typed) :]))
                         break
                 break
     if not out:  # an arbitrary file: stop in the middle of a few non-trivial lines
@@ -79,8 +79,10 @@ async def _demo(path: Path, source: str, color: bool) -> int:
     model = rt.providers["fast"].model if "fast" in rt.providers else "?"
     print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")
     if fast.provider == "offline":
-        print("  (the embedded model is not installed: pip install 'lsp-assist[local]'; "
-              "showing the offline rule engine)")
+        print(
+            "  (the embedded model is not installed: pip install 'lsp-assist[local]'; "
+            "showing the offline rule engine)"
+        )
     else:
         print("  warming the model (first start loads it)...", flush=True)
         t0 = time.perf_counter()

@@ -53,7 +53,9 @@ async def _doctor(workspace: Path) -> int:
         locked = getattr(rt.governance, "locked_keys", set()) or set()
         if locked:
             print(f"locked by administrator policy: {', '.join(sorted(locked))}")
-        print(f"cache dir: {rt.cache_dir} ({'writable' if os.access(rt.cache_dir, os.W_OK) else 'NOT writable'})")
+        print(
+            f"cache dir: {rt.cache_dir} ({'writable' if os.access(rt.cache_dir, os.W_OK) else 'NOT writable'})"
+        )
         print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")
         for name in ("fast", "quality", "backup"):
             tier = rt.config.tier(name)

@@ -17,8 +17,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging(args.log_level or os.environ.get("LSP_ASSIST_LOG_LEVEL", "info"),
-                  args.log_file or os.environ.get("LSP_ASSIST_LOG_FILE"))
+    setup_logging(
+        args.log_level or os.environ.get("LSP_ASSIST_LOG_LEVEL", "info"),
+        args.log_file or os.environ.get("LSP_ASSIST_LOG_FILE"),
+    )
     from lsp_assist.protocol.handlers import create_server
 
     server = create_server()

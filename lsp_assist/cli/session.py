@@ -25,4 +25,6 @@ async def complete_text(
         rt.store.close(uri)
         rt.store.open(uri, language_of(path), version, text, str(path.resolve()))
     assert rt.engine is not None
-    return await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(line, col), invoked=True, tier=tier))
+    return await rt.engine.complete(
+        CompletionRequest(uri=uri, cursor=Cursor(line, col), invoked=True, tier=tier)
+    )

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 class TierConfig:
     """One model tier. `provider` picks the API family module in `lsp_assist.providers`."""
 
-    provider: str = "offline"  # auto | offline | local | openai (| ollama | llamacpp | anthropic | mistral later)
+    provider: str = (
+        "offline"  # auto | offline | local | openai (| ollama | llamacpp | anthropic | mistral later)
+    )
     api: str = "completions"  # completions (FIM: prompt + suffix) | chat (instruction)
     base_url: str = ""  # as OpenAI clients take it, e.g. "http://127.0.0.1:8080/v1"
     model: str = ""  # model name sent to the API; for `local`: "gemma3-270m", "smollm2" or a GGUF path
@@ -78,9 +80,7 @@ class LocalConfig:
 class BudgetConfig:
     """The latency budget: a total per tier and the share each stage may take."""
 
-    total_ms: dict[str, int] = field(
-        default_factory=lambda: {"fast": 1500, "quality": 8000, "backup": 2500}
-    )
+    total_ms: dict[str, int] = field(default_factory=lambda: {"fast": 1500, "quality": 8000, "backup": 2500})
     shares: dict[str, float] = field(
         default_factory=lambda: {
             "debounce": 0.10,

@@ -19,12 +19,11 @@ from collections.abc import Iterable
 from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
-from lsp_assist.context.mode import decide_mode
+from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
     TreeSymbolCache,
-    definition_names,
     signature_of,
     spec_for,
 )
@@ -40,6 +39,8 @@ ENCLOSING_SHARE = 0.6
 IMPORTS_SHARE = 0.2
 SIGNATURES_SHARE = 0.25
 SNIPPET_SHARE = 0.2
+SUFFIX_SHARE_MULTI = 0.3  # of what is left after the priority items
+SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
 
 _FALLBACK_IMPORT = re.compile(
@@ -226,6 +227,7 @@ class ContextEngine:
         # 6. The rest of the prefix and a shorter suffix, then statement-boundary cuts.
         mode = self._mode(doc, row, line_prefix, line_suffix, cursor_node)
         self._add_rest(sel, parts, row, mode.mode == "multi", tree)
+        sel.fill_cheap_gaps()
         prefix, suffix = sel.render(kept_prefix, kept_suffix)
 
         # 7. Cross-file snippets with what is left.
@@ -385,7 +387,7 @@ class ContextEngine:
         if rem <= 0:
             sel.trim_to_statements(tree)
             return
-        share = 0.3 if multi else 0.2
+        share = SUFFIX_SHARE_MULTI if multi else SUFFIX_SHARE_SINGLE
         below = row
         while below + 1 in sel.kept:
             below += 1
@@ -405,9 +407,7 @@ class ContextEngine:
         parts.add("suffix.rest", "more of the file below the cursor, cut at a statement", suf - dropped_suf)
 
     @staticmethod
-    def _mode(
-        doc: Document, row: int, line_prefix: str, line_suffix: str, node: Node | None
-    ) -> ModeDecisionLike:
+    def _mode(doc: Document, row: int, line_prefix: str, line_suffix: str, node: Node | None) -> ModeDecision:
         prev_line = next_line = None
         for r in range(row - 1, max(-1, row - 20), -1):
             if doc.line(r).strip():
@@ -475,7 +475,3 @@ class ContextEngine:
             sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
             similar = self.ranker.rank(query, sources, budget - used, deadline=deadline)
         return defs + similar
-
-
-# `decide_mode` returns a ModeDecision; the alias keeps the annotation short above.
-from lsp_assist.context.mode import ModeDecision as ModeDecisionLike  # noqa: E402

@@ -16,7 +16,8 @@ SINGLE_MAX_TOKENS = 48
 MULTI_MAX_TOKENS = 128
 BLOCK_MAX_TOKENS = 160
 
-_OPENERS = (":", "{", "(", "[", "=>", "->")
+_OPENERS = (":", "{", "(", "[", "=>")
+_BLOCK_OPENERS = (":", "{", "=>")  # open a block even with auto-inserted closers after them
 #: Characters an editor auto-inserts after the cursor; a suffix of only these is "end of line".
 CLOSERS = frozenset(")]}>\"'`;,")
 
@@ -76,7 +77,7 @@ def decide_mode(
     stops: tuple[str, ...] = ("\n\n\n",)
     if _width(cursor_indent) > 0 or typed.endswith(_OPENERS):
         stops += _TOP_LEVEL_STOPS.get(lang, ())
-    if typed.endswith(_OPENERS):
+    if typed.endswith(_BLOCK_OPENERS) or (typed.endswith(_OPENERS) and not line_suffix.strip()):
         return ModeDecision("multi", BLOCK_MAX_TOKENS, stops, "line opens a block")
     if not typed:
         prev = (prev_line or "").rstrip()

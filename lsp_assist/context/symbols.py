@@ -130,7 +130,9 @@ _JAVA = LangSpec(
         "constructor_declaration": "method",
         "field_declaration": "variable",
     },
-    containers=frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}),
+    containers=frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+    ),
     transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
     imports=frozenset({"import_declaration", "package_declaration"}),
     variables=frozenset(),
@@ -151,7 +153,12 @@ _C = LangSpec(
     variables=frozenset(),
 )
 _CPP = LangSpec(
-    defs={**_C_DEFS, "class_specifier": "class", "namespace_definition": "module", "field_declaration": "variable"},
+    defs={
+        **_C_DEFS,
+        "class_specifier": "class",
+        "namespace_definition": "module",
+        "field_declaration": "variable",
+    },
     containers=frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
     transparent=frozenset(
         {
@@ -391,9 +398,10 @@ def _shift(sym: Symbol, rows: int) -> Symbol:
 class TreeSymbolCache:
     """The symbols of one open document, re-extracted only for top-level nodes that changed.
 
-    An incremental parse reuses the subtrees an edit did not touch, and a reused node keeps
-    its `Node.id`, so symbols are cached per top-level node id with rows relative to the
-    node's first row. After a one-character edit only the edited top-level node is walked.
+    Symbols are cached per top-level node, keyed by the node's text, with rows relative to
+    the node's first row: after a one-character edit only the edited top-level node is
+    walked again. The groups of the last tree seen are kept too, so several lookups
+    against the same tree cost one pass.
     """
 
     def __init__(self, language_id: str, path: str) -> None:
@@ -401,35 +409,41 @@ class TreeSymbolCache:
         self._lang = lang or ""
         self._spec = SPECS.get(lang) if lang else None
         self._path = path
-        self._groups: dict[int, list[Symbol]] = {}
+        self._groups: dict[tuple[str, bytes], list[Symbol]] = {}
+        self._last_tree: Tree | None = None
+        self._last: list[tuple[int, list[Symbol]]] = []
 
-    def _group(self, top: Node, source: bytes, seen: dict[int, list[Symbol]]) -> list[Symbol]:
-        key = top.id
-        rel = self._groups.get(key)
-        if rel is None:
-            assert self._spec is not None
+    def _scan(self, tree: Tree, source: bytes) -> list[tuple[int, list[Symbol]]]:
+        if tree is self._last_tree:
+            return self._last
+        assert self._spec is not None
+        seen: dict[tuple[str, bytes], list[Symbol]] = {}
+        out: list[tuple[int, list[Symbol]]] = []
+        for top in tree.root_node.named_children:
+            key = (top.type, source[top.start_byte : top.end_byte])
+            rel = seen.get(key)
+            if rel is None:
+                rel = self._groups.get(key)
             row = top.start_point.row
-            rel = [_shift(s, -row) for s in _extract_top(top, source, self._spec, self._lang, self._path, 20_000)]
-        seen[key] = rel
-        return rel
+            if rel is None:
+                found = _extract_top(top, source, self._spec, self._lang, self._path, 20_000)
+                rel = [_shift(s, -row) for s in found]
+            seen[key] = rel
+            if rel:
+                out.append((row, rel))
+        self._groups = seen  # forget nodes that are gone
+        self._last_tree, self._last = tree, out
+        return out
 
     def find(self, tree: Tree, source: bytes, names: set[str] | None = None) -> list[Symbol]:
         """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
         if self._spec is None:
             return []
-        seen: dict[int, list[Symbol]] = {}
         out: list[Symbol] = []
-        for top in tree.root_node.named_children:
-            rel = self._group(top, source, seen)
-            if not rel:
-                continue
-            row = -1
+        for row, rel in self._scan(tree, source):
             for s in rel:
                 if names is None or s.name in names:
-                    if row < 0:
-                        row = top.start_point.row
                     out.append(_shift(s, row))
-        self._groups = seen  # forget nodes that are gone
         return out
 
 

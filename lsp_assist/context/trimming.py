@@ -214,12 +214,28 @@ class LineSelection:
         if bottom > self.cursor_row and bottom + 1 < self.n:
             dropped = 0
             r = bottom
-            while r > self.cursor_row and dropped < max_drop and not is_statement_start(tree, self.lines, r + 1):
+            while (
+                r > self.cursor_row and dropped < max_drop and not is_statement_start(tree, self.lines, r + 1)
+            ):
                 r -= 1
                 dropped += 1
             if dropped < max_drop:
                 for x in range(r + 1, bottom + 1):
                     self._remove_row(x)
+
+    def fill_cheap_gaps(self) -> None:
+        """Replace a gap marker by the skipped rows when they cost no more (blank lines)."""
+        if not self.marker:
+            return
+        rows = sorted(self.kept)
+        for a, b in zip(rows, rows[1:], strict=False):
+            gap = b - a - 1
+            if (
+                0 < gap <= self._marker_cost
+                and sum(self.row_cost(r) for r in range(a + 1, b)) <= self._marker_cost
+            ):
+                for r in range(a + 1, b):
+                    self._add_row(r)
 
     def render(self, line_prefix: str, line_suffix: str) -> tuple[str, str]:
         """(prefix, suffix): kept rows in file order, a marker line for each skipped stretch."""

@@ -89,7 +89,7 @@ def language_id_for_path(path: str) -> str:
     return _EXTENSIONS.get(ext, "plaintext")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(name: str) -> Language | None:
     module_name, entry = _GRAMMARS[name]
     try:

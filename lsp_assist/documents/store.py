@@ -240,9 +240,7 @@ class DocumentStore:
             except Exception:  # one broken subscriber must not break editing
                 _log.exception("document hook failed")
 
-    def open(
-        self, uri: str, language_id: str, version: int, text: str, path: str | None = None
-    ) -> Document:
+    def open(self, uri: str, language_id: str, version: int, text: str, path: str | None = None) -> Document:
         doc = Document(uri, language_id, version, text, path, max_syntax_chars=self.max_syntax_chars)
         self._docs[uri] = doc
         self._notify(self.on_change, doc)

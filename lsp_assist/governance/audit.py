@@ -8,7 +8,7 @@ workspace without revealing paths.
 
 Writes: one `os.write` of one line on an `O_APPEND` descriptor (0600) per record, atomic
 with respect to other processes appending to the same file on local filesystems; about
-10-20 µs (benchmarks/audit_bench.py), so it runs inline on the event loop. When the file
+10-20 µs (benchmarks/governance_bench.py), so it runs inline on the event loop. When the file
 passes `max_bytes` the writer rotates it (`audit.jsonl` -> `.1` -> ... -> `.<backups>`)
 under an exclusive `flock` on `<path>.lock`, re-checking the size under the lock so two
 processes do not both rotate. A failed write never raises: it is counted in
@@ -31,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: rotation without a cross-process lock
     fcntl = None  # type: ignore[assignment]
 
-from lsp_assist.governance.redaction import redact  # noqa: E402
+from lsp_assist.governance.redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,9 @@ class AuditLog:
             return None
         if self._key is None:
             self._key = self._load_key()
-        h = hashlib.blake2b(os.path.abspath(workspace).encode("utf-8", "surrogatepass"), digest_size=8, key=self._key)
+        h = hashlib.blake2b(
+            os.path.abspath(workspace).encode("utf-8", "surrogatepass"), digest_size=8, key=self._key
+        )
         return h.hexdigest()
 
     def _load_key(self) -> bytes:

@@ -96,7 +96,7 @@ class _Spec:
 
     __slots__ = ("mtime", "spec", "unreadable")
 
-    def __init__(self, mtime: int, spec: pathspec.PathSpec | None, unreadable: bool) -> None:
+    def __init__(self, mtime: int, spec: pathspec.GitIgnoreSpec | None, unreadable: bool) -> None:
         self.mtime = mtime
         self.spec = spec
         self.unreadable = unreadable

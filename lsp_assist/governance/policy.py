@@ -40,7 +40,7 @@ from lsp_assist.governance.settings import (
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 SYSTEM_POLICY_PATH = "/etc/lsp-assist/policy.toml"
 POLICY_ENV = "LSP_ASSIST_POLICY"
@@ -155,7 +155,9 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
     if "allowed_hosts" in keys:
         ph = p.allowed_hosts if p.allowed_hosts is not None else None
         if ph is not None:
-            hosts = ph if s.allowed_hosts is None else tuple(h for h in s.allowed_hosts if _host_covered(h, ph))
+            hosts = (
+                ph if s.allowed_hosts is None else tuple(h for h in s.allowed_hosts if _host_covered(h, ph))
+            )
             s = dataclasses.replace(s, allowed_hosts=hosts)
             locked.add("governance.allowed_hosts")
     if "exclude" in keys and p.exclude:
@@ -165,8 +167,10 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
         s = dataclasses.replace(s, respect_gitignore=True)
         locked.add("governance.respect_gitignore")
     if "tiers_allowed" in keys and p.tiers_allowed is not None:
-        tiers = p.tiers_allowed if s.tiers_allowed is None else tuple(
-            t for t in s.tiers_allowed if t in p.tiers_allowed
+        tiers = (
+            p.tiers_allowed
+            if s.tiers_allowed is None
+            else tuple(t for t in s.tiers_allowed if t in p.tiers_allowed)
         )
         s = dataclasses.replace(s, tiers_allowed=tiers)
         locked.add("governance.tiers_allowed")

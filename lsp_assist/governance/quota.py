@@ -6,7 +6,7 @@ server process opens it. Every check-and-count is one `BEGIN IMMEDIATE` transact
 lose counts or overshoot a request quota. Token counts are batched: `add_tokens` only adds
 to memory and the next `try_consume` (or `flush`) writes them inside its own transaction,
 so the request path pays one short transaction per call (measured in
-benchmarks/quota_bench.py); token quotas may lag by one call per process.
+benchmarks/governance_bench.py); token quotas may lag by one call per process.
 
 The window is the local calendar day. A quota applies when its feature or its tier has a
 limit; with no limits configured at all nothing touches the disk. When a feature's quota
@@ -121,7 +121,9 @@ class QuotaStore:
 
     @staticmethod
     def _read(db: sqlite3.Connection, day: str, scope: str) -> tuple[int, int]:
-        row = db.execute("SELECT requests, tokens FROM usage WHERE day = ? AND scope = ?", (day, scope)).fetchone()
+        row = db.execute(
+            "SELECT requests, tokens FROM usage WHERE day = ? AND scope = ?", (day, scope)
+        ).fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def try_consume(self, feature: str, tier: str, requests: int = 1) -> bool:

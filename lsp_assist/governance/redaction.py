@@ -8,7 +8,7 @@ high-entropy values assigned to names like `password`, `secret`, `token`, `api_k
 
 Speed: each rule has literal trigger strings checked with `in` (memchr-fast) before its
 regex runs, so a typical 10 KB prompt with no secrets costs a few `in` scans (see
-benchmarks/redaction_bench.py). All rules match against the original text; spans are
+benchmarks/governance_bench.py). All rules match against the original text; spans are
 merged, so the result is independent of rule order and redaction is idempotent
 (placeholders never match a rule).
 
@@ -238,7 +238,8 @@ class Redactor:
         _keyword_secrets(text, low if low is not None else text.lower(), spans)
         if len(spans) <= 1:
             return spans
-        spans.sort()
+        # At equal starts the specific kind wins over the generic keyword "secret".
+        spans.sort(key=lambda sp: (sp[0], sp[2] == "secret", -sp[1]))
         merged = [spans[0]]
         for s, e, k in spans[1:]:
             ps, pe, pk = merged[-1]

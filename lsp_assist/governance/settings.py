@@ -264,7 +264,9 @@ def _parse_rate_limits(v: object, errs: _Errors) -> dict[str, RateLimit]:
         rpm = st.get("requests_per_minute")
         mc = st.get("max_concurrent")
         out[name] = RateLimit(
-            requests_per_minute=None if rpm is None else _float(rpm, f"{key}.requests_per_minute", None, errs),
+            requests_per_minute=None
+            if rpm is None
+            else _float(rpm, f"{key}.requests_per_minute", None, errs),
             max_concurrent=None if mc is None else _int(mc, f"{key}.max_concurrent", None, errs, minimum=1),
         )
     return out

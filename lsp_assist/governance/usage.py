@@ -234,13 +234,16 @@ def render_text(report: UsageReport) -> str:
             assert isinstance(t, dict) and isinstance(tot, dict)
             lines.append(
                 f"{name[:21]:<22}{g.requests:>9}{100 * g.errors / max(1, g.requests):>6.1f}%"
-                f"{100 * g.fallbacks / max(1, g.requests):>6.1f}%{g.prompt_tokens:>12}{g.completion_tokens:>11}"
+                f"{100 * g.fallbacks / max(1, g.requests):>6.1f}%"
+                f"{g.prompt_tokens:>12}{g.completion_tokens:>11}"
                 f"{g.cost:>11.4f}{'/'.join(_ms(t[k]) for k in ('p50', 'p95', 'p99')):>20}"
                 f"{'/'.join(_ms(tot[k]) for k in ('p50', 'p95', 'p99')):>20}"
             )
     if report.overall.estimated:
         lines.append("")
-        lines.append(f"{report.overall.estimated} call(s) had estimated token counts (no usage from the provider).")
+        lines.append(
+            f"{report.overall.estimated} call(s) had estimated token counts (no usage from the provider)."
+        )
     if report.malformed:
         lines.append(f"{report.malformed} malformed line(s) skipped.")
     return "\n".join(lines) + "\n"
@@ -251,7 +254,9 @@ def render_text(report: UsageReport) -> str:
 _COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
 
 
-def svg_histogram(values: list[float], title: str, width: int = 460, height: int = 220, bins: int = 30) -> str:
+def svg_histogram(
+    values: list[float], title: str, width: int = 460, height: int = 220, bins: int = 30
+) -> str:
     pad_l, pad_b, pad_t = 40, 30, 24
     w, h = width - pad_l - 10, height - pad_b - pad_t
     parts = [
@@ -259,7 +264,9 @@ def svg_histogram(values: list[float], title: str, width: int = 460, height: int
         f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
     ]
     if not values:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>')
+        parts.append(
+            f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>'
+        )
         return "".join(parts)
     hi = percentile(values, 99) or max(values)
     hi = max(hi, 1.0)
@@ -273,48 +280,58 @@ def svg_histogram(values: list[float], title: str, width: int = 460, height: int
         bh = h * c / top
         parts.append(
             f'<rect x="{pad_l + i * bw:.1f}" y="{pad_t + h - bh:.1f}" width="{max(bw - 1, 1):.1f}" '
-            f'height="{bh:.1f}" fill="{_COLORS[0]}"><title>{i * step:.0f}-{(i + 1) * step:.0f} ms: {c}</title></rect>'
+            f'height="{bh:.1f}" fill="{_COLORS[0]}">'
+            f"<title>{i * step:.0f}-{(i + 1) * step:.0f} ms: {c}</title></rect>"
         )
     base = pad_t + h
     parts.append(f'<line x1="{pad_l}" y1="{base}" x2="{pad_l + w}" y2="{base}" stroke="#333"/>')
     for frac in (0, 0.5, 1):
         x = pad_l + w * frac
-        parts.append(f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" font-size="11">{hi * frac:.0f} ms</text>')
+        parts.append(
+            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" font-size="11">{hi * frac:.0f} ms</text>'
+        )
     parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top}</text>')
     for q in (50, 95):
         p = percentile(values, q) or 0.0
         x = pad_l + w * min(p, hi) / hi
         parts.append(
-            f'<line x1="{x:.1f}" y1="{pad_t}" x2="{x:.1f}" y2="{base}" stroke="{_COLORS[3]}" stroke-dasharray="4 3"/>'
+            f'<line x1="{x:.1f}" y1="{pad_t}" x2="{x:.1f}" y2="{base}" stroke="{_COLORS[3]}" '
+            'stroke-dasharray="4 3"/>'
             f'<text x="{x + 3:.1f}" y="{pad_t + 12}" font-size="11" fill="{_COLORS[3]}">p{q}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def svg_cost_by_day(cost_by_day: Mapping[str, Mapping[str, float]], width: int = 940, height: int = 260) -> str:
+def svg_cost_by_day(
+    cost_by_day: Mapping[str, Mapping[str, float]], width: int = 940, height: int = 260
+) -> str:
     pad_l, pad_b, pad_t, pad_r = 60, 40, 24, 140
     w, h = width - pad_l - pad_r, height - pad_b - pad_t
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">',
-        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">Estimated cost per feature per day</text>',
+        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">'
+        "Estimated cost per feature per day</text>",
     ]
     days = sorted(cost_by_day)
     features = sorted({f for d in days for f in cost_by_day[d]})
     if not days:
-        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>')
+        parts.append(
+            f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>'
+        )
         return "".join(parts)
     top = max(sum(cost_by_day[d].values()) for d in days) or 1.0
     bw = w / len(days)
     for i, d in enumerate(days):
-        y = pad_t + h
+        y: float = pad_t + h
         for j, f in enumerate(features):
             c = cost_by_day[d].get(f, 0.0)
             bh = h * c / top
             y -= bh
             parts.append(
-                f'<rect x="{pad_l + i * bw + 1:.1f}" y="{y:.1f}" width="{max(bw - 2, 1):.1f}" height="{bh:.1f}" '
-                f'fill="{_COLORS[j % len(_COLORS)]}"><title>{html.escape(d)} {html.escape(f)}: {c:.4f}</title></rect>'
+                f'<rect x="{pad_l + i * bw + 1:.1f}" y="{y:.1f}" width="{max(bw - 2, 1):.1f}" '
+                f'height="{bh:.1f}" fill="{_COLORS[j % len(_COLORS)]}">'
+                f"<title>{html.escape(d)} {html.escape(f)}: {c:.4f}</title></rect>"
             )
         if len(days) <= 16 or i % max(1, len(days) // 8) == 0:
             parts.append(
@@ -324,10 +341,11 @@ def svg_cost_by_day(cost_by_day: Mapping[str, Mapping[str, float]], width: int =
     parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top:.4f}</text>')
     parts.append(f'<line x1="{pad_l}" y1="{pad_t + h}" x2="{pad_l + w}" y2="{pad_t + h}" stroke="#333"/>')
     for j, f in enumerate(features):
-        y = pad_t + 14 + j * 18
+        ly = pad_t + 14 + j * 18
         parts.append(
-            f'<rect x="{pad_l + w + 16}" y="{y - 10}" width="12" height="12" fill="{_COLORS[j % len(_COLORS)]}"/>'
-            f'<text x="{pad_l + w + 34}" y="{y}" font-size="12">{html.escape(f)}</text>'
+            f'<rect x="{pad_l + w + 16}" y="{ly - 10}" width="12" height="12" '
+            f'fill="{_COLORS[j % len(_COLORS)]}"/>'
+            f'<text x="{pad_l + w + 34}" y="{ly}" font-size="12">{html.escape(f)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

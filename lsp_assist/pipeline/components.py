@@ -8,10 +8,10 @@ parts it touches.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from lsp_assist.domain import ModelRequest, PromptContext, Snippet
+from lsp_assist.domain import ModelRequest, PromptContext
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.scheduler import Scheduler
 from lsp_assist.pipeline.typing_index import TypingIndex
@@ -56,19 +56,9 @@ class Components:
 
     def redact_context(self, ctx: PromptContext) -> PromptContext:
         """Remove key-like strings from every part that leaves the machine."""
-        redact = self.governance.redact
-        prefix, n1 = redact(ctx.prefix)
-        suffix, n2 = redact(ctx.suffix)
-        snippets: list[Snippet] = []
-        n = n1 + n2
-        for s in ctx.snippets:
-            text, k = redact(s.text)
-            n += k
-            snippets.append(replace(s, text=text) if k else s)
-        if not n:
-            return ctx
+        out, n = self.governance.redact_context(ctx)
         self.redactions += n
-        return replace(ctx, prefix=prefix, suffix=suffix, snippets=tuple(snippets))
+        return out  # type: ignore[no-any-return]
 
     async def offline_suggest(self, ctx: PromptContext) -> str:
         """Run the offline rule engine (instant, no network) and clean its answer."""

@@ -105,8 +105,10 @@ class CompletionEngine:
             )
             outcome = result.outcome
         except asyncio.TimeoutError:
-            log.warning("inline completion: deadline of %d ms reached; answering empty",
-                        self.config.completion.deadline_ms)
+            log.warning(
+                "inline completion: deadline of %d ms reached; answering empty",
+                self.config.completion.deadline_ms,
+            )
             outcome = Outcome.EMPTY
             result = Suggestion(text="", outcome=outcome, tier=req.tier)
         except asyncio.CancelledError:
@@ -192,11 +194,23 @@ class CompletionEngine:
         doc = c.store.get(uri)
         if doc is None:
             return None
-        others = [d for d in c.store.documents() if d.uri != uri and not c.governance.boundary.excluded(d.path)]
+        others = [
+            d for d in c.store.documents() if d.uri != uri and not c.governance.boundary.excluded(d.path)
+        ]
         ctx = c.context.build(doc, cursor, tier.context_chars, others=others, deadline_ms=15.0)
         return c.redact_context(ctx)
 
     async def _await_attached(self, flight: InflightStream, typed: str, tier: TierConfig) -> str | None:
+        flight.waiters += 1
+        try:
+            return await self._attached_text(flight, typed, tier)
+        except asyncio.CancelledError:
+            self._abort_later(flight)
+            raise
+        finally:
+            flight.waiters -= 1
+
+    async def _attached_text(self, flight: InflightStream, typed: str, tier: TierConfig) -> str | None:
         try:
             first = await asyncio.wait_for(
                 asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0
@@ -236,14 +250,25 @@ class CompletionEngine:
                 last_error = exc
                 continue
             try:
-                text = await asyncio.wait_for(
-                    asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0 + 0.05
-                )
+                flight.waiters += 1
+                try:
+                    text = await asyncio.wait_for(
+                        asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0 + 0.05
+                    )
+                finally:
+                    flight.waiters -= 1
+            except asyncio.CancelledError:
+                # The editor cancelled (it does on every keystroke). A new request may attach to
+                # this stream within moments; if none does, nobody will see it: abort it.
+                self._abort_later(flight)
+                raise
             except asyncio.TimeoutError:
                 # First token too slow: answer from the fallback now; the stream may still
                 # finish into the cache for the next request.
                 last_error = ProviderTimeout("first-token timeout", first_token=True)
-                log.info("tier %s: no first token in %d ms; falling back", tier_name, tier.first_token_timeout_ms)
+                log.info(
+                    "tier %s: no first token in %d ms; falling back", tier_name, tier.first_token_timeout_ms
+                )
                 break
             except (ProviderError, PolicyError) as exc:
                 last_error = exc
@@ -272,7 +297,9 @@ class CompletionEngine:
                 model=self.c.providers[tier_name].model,
                 complete=flight.done,
             )
-        return await self._offline(req, ctx, clock, snap, offset, reason=str(last_error or "no tier available"))
+        return await self._offline(
+            req, ctx, clock, snap, offset, reason=str(last_error or "no tier available")
+        )
 
     async def _offline(
         self,
@@ -368,7 +395,7 @@ class CompletionEngine:
             except asyncio.CancelledError:
                 outcome = "cancelled"
                 wasted = len(flight.raw) and (0 if flight.answered else 1)
-                permit.finish(outcome, None, {}, request_bytes=ctx.size, error=None)
+                permit.finish(outcome, None, {}, ctx.size, None, provider.model, provider.endpoint_host)
                 if wasted:
                     c.stats.record_waste(0)
                 raise
@@ -376,12 +403,17 @@ class CompletionEngine:
                 if self._live.get(req.uri) is flight and flight.done:
                     self._live.pop(req.uri, None)
             err = result.error
+            stages = dict(result.stages)
+            stages["total"] = (time.perf_counter() - t_start) * 1000.0
             permit.finish(
                 "error" if err is not None else "model",
                 result.usage,
-                result.stages,
-                request_bytes=ctx.size,
-                error=err,
+                stages,
+                ctx.size,
+                err,
+                provider.model,
+                provider.endpoint_host,
+                provider=provider.name,
             )
             if err is None and result.text:
                 c.cache.put(key, result.text)
@@ -399,6 +431,16 @@ class CompletionEngine:
         flight.task.add_done_callback(self._reap)
         return flight
 
+    def _abort_later(self, flight: InflightStream, grace_s: float = 0.15) -> None:
+        """Abort `flight` after a grace period unless a request is waiting on it by then."""
+
+        def check() -> None:
+            if not flight.done and flight.waiters == 0 and not flight.answered:
+                log.debug("aborting a stream nobody waits for")
+                self._abort(flight)
+
+        asyncio.get_running_loop().call_later(grace_s, check)
+
     def _abort(self, flight: InflightStream) -> None:
         if flight.done:
             return
@@ -414,7 +456,9 @@ class CompletionEngine:
 
     # ------------------------------------------------------------------ prefetch
 
-    def _schedule_prefetch(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
+    def _schedule_prefetch(
+        self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str
+    ) -> None:
         if not self.config.completion.prefetch or req.feature != "completion":
             return
         old = self._prefetch.pop(req.uri, None)
@@ -438,7 +482,9 @@ class CompletionEngine:
         task.cancel()
         self._prefetch.pop(uri, None)
 
-    async def _prefetch_next(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
+    async def _prefetch_next(
+        self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str
+    ) -> None:
         """Compute the suggestion that follows `text` as if it were accepted."""
         task = asyncio.current_task()
         if task is not None:
@@ -460,8 +506,17 @@ class CompletionEngine:
         hyp = replace(snap, text=new_text)
         try:
             flight = await self._start_stream(
-                req, "fast", tier, ctx, ctx.key("fast", self.c.providers["fast"].model), hyp, new_offset, None,
-                feature="completion", max_tokens=self.config.completion.prefetch_max_tokens, live=False,
+                req,
+                "fast",
+                tier,
+                ctx,
+                ctx.key("fast", self.c.providers["fast"].model),
+                hyp,
+                new_offset,
+                None,
+                feature="completion",
+                max_tokens=self.config.completion.prefetch_max_tokens,
+                live=False,
             )
         except PolicyError:
             return
@@ -474,7 +529,12 @@ class CompletionEngine:
     # ------------------------------------------------------------------ escalation
 
     async def escalate(
-        self, uri: str, cursor: Cursor, *, recompute: bool = False, progress: Callable[[str], None] | None = None
+        self,
+        uri: str,
+        cursor: Cursor,
+        *,
+        recompute: bool = False,
+        progress: Callable[[str], None] | None = None,
     ) -> Suggestion:
         """Ask the quality tier for a fuller completion at `cursor`, store it, return it."""
         clock = StageClock()
@@ -514,13 +574,23 @@ class CompletionEngine:
             c.cache.put(key, text)
             c.typing.remember(uri, snap.text, offset, text, "quality")
         stages = clock.finish()
-        self.c.stats.record("model" if text else "empty", "quality", stages, feature="escalation", model_call=True)
-        return Suggestion(text, Outcome.MODEL if text else Outcome.EMPTY, "quality",
-                          provider=c.providers["quality"].name, model=c.providers["quality"].model, stages=stages)
+        self.c.stats.record(
+            "model" if text else "empty", "quality", stages, feature="escalation", model_call=True
+        )
+        return Suggestion(
+            text,
+            Outcome.MODEL if text else Outcome.EMPTY,
+            "quality",
+            provider=c.providers["quality"].name,
+            model=c.providers["quality"].model,
+            stages=stages,
+        )
 
     # ------------------------------------------------------------------ bookkeeping
 
-    def _record(self, outcome: Outcome, req: CompletionRequest, clock: StageClock, *, model_call: bool = False) -> dict[str, float]:
+    def _record(
+        self, outcome: Outcome, req: CompletionRequest, clock: StageClock, *, model_call: bool = False
+    ) -> dict[str, float]:
         stages = clock.finish()
         self.last_latency_ms = stages.get("total", 0.0)
         self.c.stats.record(outcome.value, req.tier, stages, feature=req.feature, model_call=model_call)
@@ -533,4 +603,3 @@ class CompletionEngine:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-

@@ -80,6 +80,7 @@ class InflightStream:
     answered: bool = False  # some request got an answer from it
     aborted: bool = False
     first_token_at: float = 0.0
+    waiters: int = 0  # requests awaiting this stream right now
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()
@@ -164,7 +165,8 @@ async def read_stream(
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
-        text = assembler.text() if error is None or flight.raw else ""
+        # A failed stream's partial output may be cut mid-token: never serve it.
+        text = assembler.text() if error is None else ""
         gen_start = stages.get("ttft", 0.0)
         stages["generation"] = max(0.0, (time.perf_counter() - t0) * 1000.0 - gen_start)
         if usage.completion_tokens == 0:

@@ -27,7 +27,9 @@ def to_cursor(store: DocumentStore, uri: str, pos: types.Position, encoding: str
 
 def to_position(store: DocumentStore, uri: str, cursor: Cursor, encoding: str) -> types.Position:
     text = store.line_text(uri, cursor.line)
-    return types.Position(line=cursor.line, character=from_code_points(text, cursor.character, normalize_encoding(encoding)))
+    return types.Position(
+        line=cursor.line, character=from_code_points(text, cursor.character, normalize_encoding(encoding))
+    )
 
 
 def apply_changes(

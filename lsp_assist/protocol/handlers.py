@@ -47,8 +47,11 @@ class AssistProtocol(LanguageServerProtocol):
             return super().structure_message(data)
         except JsonRpcInvalidParams:
             if isinstance(data, dict) and "id" in data and "method" in data:
-                log.warning("request %r (%s): invalid params; answered InvalidParams", data.get("id"),
-                            data.get("method"))
+                log.warning(
+                    "request %r (%s): invalid params; answered InvalidParams",
+                    data.get("id"),
+                    data.get("method"),
+                )
                 self._send_response(
                     data["id"],
                     error=types.ResponseError(
@@ -160,8 +163,9 @@ def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin
             log.info("didChange for a document that is not open; ignored")
             return
         try:
-            convert.apply_changes(ls.rt.store, uri, params.text_document.version, params.content_changes,
-                                  ls.encoding)
+            convert.apply_changes(
+                ls.rt.store, uri, params.text_document.version, params.content_changes, ls.encoding
+            )
         except Exception:
             log.exception("didChange could not be applied; resyncing needs a didOpen")
         if ls.rt.engine is not None:
@@ -236,7 +240,9 @@ def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin
         )
         if ls.rt.store.get(uri) is None:
             return {"text": "", "error": "document is not open"}
-        cursor = convert.to_cursor(ls.rt.store, uri, types.Position(line=line, character=character), ls.encoding)
+        cursor = convert.to_cursor(
+            ls.rt.store, uri, types.Position(line=line, character=character), ls.encoding
+        )
         token = str(uuid.uuid4())
         progress = _Progress(ls, token, "lsp-assist: quality model")
         await progress.begin()
@@ -247,8 +253,12 @@ def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin
             progress.end(str(exc))
             return {"text": "", "tier": "quality", "error": str(exc)}
         progress.end("done")
-        return {"text": result.text, "tier": "quality", "outcome": result.outcome.value,
-                "latencyMs": round(result.stages.get("total", 0.0), 1)}
+        return {
+            "text": result.text,
+            "tier": "quality",
+            "outcome": result.outcome.value,
+            "latencyMs": round(result.stages.get("total", 0.0), 1),
+        }
 
     @server.command(CMD_ESCALATE)
     async def escalate(ls: AssistServer, *args: Any) -> dict[str, Any]:

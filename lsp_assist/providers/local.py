@@ -28,7 +28,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
@@ -104,7 +104,7 @@ class LocalProvider:
         self._proc: asyncio.subprocess.Process | None = None
         self._inner: OpenAIProvider | None = None
         self._log_path = self._cache_dir / "logs" / "local-model.log"
-        atexit.register(self._kill_now)
+        self._atexit = False
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -128,7 +128,7 @@ class LocalProvider:
     def log_path(self) -> Path:
         return self._log_path
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         inner = await self._ensure_started()
         async for chunk in inner.stream(request):
             yield chunk
@@ -141,6 +141,7 @@ class LocalProvider:
             return
 
     async def aclose(self) -> None:
+        """Stop the child (SIGTERM, then SIGKILL after 5 s). A later request restarts it."""
         proc, self._proc, self._inner = self._proc, None, None
         if proc is None or proc.returncode is not None:
             return
@@ -195,6 +196,9 @@ class LocalProvider:
             "--verbose", "False",
             "--interrupt_requests", "True",
         ]  # fmt: skip
+        if not self._atexit:  # registered only once a child exists, so unused providers leak nothing
+            atexit.register(self._kill_now)
+            self._atexit = True
         log = await asyncio.to_thread(self._open_log)
         try:
             self._proc = await asyncio.create_subprocess_exec(

@@ -19,7 +19,7 @@ All scanning is `str.find` on bounded text, no index to maintain.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator
 
 from lsp_assist.domain import ModelRequest, PromptContext, StreamChunk, Usage
 
@@ -197,7 +197,7 @@ class OfflineProvider:
         except Exception:  # the floor must never fail; an empty answer is always valid
             return ""
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         text = self.suggest(request.context)
         yield StreamChunk(text, usage=Usage(0, 0, estimated=False), finish_reason="stop")
 

@@ -14,7 +14,7 @@ Streaming rules (see reference.md §5-6):
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
@@ -215,7 +215,7 @@ class OpenAIProvider:
         body.update(self._extra)
         return url, body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         url, body = self.body(request)
         ctx = request.context
         secrets = (self._api_key, ctx.prefix, ctx.suffix)

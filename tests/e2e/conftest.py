@@ -53,7 +53,9 @@ def openai_tiers(base_url: str, api: str = "completions", **fast: Any) -> dict[s
         "total_timeout_ms": 5000,
         **fast,
     }
-    return {"tiers": {"fast": tier, "quality": {**tier, "max_tokens": 128}, "backup": {"provider": "offline"}}}
+    return {
+        "tiers": {"fast": tier, "quality": {**tier, "max_tokens": 128}, "backup": {"provider": "offline"}}
+    }
 
 
 @contextlib.asynccontextmanager
@@ -72,7 +74,7 @@ async def lsp_session(
     )
     client = await config.start()
     try:
-        await asyncio.wait_for(
+        client.init_result = await asyncio.wait_for(  # type: ignore[attr-defined]
             client.initialize_session(
                 types.InitializeParams(
                     capabilities=client_capabilities(encoding),
@@ -106,7 +108,9 @@ def open_doc(client: LanguageClient, uri: str, text: str, language: str = "pytho
 async def inline(
     client: LanguageClient, uri: str, line: int, character: int, *, invoked: bool = True, timeout: float = 20
 ) -> types.InlineCompletionList | list[types.InlineCompletionItem] | None:
-    kind = types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
+    kind = (
+        types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
+    )
     return await asyncio.wait_for(
         client.text_document_inline_completion_async(
             types.InlineCompletionParams(

@@ -16,7 +16,9 @@ SOURCE = "def add(a, b):\n    \n"
 
 
 @pytest.mark.parametrize("api", ["completions", "chat"])
-async def test_inline_completion_streams_from_the_model(tmp_path: Path, fake: FakeModelServer, api: str) -> None:
+async def test_inline_completion_streams_from_the_model(
+    tmp_path: Path, fake: FakeModelServer, api: str
+) -> None:
     fake.default = Script(text="return a + b\n", ttft_ms=5)
     async with lsp_session(tmp_path, openai_tiers(fake.base_url, api=api)) as client:
         uri = doc_uri(tmp_path, "calc.py")
@@ -36,7 +38,7 @@ async def test_inline_completion_streams_from_the_model(tmp_path: Path, fake: Fa
 async def test_capabilities_and_incremental_edit(tmp_path: Path, fake: FakeModelServer) -> None:
     fake.default = Script(text="return a + b\n")
     async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
-        caps = client.protocol.server_capabilities  # type: ignore[attr-defined]
+        caps = client.init_result.capabilities  # type: ignore[attr-defined]
         assert caps.inline_completion_provider is not None
         sync = caps.text_document_sync
         kind = sync.change if isinstance(sync, types.TextDocumentSyncOptions) else sync
@@ -54,8 +56,9 @@ async def test_capabilities_and_incremental_edit(tmp_path: Path, fake: FakeModel
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
                 content_changes=[
                     types.TextDocumentContentChangePartial(
-                        range=types.Range(start=types.Position(line=1, character=4),
-                                          end=types.Position(line=1, character=4)),
+                        range=types.Range(
+                            start=types.Position(line=1, character=4), end=types.Position(line=1, character=4)
+                        ),
                         text="ret",
                     )
                 ],
@@ -66,9 +69,10 @@ async def test_capabilities_and_incremental_edit(tmp_path: Path, fake: FakeModel
 
 
 async def test_cancel_request_aborts_the_model_stream(tmp_path: Path, fake: FakeModelServer) -> None:
-    fake.default = Script(text="return a + b\n", fault="stall")
-    async with lsp_session(tmp_path, openai_tiers(fake.base_url, first_token_timeout_ms=20000,
-                                                  total_timeout_ms=30000)) as client:
+    fake.default = Script(text="return a + b\n", ttft_ms=30000)
+    async with lsp_session(
+        tmp_path, openai_tiers(fake.base_url, first_token_timeout_ms=20000, total_timeout_ms=30000)
+    ) as client:
         uri = doc_uri(tmp_path, "calc.py")
         open_doc(client, uri, SOURCE)
         params = types.InlineCompletionParams(

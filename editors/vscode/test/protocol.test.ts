@@ -198,7 +198,9 @@ describe('lsp-assist server over vscode-languageserver-protocol', { skip: reason
       }),
       30_000,
       'initialize',
-    );
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; server stderr:\n${stderr.join('').slice(-3000)}`);
+    });
     await conn.sendNotification(InitializedNotification.type, {});
     await conn.sendNotification(DidOpenTextDocumentNotification.type, {
       textDocument: { uri: docUri(), languageId: 'python', version: 1, text: docText },
@@ -241,6 +243,9 @@ describe('lsp-assist server over vscode-languageserver-protocol', { skip: reason
     assert.ok(items.length > 0, `no inline completion items; server stderr:\n${stderr.join('').slice(-2000)}`);
     const item = items[0];
     const text = textOf(item);
+    if (process.env.LSP_ASSIST_TEST_VERBOSE) {
+      console.log('inline item:', JSON.stringify(item));
+    }
     const range = item.range ?? { start: cursor, end: cursor };
     assert.equal(range.start.line, cursor.line);
     assert.equal(range.end.line, cursor.line);

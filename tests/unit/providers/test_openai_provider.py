@@ -94,16 +94,18 @@ async def test_early_stop_closes_the_stream_upstream(fake: FakeModelServer, pool
     fake.default = Script(text="x = 1\n" * 200, tokens_per_s=200)
     p = OpenAIProvider(tier_for(fake), pool)
     agen = p.stream(request_for())
-    first = await agen.__anext__()  # type: ignore[attr-defined]
+    first = await agen.__anext__()
     assert first.text
-    await agen.aclose()  # type: ignore[attr-defined]
+    await agen.aclose()
     assert await asyncio.to_thread(fake.wait_for, lambda s: s.streams_aborted == 1, 5.0)
     stats = fake.stats
     assert stats.streams_completed == 0
     assert stats.tokens_at_abort[0] < 200 * 3
 
 
-async def test_cancelling_the_task_closes_the_stream_upstream(fake: FakeModelServer, pool: ClientPool) -> None:
+async def test_cancelling_the_task_closes_the_stream_upstream(
+    fake: FakeModelServer, pool: ClientPool
+) -> None:
     fake.default = Script(text="y = 2\n" * 200, tokens_per_s=100)
     p = OpenAIProvider(tier_for(fake), pool)
     got_one = asyncio.Event()
@@ -133,8 +135,13 @@ async def test_http_429_is_rate_limited_with_retry_after(fake: FakeModelServer, 
     assert info.value.retry_after == 7.0
 
 
-@pytest.mark.parametrize(("fault", "error"), [("http401", Unauthorized), ("http403", Unauthorized), ("http400", BadRequest), ("http404", BadRequest)])
-async def test_status_codes_map(fake: FakeModelServer, pool: ClientPool, fault: str, error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("fault", "error"),
+    [("http401", Unauthorized), ("http403", Unauthorized), ("http400", BadRequest), ("http404", BadRequest)],
+)
+async def test_status_codes_map(
+    fake: FakeModelServer, pool: ClientPool, fault: str, error: type[Exception]
+) -> None:
     fake.push(fault=fault)
     with pytest.raises(error):
         await collect(OpenAIProvider(tier_for(fake), pool, api_key=SECRET_KEY))
@@ -143,9 +150,8 @@ async def test_status_codes_map(fake: FakeModelServer, pool: ClientPool, fault: 
 async def test_stall_is_bounded_by_the_callers_timeout(fake: FakeModelServer, pool: ClientPool) -> None:
     fake.push(fault="stall")
     p = OpenAIProvider(tier_for(fake), pool)
-    with pytest.raises(TimeoutError):
-        async with asyncio.timeout(0.3):
-            await collect(p)
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(collect(p), 0.3)
     assert await asyncio.to_thread(fake.wait_for, lambda s: s.requests == 1, 2.0)
 
 
@@ -188,9 +194,13 @@ async def test_connection_refused_is_unavailable(pool: ClientPool) -> None:
     assert SECRET_KEY not in str(info.value)
 
 
-@pytest.mark.parametrize("fault", ["http401", "http400", "http429", "http500", "cut", "malformed", "error_chunk"])
-async def test_key_and_prompt_never_in_error_messages(fake: FakeModelServer, pool: ClientPool, fault: str) -> None:
-    # The fake echoes the prompt and key in its error message to prove they are scrubbed.
+@pytest.mark.parametrize(
+    "fault", ["http401", "http400", "http429", "http500", "cut", "malformed", "error_chunk"]
+)
+async def test_key_and_prompt_never_in_error_messages(
+    fake: FakeModelServer, pool: ClientPool, fault: str
+) -> None:
+    # Every failure path builds its message without the key or the prompt.
     secret_prompt = "def very_secret_function_name(password):\n    "
     fake.push(Script(text="a b c d", fault=fault))
     p = OpenAIProvider(tier_for(fake), pool, api_key=SECRET_KEY)
@@ -210,7 +220,9 @@ async def test_server_message_quoting_the_prompt_is_withheld(pool: ClientPool) -
         return httpx.Response(400, json={"error": {"message": f"bad prompt: {body[:80]} key {SECRET_KEY}"}})
 
     mpool = ClientPool(transport=httpx.MockTransport(handler))
-    p = OpenAIProvider(TierConfig(provider="openai", base_url="http://llm.test/v1", model="m"), mpool, SECRET_KEY)
+    p = OpenAIProvider(
+        TierConfig(provider="openai", base_url="http://llm.test/v1", model="m"), mpool, SECRET_KEY
+    )
     with pytest.raises(BadRequest) as info:
         await collect(p, prefix="def very_secret_function_name():\n")
     assert "very_secret" not in str(info.value) and SECRET_KEY not in str(info.value)

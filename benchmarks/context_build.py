@@ -1,0 +1,115 @@
+"""Context build time on a 10,000-line Python file after a one-character edit.
+
+Each sample applies one keystroke through `DocumentStore.change` (incremental `Tree.edit`)
+and then builds the context at the cursor (which re-parses incrementally), the request
+path's whole cost. Printed next to a full re-parse of the same text. Target: p95 < 5 ms.
+
+    .venv/bin/python benchmarks/context_build.py [--samples 300] [--budget 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sysconfig
+import time
+
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.documents.store import Document, DocumentStore, TextChange
+from lsp_assist.domain import Cursor
+
+SOURCES = ("typing.py", "argparse.py", "inspect.py", "subprocess.py", "pathlib.py", "dataclasses.py")
+
+
+def ten_thousand_lines() -> str:
+    lib = sysconfig.get_paths()["stdlib"]
+    lines: list[str] = []
+    for name in SOURCES:
+        with open(os.path.join(lib, name), encoding="utf-8") as f:
+            lines.extend(f.read().split("\n"))
+        if len(lines) >= 10_000:
+            break
+    return "\n".join(lines[:10_000]) + "\n"
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def fmt(name: str, xs: list[float]) -> str:
+    return f"{name:<44} median {statistics.median(xs):6.2f} ms   p95 {pct(xs, 95):6.2f} ms   max {max(xs):6.2f} ms"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--samples", type=int, default=300)
+    ap.add_argument("--budget", type=int, default=4000)
+    args = ap.parse_args()
+    text = ten_thousand_lines()
+    rng = random.Random(7)
+    store = DocumentStore()
+    engine = ContextEngine()
+    doc = store.open("file:///bench/big.py", "python", 1, text, "/bench/big.py")
+    store.on_change.append(lambda d: None)
+    assert doc.tree() is not None
+    # Ends of indented statements that end in a name: typing there extends an identifier, the
+    # most common keystroke (a ':' or an open bracket would turn every sample into an error).
+    rows = [
+        r
+        for r in range(doc.line_count)
+        if doc.line(r).startswith("    ") and doc.line(r).rstrip()[-1:].isalnum()
+    ]
+    edit_ms: list[float] = []
+    reparse_ms: list[float] = []
+    build_ms: list[float] = []
+    total_ms: list[float] = []
+    full_ms: list[float] = []
+    version = 1
+    spot = rng.choice(rows)
+    for i in range(args.samples):
+        if i % 20 == 0:  # move to another place every 20 keystrokes, as a person does
+            spot = rng.choice(rows)
+        col = len(doc.line(spot))
+        version += 1
+        t0 = time.perf_counter()
+        store.change(doc.uri, version, [TextChange(Cursor(spot, col), Cursor(spot, col), "x")])
+        t1 = time.perf_counter()
+        doc.tree()  # the incremental re-parse alone (build would do it)
+        t2 = time.perf_counter()
+        ctx = engine.build(doc, Cursor(spot, col + 1), args.budget)
+        t3 = time.perf_counter()
+        assert ctx.prefix.endswith(doc.line(spot)[: col + 1][-20:])
+        edit_ms.append((t1 - t0) * 1000)
+        reparse_ms.append((t2 - t1) * 1000)
+        build_ms.append((t3 - t2) * 1000)
+        total_ms.append((t3 - t0) * 1000)
+        if i % 10 == 0:
+            data = doc.data()
+            t4 = time.perf_counter()
+            assert doc.syntax is not None and doc.syntax.full_parse(data) is not None
+            full_ms.append((time.perf_counter() - t4) * 1000)
+    # A cold build on a freshly opened document (full parse + first symbol walk) for contrast.
+    cold: list[float] = []
+    for _ in range(5):
+        fresh = Document("file:///bench/cold.py", "python", 1, doc.text, "/bench/cold.py")
+        eng = ContextEngine()
+        t0 = time.perf_counter()
+        eng.build(fresh, Cursor(5000, 4), args.budget)
+        cold.append((time.perf_counter() - t0) * 1000)
+    print(
+        f"file: {doc.line_count - 1} lines, {len(doc.text)} chars; budget {args.budget} chars; "
+        f"{args.samples} one-character edits"
+    )
+    print(fmt("apply the change (text + Tree.edit)", edit_ms))
+    print(fmt("incremental re-parse", reparse_ms))
+    print(fmt("context build (tree up to date)", build_ms))
+    print(fmt("edit + re-parse + build (request path)", total_ms))
+    print(fmt("full re-parse (for contrast)", full_ms))
+    print(fmt("cold build: open + full parse + build", cold))
+
+
+if __name__ == "__main__":
+    main()

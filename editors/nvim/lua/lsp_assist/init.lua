@@ -1,0 +1,391 @@
+--- lsp_assist: Neovim client for the lsp-assist language server (LLM ghost-text completions).
+---
+--- `setup()` starts `lsp-assist serve` with `vim.lsp.start` for the buffers it serves. On
+--- Neovim 0.12+ suggestions come from the built-in `vim.lsp.inline_completion`; on 0.10/0.11
+--- from `lsp_assist.inline`. Bad states (server missing, crashing) produce one message each and
+--- a crashed server is restarted with exponential backoff.
+local config = require("lsp_assist.config")
+local inline = require("lsp_assist.inline")
+
+local M = {}
+
+local uv = vim.uv or vim.loop
+local levels = vim.log.levels
+
+local state = {
+  setup_done = false,
+  stopping = false, -- Neovim is exiting or we stop the server on purpose
+  crashes = 0,
+  started_at = nil, ---@type integer|nil
+  restart_pending = false,
+  gave_up = false,
+  notified = {}, ---@type table<string, boolean>
+  buffers = {}, ---@type table<integer, boolean>
+  status = {}, ---@type table
+}
+
+--- Shows each distinct message once (until `reset_notices`), so bad states do not storm.
+local function notify_once(key, msg, level)
+  if state.notified[key] then
+    return
+  end
+  state.notified[key] = true
+  vim.notify(msg, level or levels.WARN, { title = "lsp-assist" })
+end
+
+local function reset_notices()
+  state.notified = {}
+end
+
+--- True when Neovim has the built-in inline completion (0.12+) and it is not disabled.
+function M.use_builtin()
+  if config.options.builtin == false then
+    return false
+  end
+  return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.enable ~= nil
+end
+
+local function root_for(buf)
+  local fname = vim.api.nvim_buf_get_name(buf)
+  local dir = fname ~= "" and vim.fs.dirname(fname) or uv.cwd()
+  local found = vim.fs.find(config.options.root_markers, { path = dir, upward = true })[1]
+  return found and vim.fs.dirname(found) or dir
+end
+
+-- <expr> mappings made with vim.keymap.set replace keycodes in what they return
+-- (replace_keycodes defaults to true): return key notation, not termcodes.
+local function termcodes(keys)
+  return keys
+end
+
+--- Buffer-local insert-mode mappings. Each falls back to its own key when nothing is shown.
+local function set_keymaps(buf)
+  local km = config.options.keymaps
+  local function map(lhs, rhs, desc)
+    if lhs and lhs ~= "" then
+      vim.keymap.set("i", lhs, rhs, { buffer = buf, expr = true, silent = true, desc = desc })
+    end
+  end
+  local builtin = M.use_builtin()
+  -- In an <expr> mapping the buffer is locked (textlock): return a <Cmd> that does the edit.
+  map(km.accept, function()
+    if inline.visible(buf) then
+      return termcodes("<Cmd>lua require('lsp_assist.inline').accept('all')<CR>")
+    end
+    if builtin and vim.lsp.inline_completion.get() then
+      return ""
+    end
+    return termcodes(km.accept)
+  end, "lsp-assist: accept suggestion")
+  map(km.accept_word, function()
+    if inline.visible(buf) then
+      return termcodes("<Cmd>lua require('lsp_assist.inline').accept('word')<CR>")
+    end
+    return termcodes(km.accept_word)
+  end, "lsp-assist: accept next word")
+  map(km.accept_line, function()
+    if inline.visible(buf) then
+      return termcodes("<Cmd>lua require('lsp_assist.inline').accept('line')<CR>")
+    end
+    return termcodes(km.accept_line)
+  end, "lsp-assist: accept line")
+  map(km.dismiss, function()
+    if inline.visible(buf) then
+      return termcodes("<Cmd>lua require('lsp_assist.inline').dismiss()<CR>")
+    end
+    return termcodes(km.dismiss)
+  end, "lsp-assist: dismiss suggestion")
+  map(km.next, function()
+    if builtin and not inline.visible(buf) then
+      return termcodes("<Cmd>lua vim.lsp.inline_completion.select({ count = 1 })<CR>")
+    end
+    return termcodes("<Cmd>lua require('lsp_assist.inline').next(1)<CR>")
+  end, "lsp-assist: next suggestion")
+  map(km.prev, function()
+    if builtin and not inline.visible(buf) then
+      return termcodes("<Cmd>lua vim.lsp.inline_completion.select({ count = -1 })<CR>")
+    end
+    return termcodes("<Cmd>lua require('lsp_assist.inline').next(-1)<CR>")
+  end, "lsp-assist: previous suggestion")
+  if km.escalate and km.escalate ~= "" then
+    vim.keymap.set("i", km.escalate, function()
+      M.escalate()
+    end, { buffer = buf, silent = true, desc = "lsp-assist: escalate to the quality model" })
+  end
+end
+
+local function on_status(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  state.status = vim.tbl_extend("force", state.status, params)
+  if params.state == "warning" or params.state == "error" then
+    notify_once(
+      "status:" .. tostring(params.message),
+      "lsp-assist: " .. (params.message or params.state),
+      params.state == "error" and levels.ERROR or levels.WARN
+    )
+  end
+end
+
+local function on_attach(client, buf)
+  state.buffers[buf] = true
+  if M.use_builtin() then
+    vim.lsp.inline_completion.enable(true, { bufnr = buf })
+    -- The own renderer still serves escalations (the built-in has no manual trigger).
+    inline.attach(buf, false)
+  elseif inline.client_supports(client, "textDocument/inlineCompletion", buf) then
+    inline.attach(buf, true)
+  else
+    notify_once("nocap", "lsp-assist: the server does not advertise inline completion", levels.ERROR)
+  end
+  set_keymaps(buf)
+end
+
+local schedule_restart
+
+local function on_exit(code, signal, _client_id)
+  if state.stopping or (code == 0 and (signal == 0 or signal == 15)) then
+    return
+  end
+  local now = uv.now()
+  if state.started_at and now - state.started_at >= config.options.restart.stable_after_ms then
+    state.crashes = 0
+  end
+  state.started_at = nil
+  state.crashes = state.crashes + 1
+  schedule_restart()
+end
+
+schedule_restart = function()
+  if state.restart_pending then
+    return
+  end
+  local r = config.options.restart
+  if state.crashes > r.max_restarts then
+    state.gave_up = true
+    notify_once(
+      "gaveup",
+      ("lsp-assist: the server crashed %d times in a row; not restarting. See :LspLog, fix, then :LspAssistRestart"):format(
+        state.crashes
+      ),
+      levels.ERROR
+    )
+    return
+  end
+  local delay = math.min(r.base_delay_ms * 2 ^ (state.crashes - 1), r.max_delay_ms)
+  notify_once("crash", ("lsp-assist: the server exited; restarting it (backoff from %d ms)"):format(delay), levels.WARN)
+  state.restart_pending = true
+  vim.defer_fn(function()
+    state.restart_pending = false
+    for buf in pairs(state.buffers) do
+      if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_is_loaded(buf) then
+        M.attach(buf)
+      else
+        state.buffers[buf] = nil
+      end
+    end
+  end, delay)
+end
+
+--- Start (or reuse) the server for `buf` when it should be served.
+function M.attach(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  if not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].buftype ~= "" then
+    return nil
+  end
+  if vim.api.nvim_buf_get_name(buf) == "" or not config.serves_filetype(vim.bo[buf].filetype) then
+    return nil
+  end
+  if state.gave_up then
+    return nil
+  end
+  local root = root_for(buf)
+  local cmd, why = config.resolve_cmd(root)
+  if not cmd then
+    notify_once("missing", "lsp-assist: server not found: " .. why, levels.ERROR)
+    return nil
+  end
+  local ok, id = pcall(vim.lsp.start, {
+    name = inline.client_name,
+    cmd = cmd,
+    root_dir = root,
+    init_options = config.options.init_options,
+    handlers = {
+      ["lspAssist/status"] = on_status,
+      ["lspAssist/suggestionReady"] = function(_, params)
+        inline.on_suggestion_ready(params)
+      end,
+    },
+    on_init = function()
+      state.started_at = uv.now()
+    end,
+    on_attach = on_attach,
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        on_exit(code, signal, client_id)
+      end)
+    end,
+  }, { bufnr = buf })
+  if not ok then
+    notify_once("start", "lsp-assist: could not start the server: " .. tostring(id), levels.ERROR)
+    return nil
+  end
+  return id
+end
+
+--- Send new server settings (same table shape as init_options) to running servers.
+function M.update_config(init_options)
+  config.options.init_options = vim.tbl_deep_extend("force", config.options.init_options, init_options or {})
+  for _, client in ipairs(vim.lsp.get_clients({ name = inline.client_name })) do
+    local params = { settings = { lspAssist = config.options.init_options } }
+    if vim.fn.has("nvim-0.11") == 1 then
+      client:notify("workspace/didChangeConfiguration", params)
+    else
+      client.notify("workspace/didChangeConfiguration", params)
+    end
+  end
+end
+
+local function current_client()
+  local buf = vim.api.nvim_get_current_buf()
+  local client = inline.get_client(buf)
+  if not client then
+    vim.notify("lsp-assist: no server attached to this buffer", levels.WARN, { title = "lsp-assist" })
+  end
+  return client, buf
+end
+
+local function execute(client, buf, command, arguments, handler)
+  inline.client_request(client, "workspace/executeCommand", { command = command, arguments = arguments }, function(err, result)
+    if err then
+      vim.notify(("lsp-assist: %s failed: %s"):format(command, err.message or vim.inspect(err)), levels.ERROR)
+      return
+    end
+    handler(result)
+  end, buf)
+end
+
+--- Ask the quality tier for this position; show its suggestion when it arrives.
+function M.escalate(on_done)
+  local client, buf = current_client()
+  if not client then
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  execute(client, buf, "lspAssist.escalate", { params.textDocument.uri, params.position }, function(result)
+    if not result or not result.text or result.text == "" then
+      vim.notify("lsp-assist: the quality model had no suggestion", levels.INFO)
+    elseif vim.api.nvim_get_current_buf() == buf then
+      -- The server stored the result for this position: the next request returns it.
+      inline.request(buf, 1)
+    end
+    if on_done then
+      on_done(result)
+    end
+  end)
+end
+
+function M.warmup()
+  local client, buf = current_client()
+  if not client then
+    return
+  end
+  vim.notify("lsp-assist: warming the cache...", levels.INFO)
+  execute(client, buf, "lspAssist.warmCache", {}, function(result)
+    local summary = type(result) == "table" and (result.message or result.summary) or nil
+    vim.notify("lsp-assist: cache warmed" .. (summary and (": " .. summary) or ""), levels.INFO)
+  end)
+end
+
+function M.stats()
+  local client, buf = current_client()
+  if not client then
+    return
+  end
+  execute(client, buf, "lspAssist.stats", {}, function(result)
+    local report = type(result) == "table" and result.report or vim.inspect(result)
+    vim.cmd("botright new")
+    local out = vim.api.nvim_get_current_buf()
+    vim.bo[out].buftype = "nofile"
+    vim.bo[out].bufhidden = "wipe"
+    vim.bo[out].swapfile = false
+    vim.api.nvim_buf_set_lines(out, 0, -1, false, vim.split(report or "", "\n", { plain = true }))
+    vim.bo[out].modifiable = false
+    pcall(vim.api.nvim_buf_set_name, out, "lsp-assist://stats")
+  end)
+end
+
+--- Stop the servers and start them again (also after the crash limit was reached).
+function M.restart()
+  state.stopping = true
+  for _, client in ipairs(vim.lsp.get_clients({ name = inline.client_name })) do
+    if vim.fn.has("nvim-0.11") == 1 then
+      client:stop()
+    else
+      client.stop()
+    end
+  end
+  state.crashes, state.gave_up = 0, false
+  reset_notices()
+  vim.defer_fn(function()
+    state.stopping = false
+    for buf in pairs(state.buffers) do
+      if vim.api.nvim_buf_is_valid(buf) then
+        M.attach(buf)
+      end
+    end
+    if next(state.buffers) == nil then
+      M.attach(vim.api.nvim_get_current_buf())
+    end
+  end, 500)
+end
+
+--- Last `lspAssist/status` from the server: { tier, lastLatencyMs, state, message }.
+function M.get_status()
+  return state.status
+end
+
+--- A short statusline string, e.g. "fast 42ms" or "⚠ quota spent".
+function M.statusline()
+  local s = state.status
+  if s.state == "warning" or s.state == "error" then
+    return "⚠ " .. (s.message or s.state)
+  end
+  if s.tier then
+    return s.tier .. (s.lastLatencyMs and (" " .. math.floor(s.lastLatencyMs) .. "ms") or "")
+  end
+  return ""
+end
+
+function M.is_setup()
+  return state.setup_done
+end
+
+---@param opts table|nil see lsp_assist.config.defaults
+function M.setup(opts)
+  config.set(opts)
+  state.setup_done = true
+  vim.api.nvim_set_hl(0, "LspAssistGhost", { link = "Comment", default = true })
+  local group = vim.api.nvim_create_augroup("lsp_assist", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      state.stopping = true
+    end,
+  })
+  -- Buffers opened before setup() ran (e.g. lazy loading).
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype ~= "" then
+      M.attach(buf)
+    end
+  end
+end
+
+return M

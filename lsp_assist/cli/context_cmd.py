@@ -1,0 +1,123 @@
+"""`lsp-assist context FILE:LINE:COL`: print exactly what would be sent for a completion there.
+
+Each part of the prompt is listed with why it was included and its size, then the rendered
+prompt for the tier's template. Positions are 1-based, as compilers print them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lsp_assist.cli.positions import language_of, parse_location
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor, PromptContext
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("context", help="show the prompt that would be sent at FILE:LINE:COL")
+    p.add_argument("location", type=parse_location, metavar="FILE:LINE:COL")
+    p.add_argument("--tier", default="fast", choices=("fast", "quality", "backup"))
+    p.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    p.add_argument("--budget", type=int, default=None, help="prompt budget in characters")
+    p.add_argument(
+        "--with",
+        dest="others",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="treat FILE as another open document (cross-file context); repeatable",
+    )
+    p.set_defaults(run=run)
+
+
+def _tier_settings(tier: str, root: Path) -> tuple[int, str, str]:
+    """(budget chars, fim template, model) of a tier from the merged configuration."""
+    try:
+        from lsp_assist.config.loader import load_config
+
+        cfg = load_config([root]).config
+        t = cfg.tier(tier)
+        return t.context_chars, t.fim_template, t.model
+    except Exception:  # a broken config file must not hide the prompt
+        from lsp_assist.config.schema import Config
+
+        t = Config().tier(tier)
+        return t.context_chars, t.fim_template, t.model
+
+
+def _render(ctx: PromptContext, template: str, model: str) -> dict[str, Any]:
+    try:
+        from lsp_assist.context.templates import render_completion
+    except ImportError:
+        return {"template": None, "prompt": ctx.prefix, "suffix": ctx.suffix, "stop": list(ctx.stop)}
+    r = render_completion(ctx, template, model)
+    return {"template": template, "prompt": r.prompt, "suffix": r.suffix, "stop": list(r.stop)}
+
+
+def run(args: argparse.Namespace) -> int:
+    path, line, col = args.location
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(f"lsp-assist context: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    budget, template, model = _tier_settings(args.tier, path.resolve().parent)
+    if args.budget is not None:
+        budget = max(0, args.budget)
+    others: list[Document] = []
+    for other in args.others:
+        op = Path(other)
+        try:
+            otext = op.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        others.append(Document(op.resolve().as_uri(), language_of(op), 0, otext, str(op)))
+    engine = ContextEngine()
+    ctx = engine.build_from_text(
+        text,
+        language_of(path),
+        str(path),
+        Cursor(line, col),
+        budget,
+        others=others,
+        deadline_ms=1000.0,  # a person is waiting, not a keystroke: take the time
+    )
+    rendered = _render(ctx, template, model)
+    if args.json:
+        out = {
+            "path": ctx.path,
+            "language": ctx.language,
+            "tier": args.tier,
+            "budget": budget,
+            "size": ctx.size,
+            "mode": ctx.mode,
+            "max_tokens": ctx.max_tokens,
+            "stop": list(ctx.stop),
+            "parts": [asdict(p) for p in ctx.parts],
+            "snippets": [asdict(s) for s in ctx.snippets],
+            "prefix": ctx.prefix,
+            "suffix": ctx.suffix,
+            "rendered": rendered,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"# {ctx.path} ({ctx.language}) tier={args.tier} budget={budget} chars, used {ctx.size}")
+    print(f"# mode={ctx.mode} max_tokens={ctx.max_tokens} stop={list(ctx.stop)!r}")
+    print("# parts:")
+    for p in ctx.parts:
+        print(f"#   {p.label:<22} {p.chars:>6} chars  {p.reason}")
+    for s in ctx.snippets:
+        print(f"#   snippet ({s.reason}) {s.path}: {len(s.text)} chars, score {s.score}")
+    print(f"# ---- rendered prompt (template {rendered['template']}) ----")
+    print(rendered["prompt"])
+    if rendered["suffix"] is not None:
+        print("# ---- suffix (sent as its own field) ----")
+        print(rendered["suffix"])
+    print(f"# ---- stop: {rendered['stop']!r}")
+    return 0

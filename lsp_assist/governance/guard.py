@@ -1,0 +1,397 @@
+"""The governance facade the request pipeline uses around every model call.
+
+    gov = Governance(settings, cache_dir, workspace_roots)
+    gov.check_file(path)                          # raises Excluded: answer empty, no call
+    gov.check_tier_endpoint("fast", tier_cfg)     # raises EndpointRefused (at startup/config)
+    ctx, n = gov.redact_context(ctx)              # before the cache key and the provider
+    permit = gov.admit("completion", "fast", "openai@api.example.com")
+    try:
+        ... stream from the provider ...
+    except BaseException as e:
+        permit.finish("error", usage, stages, request_bytes, e, model, host); raise
+    permit.finish("model", usage, stages, request_bytes, None, model, host)
+
+`admit` checks, in this order, and raises the matching `PolicyError`: the tier is allowed
+(`EndpointRefused`), the feature's and tier's quota (`QuotaExceeded`), the provider's
+circuit breaker (`BreakerOpen`), then its rate limit and concurrency cap (`RateLimitSkip`).
+Nothing is consumed unless every check passes (the quota request is counted only when the
+breaker and limiter would admit), so a refused call costs no quota.
+
+`Permit.finish` (idempotent; also called by `with permit:` on exit if you forget) releases
+the concurrency slot, feeds the breaker (success, counting failure, or no verdict for
+cancellations), applies a 429 `Retry-After` to the provider's limiter, adds tokens to the
+quotas and writes one audit line.
+
+Provider keys: one breaker and one limiter per key. Use a key that identifies the upstream
+you are protecting, e.g. `f"{tier.provider}@{host}"`; rate limits are looked up by that key,
+then by the tier name, then `rate_limits.default`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from lsp_assist.config.schema import Config, TierConfig
+from lsp_assist.domain import PromptContext, Usage
+from lsp_assist.errors import (
+    BreakerOpen,
+    EndpointRefused,
+    Excluded,
+    QuotaExceeded,
+    RateLimited,
+    RateLimitSkip,
+)
+from lsp_assist.governance.audit import AuditLog
+from lsp_assist.governance.boundaries import DataBoundary
+from lsp_assist.governance.breaker import BreakerState, CircuitBreaker, StateListener, counts_as_failure
+from lsp_assist.governance.credentials import key_status, resolve_api_key
+from lsp_assist.governance.limits import Lease, ProviderLimits
+from lsp_assist.governance.policy import Policy, apply_policy, load_policy
+from lsp_assist.governance.quota import QuotaStore
+from lsp_assist.governance.redaction import redact, redact_context
+from lsp_assist.governance.settings import FEATURES, GovernanceSettings, parse_settings
+
+log = logging.getLogger(__name__)
+
+AUDIT_SUBDIR = "audit"
+AUDIT_FILE = "audit.jsonl"
+
+
+def default_audit_path(cache_dir: str | os.PathLike[str]) -> Path:
+    return Path(cache_dir) / AUDIT_SUBDIR / AUDIT_FILE
+
+
+class Permit:
+    """An admitted model call. Call `finish(...)` exactly once when it ends."""
+
+    def __init__(
+        self,
+        gov: Governance,
+        feature: str,
+        tier: str,
+        provider_key: str,
+        breaker: CircuitBreaker,
+        limits: ProviderLimits,
+        lease: Lease,
+    ) -> None:
+        self.gov = gov
+        self.feature = feature
+        self.tier = tier
+        self.provider_key = provider_key
+        self.breaker = breaker
+        self.limits = limits
+        self.lease = lease
+        self.started = time.monotonic()
+        self.finished = False
+
+    def finish(
+        self,
+        outcome: str,
+        usage: Usage | None,
+        stages: Mapping[str, float],
+        request_bytes: int,
+        error: BaseException | None,
+        model: str,
+        endpoint_host: str | None,
+        *,
+        provider: str | None = None,
+        fallback_from: str | None = None,
+        hedged: bool = False,
+        retries: int = 0,
+        redactions: int = 0,
+        http_status: int | None = None,
+    ) -> None:
+        """Release the slot, feed the breaker, count tokens, write the audit line. Idempotent.
+
+        `outcome`: "model" (served), "error", "timeout", "cancelled", "fallback" (served by
+        this call as a fallback for another tier)... `stages`: milliseconds per stage; put
+        "ttft" and "total" in it for the usage report. `error`: the exception, if any (only
+        its class name is audited).
+        """
+        if self.finished:
+            return
+        self.finished = True
+        self.lease.release()
+        if error is not None:
+            self.breaker.record_failure(error)
+            if isinstance(error, RateLimited) and error.retry_after:
+                self.limits.cool_down(error.retry_after)
+        elif outcome == "cancelled":
+            self.breaker.release()
+        else:
+            self.breaker.record_success()
+        if usage is not None:
+            self.gov.quota.add_tokens(self.feature, self.tier, usage.prompt_tokens + usage.completion_tokens)
+        self.gov._audit_call(
+            feature=self.feature,
+            tier=self.tier,
+            provider=provider or self.provider_key,
+            model=model,
+            endpoint_host=endpoint_host,
+            request_bytes=request_bytes,
+            usage=usage,
+            stages=stages,
+            outcome=outcome,
+            error=error,
+            fallback_from=fallback_from,
+            hedged=hedged,
+            retries=retries,
+            redactions=redactions,
+            http_status=http_status,
+        )
+
+    def __enter__(self) -> Permit:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        # A safety net so a slot is never leaked; the pipeline should call finish() itself.
+        if not self.finished:
+            cancelled = isinstance(ev, asyncio.CancelledError) or ev is None
+            self.finish("cancelled" if cancelled else "error", None, {}, 0, ev, "", None)
+
+
+class Governance:
+    """Data boundaries, credentials, breakers, limits, quotas and audit for one server."""
+
+    def __init__(
+        self,
+        settings: GovernanceSettings,
+        cache_dir: str | os.PathLike[str],
+        workspace_roots: Sequence[str] = (),
+        *,
+        locked_keys: set[str] | frozenset[str] = frozenset(),
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+        on_breaker_change: StateListener | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.locked_keys = frozenset(locked_keys)
+        self.cache_dir = Path(cache_dir)
+        self.workspace_roots = list(workspace_roots)
+        self._clock = clock
+        self._environ = environ
+        self._on_breaker_change = on_breaker_change
+        self.boundary = DataBoundary(
+            workspace_roots,
+            exclude=settings.exclude,
+            respect_gitignore=settings.respect_gitignore,
+            allowed_hosts=settings.allowed_hosts,
+        )
+        self.quota = QuotaStore(self.cache_dir / "quota", settings.quotas, wall_clock=wall_clock)
+        audit_path = (
+            Path(settings.audit.path).expanduser() if settings.audit.path else default_audit_path(cache_dir)
+        )
+        self.audit = AuditLog(
+            audit_path, settings.audit.max_bytes, settings.audit.backups, enabled=settings.audit.enabled
+        )
+        self._breakers: dict[str, CircuitBreaker] = {}
+        self._limits: dict[str, ProviderLimits] = {}
+        self._workspace_hash = self.audit.workspace_hash(workspace_roots[0] if workspace_roots else None)
+        self.refusals: dict[str, int] = {}
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config,
+        cache_dir: str | os.PathLike[str],
+        workspace_roots: Sequence[str] = (),
+        *,
+        policy: Policy | None = None,
+        policy_paths: Sequence[Path] | None = None,
+        on_breaker_change: StateListener | None = None,
+    ) -> tuple[Governance, list[str]]:
+        """Parse `config.governance`, apply the admin policy, build the facade. Returns errors too."""
+        settings, errors = parse_settings(config.governance)
+        if policy is None:
+            policy, perrs = load_policy(policy_paths)
+            errors += perrs
+        settings, locked = apply_policy(settings, policy)
+        gov = cls(
+            settings, cache_dir, workspace_roots, locked_keys=locked, on_breaker_change=on_breaker_change
+        )
+        return gov, errors
+
+    # --- data boundaries and credentials ------------------------------------------------
+
+    def check_file(self, path: str | None) -> None:
+        """Raise `Excluded` (reason in the message, no content) if `path` must not reach a model."""
+        reason = self.boundary.excluded(path)
+        if reason is not None:
+            raise Excluded(f"excluded from AI completion: {reason}")
+
+    def api_key(self, tier_name: str, tier: TierConfig) -> str | None:
+        return resolve_api_key(tier_name, tier, self.settings, self._environ)
+
+    def key_status(self, tier_name: str, tier: TierConfig) -> str:
+        return key_status(tier_name, tier, self.settings, self._environ)
+
+    def check_tier_endpoint(self, tier_name: str, tier: TierConfig) -> None:
+        """Raise `EndpointRefused` if this tier may not be used (tier not allowed, host, plain HTTP)."""
+        if not self.tier_allowed(tier_name):
+            raise EndpointRefused(f"tier {tier_name!r} is not in governance.tiers_allowed")
+        has_key = self.api_key(tier_name, tier) is not None
+        self.boundary.check_endpoint(tier.base_url, has_key)
+
+    def tier_allowed(self, tier_name: str) -> bool:
+        allowed = self.settings.tiers_allowed
+        return allowed is None or tier_name in allowed
+
+    @staticmethod
+    def redact(text: str) -> tuple[str, int]:
+        return redact(text)
+
+    @staticmethod
+    def redact_context(ctx: PromptContext) -> tuple[PromptContext, int]:
+        return redact_context(ctx)
+
+    # --- breakers, limits, admission ----------------------------------------------------
+
+    def breaker_for(self, provider_key: str) -> CircuitBreaker:
+        b = self._breakers.get(provider_key)
+        if b is None:
+            b = CircuitBreaker(
+                provider_key, self.settings.breaker, clock=self._clock, on_change=self._on_breaker_change
+            )
+            self._breakers[provider_key] = b
+        return b
+
+    def limits_for(self, provider_key: str, tier: str | None = None) -> ProviderLimits:
+        lim = self._limits.get(provider_key)
+        if lim is None:
+            lim = ProviderLimits(
+                provider_key, self.settings.rate_limit_for(provider_key, tier), clock=self._clock
+            )
+            self._limits[provider_key] = lim
+        return lim
+
+    def would_admit(self, provider_key: str, tier: str | None = None) -> bool:
+        """Cheap pre-check for hedging/fallback decisions (no quota read, takes nothing)."""
+        return (
+            self.breaker_for(provider_key).would_allow()
+            and self.limits_for(provider_key, tier).refusal() is None
+        )
+
+    def admit(self, feature: str, tier: str, provider_key: str) -> Permit:
+        """Admit one model call or raise EndpointRefused / QuotaExceeded / BreakerOpen / RateLimitSkip.
+
+        Must run on the event loop thread (the rate limiter reads the loop clock).
+        """
+        if not self.tier_allowed(tier):
+            self._refused("tier")
+            raise EndpointRefused(f"tier {tier!r} is not in governance.tiers_allowed")
+        breaker = self.breaker_for(provider_key)
+        limits = self.limits_for(provider_key, tier)
+        breaker_ok = breaker.would_allow()
+        limit_reason = limits.refusal()
+        if breaker_ok and limit_reason is None:
+            if not self.quota.try_consume(feature, tier):
+                self._refused(f"quota:{feature}")
+                raise QuotaExceeded(f"the {feature} quota for today is spent")
+            # Nothing awaited since the checks above, so both succeed.
+            taken = breaker.allow()
+            lease = limits.try_acquire()
+            if taken and lease is not None:
+                return Permit(self, feature, tier, provider_key, breaker, limits, lease)
+            if lease is not None:  # pragma: no cover - defensive
+                lease.release()
+            if taken:  # pragma: no cover - defensive
+                breaker.release()
+            self._refused("race")
+            raise RateLimitSkip(f"{provider_key} is busy")
+        if self.quota.exhausted(feature, tier):
+            self._refused(f"quota:{feature}")
+            raise QuotaExceeded(f"the {feature} quota for today is spent")
+        if not breaker_ok:
+            self._refused("breaker")
+            raise BreakerOpen(f"{provider_key} is failing; retrying in {breaker.retry_in():.0f} s")
+        limits.skips[limit_reason or "rate"] += 1
+        self._refused(f"limit:{limit_reason}")
+        raise RateLimitSkip(f"{provider_key} is at its {limit_reason} limit; request skipped")
+
+    def _refused(self, reason: str) -> None:
+        self.refusals[reason] = self.refusals.get(reason, 0) + 1
+
+    # --- audit and status ---------------------------------------------------------------
+
+    def _audit_call(
+        self,
+        *,
+        feature: str,
+        tier: str,
+        provider: str,
+        model: str,
+        endpoint_host: str | None,
+        request_bytes: int,
+        usage: Usage | None,
+        stages: Mapping[str, float],
+        outcome: str,
+        error: BaseException | None,
+        fallback_from: str | None,
+        hedged: bool,
+        retries: int,
+        redactions: int,
+        http_status: int | None,
+    ) -> None:
+        if not self.audit.enabled:
+            return
+        u = usage or Usage()
+        self.audit.write(
+            {
+                "environment": self.settings.environment,
+                "feature": feature,
+                "tier": tier,
+                "provider": provider,
+                "model": model,
+                "endpoint_host": endpoint_host,
+                "request_bytes": int(request_bytes),
+                "prompt_tokens": int(u.prompt_tokens),
+                "completion_tokens": int(u.completion_tokens),
+                "tokens_estimated": bool(u.estimated),
+                "stages_ms": dict(stages),
+                "outcome": outcome,
+                "error_class": None if error is None else type(error).__name__,
+                "http_status": http_status,
+                "fallback_from": fallback_from,
+                "hedged": hedged,
+                "retries": retries,
+                "redactions": redactions,
+                "workspace": self._workspace_hash,
+            }
+        )
+
+    def status(self) -> dict[str, object]:
+        """For the status bar and `doctor`: breaker states, spent quotas, skips. No secrets."""
+        spent = [f for f in FEATURES if self.quota.limits.features.get(f) and self.quota.remaining(f).spent]
+        spent_tiers = [t for t in self.quota.limits.tiers if self.quota.remaining("", t).spent]
+        return {
+            "environment": self.settings.environment,
+            "breakers": {k: b.snapshot() for k, b in self._breakers.items()},
+            "open_breakers": [k for k, b in self._breakers.items() if b.state is not BreakerState.CLOSED],
+            "limits": {k: lim.snapshot() for k, lim in self._limits.items()},
+            "quota_spent_features": spent,
+            "quota_spent_tiers": spent_tiers,
+            "quota_errors": self.quota.errors,
+            "refusals": dict(self.refusals),
+            "audit": {
+                "enabled": self.audit.enabled,
+                "path": str(self.audit.path),
+                "records": self.audit.records,
+                "write_errors": self.audit.write_errors,
+            },
+            "locked_keys": sorted(self.locked_keys),
+        }
+
+    def close(self) -> None:
+        self.quota.close()
+
+
+__all__ = ["Governance", "Permit", "counts_as_failure", "default_audit_path"]

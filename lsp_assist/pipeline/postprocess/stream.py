@@ -1,0 +1,95 @@
+"""`StreamAssembler`: read streamed model output and say as early as possible when to stop.
+
+The pipeline feeds each delta; `feed` returns True once reading more cannot change the
+suggestion (end of line in single-line mode, end of the block, an unbalanced closer, a
+stop sequence, a repeated line or one that duplicates the code after the cursor), so the
+stream can be closed and its tokens saved. `first_line` gives the first complete line as
+soon as it exists for a quick answer; `text` gives the final cleaned suggestion.
+"""
+
+from __future__ import annotations
+
+from lsp_assist.domain import Mode, PromptContext
+from lsp_assist.pipeline.postprocess.clean import process
+
+#: A runaway stream is cut here whatever it says.
+MAX_RAW_CHARS = 16_000
+
+
+class StreamAssembler:
+    """Accumulates deltas of one completion and decides when to stop reading."""
+
+    def __init__(self, ctx: PromptContext, mode: Mode | None = None) -> None:
+        self.ctx = ctx
+        self.mode: Mode = mode or ctx.mode
+        self._raw = ""
+        self._done = False
+        self._checked_lines = 0
+        self._stops = tuple(s for s in ctx.stop if s and s != "\n")
+
+    @property
+    def raw(self) -> str:
+        return self._raw
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def feed(self, delta: str) -> bool:
+        """Add a delta; True means stop reading now (the result is final)."""
+        if self._done:
+            return True
+        if not delta:
+            return False
+        self._raw += delta
+        raw = self._raw
+        if len(raw) >= MAX_RAW_CHARS:
+            self._done = True
+            return True
+        window = raw[-(len(delta) + 32) :]
+        if any(s in window for s in self._stops):
+            self._done = True
+            return True
+        if any(ch in ")]}" for ch in delta):
+            # A closer may be one the editor already has: stop as soon as the line is final.
+            got = process(self.ctx, raw, self.mode)
+            if got.stopped and got.why == "unbalanced closer":
+                self._done = True
+                return True
+        if self.mode == "single":
+            if "\n" in raw.lstrip("\n") or ("\n" in raw and self.ctx.line_prefix.strip()):
+                self._done = True
+            return self._done
+        # Multi-line: check each newly completed line (the last one may still grow).
+        complete = raw.count("\n")
+        if complete > self._checked_lines:
+            self._checked_lines = complete
+            head = raw[: raw.rfind("\n")]
+            if process(self.ctx, head, self.mode).stopped:
+                self._done = True
+        return self._done
+
+    def first_line(self) -> str | None:
+        """The first complete line of the suggestion (cleaned), or None while it is not there."""
+        raw = self._raw
+        lead = len(raw) - len(raw.lstrip("\n"))
+        end = raw.find("\n", lead)
+        if end < 0:
+            if not self._done:
+                return None
+            end = len(raw)
+        got = process(self.ctx, raw[:end], self.mode).text
+        if not got:
+            return None
+        first = got.split("\n")
+        # Keep a leading newline (a block body after `:`/`{`) together with its first line.
+        return "\n".join(first[: lead + 1]) if lead else first[0]
+
+    def finish(self) -> str:
+        """Mark the stream ended and return the final text."""
+        self._done = True
+        return self.text()
+
+    def text(self) -> str:
+        """The final cleaned suggestion ("" when there is nothing useful)."""
+        return process(self.ctx, self._raw, self.mode).text

@@ -1,0 +1,123 @@
+"""Exclusion globs, .lsp-assist-ignore, .gitignore, endpoint refusal, credentials."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lsp_assist.config.schema import TierConfig
+from lsp_assist.errors import EndpointRefused
+from lsp_assist.governance.boundaries import DataBoundary, check_endpoint
+from lsp_assist.governance.credentials import describe_key, key_status, resolve_api_key
+from lsp_assist.governance.settings import GovernanceSettings
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        ".env", ".env.local", "config/.env.production", "certs/server.pem", "tls/private.key", "id_rsa",
+        "home/.ssh/id_ed25519.pub", "store.p12", "cert.pfx", "credentials.json", ".aws/credentials",
+        ".netrc", "web/.npmrc", "vault.kdbx", "secrets.yaml", "SECRETS.YML", "Server.PEM", ".git/config",
+    ],
+)  # fmt: skip
+def test_default_secret_globs(tmp_path: Path, rel: str) -> None:
+    b = DataBoundary([str(tmp_path)])
+    assert b.excluded(str(tmp_path / rel)) is not None
+
+
+@pytest.mark.parametrize("rel", ["src/app.py", "README.md", "environment.py", "keys.py", "src/tokenizer.ts"])
+def test_ordinary_files_allowed(tmp_path: Path, rel: str) -> None:
+    assert DataBoundary([str(tmp_path)]).excluded(str(tmp_path / rel)) is None
+
+
+def test_outside_workspace_still_protected_and_none_fails_closed(tmp_path: Path) -> None:
+    b = DataBoundary([str(tmp_path / "ws")])
+    assert b.excluded("/home/u/.ssh/id_rsa") is not None
+    assert b.excluded("/home/u/.aws/credentials") is not None
+    assert b.excluded("/tmp/other/main.py") is None
+    assert b.excluded(None) is not None
+
+
+def test_extra_exclude_globs(tmp_path: Path) -> None:
+    b = DataBoundary([str(tmp_path)], exclude=["*.sql", "private/**"])
+    assert b.excluded(str(tmp_path / "db" / "dump.SQL")) == "governance.exclude"
+    assert b.excluded(str(tmp_path / "private" / "a" / "b.py")) is not None
+    assert b.excluded(str(tmp_path / "public" / "b.py")) is None
+
+
+def test_lsp_assist_ignore_nested_and_negation(tmp_path: Path) -> None:
+    (tmp_path / ".lsp-assist-ignore").write_text("generated/\n*.secret.py\n")
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    (sub / ".lsp-assist-ignore").write_text("internal_*.py\n!keep.secret.py\n")
+    b = DataBoundary([str(tmp_path)])
+    assert b.excluded(str(tmp_path / "generated" / "x.py")) is not None
+    assert b.excluded(str(tmp_path / "a.secret.py")) is not None
+    assert b.excluded(str(sub / "internal_api.py")) is not None
+    assert b.excluded(str(sub / "keep.secret.py")) is None  # re-included by the deeper file
+    assert b.excluded(str(tmp_path / "internal_api.py")) is None  # scoped to pkg/
+    # Edits are picked up (mtime change).
+    (tmp_path / ".lsp-assist-ignore").write_text("generated/\n*.secret.py\nnotes.md\n")
+    import os
+
+    os.utime(tmp_path / ".lsp-assist-ignore", ns=(1, 2))
+    assert b.excluded(str(tmp_path / "notes.md")) is not None
+
+
+def test_gitignore_only_when_configured(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("build/\n*.log\n")
+    target = str(tmp_path / "build" / "out.py")
+    assert DataBoundary([str(tmp_path)]).excluded(target) is None
+    b = DataBoundary([str(tmp_path)], respect_gitignore=True)
+    assert b.excluded(target) == f".gitignore in {tmp_path}"
+    assert b.excluded(str(tmp_path / "src" / "run.log")) is not None
+
+
+def test_unreadable_ignore_file_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / ".lsp-assist-ignore").mkdir()  # a directory: cannot be read as a file
+    b = DataBoundary([str(tmp_path)])
+    reason = b.excluded(str(tmp_path / "a.py"))
+    assert reason is not None and "fail closed" in reason
+
+
+def test_endpoint_plain_http_with_key_refused() -> None:
+    with pytest.raises(EndpointRefused, match="plain HTTP"):
+        check_endpoint("http://models.example.com/v1", True, None)
+    check_endpoint("http://models.example.com/v1", False, None)  # no key: allowed
+    check_endpoint("http://127.0.0.1:8080/v1", True, None)  # loopback: allowed
+    check_endpoint("http://localhost:8080/v1", True, None)
+    check_endpoint("http://[::1]:8080/v1", True, None)
+    check_endpoint("https://models.example.com/v1", True, None)
+
+
+def test_endpoint_host_not_allowed() -> None:
+    allowed = ("api.openai.com", "*.corp.example")
+    check_endpoint("https://api.openai.com/v1", True, allowed)
+    check_endpoint("https://llm.eu.corp.example/v1", True, allowed)
+    check_endpoint("http://127.0.0.1:9/v1", True, allowed)  # loopback always allowed
+    with pytest.raises(EndpointRefused, match="allowed_hosts") as ei:
+        check_endpoint("https://user:hunter2@api.other.com/v1", True, allowed)
+    assert "hunter2" not in str(ei.value)
+    with pytest.raises(EndpointRefused):
+        check_endpoint("https://evilcorp.example/v1", False, ("*.corp.example",))
+    with pytest.raises(EndpointRefused):
+        check_endpoint("https://x.com/v1", False, ())  # empty tuple: loopback only
+
+
+def test_credentials_per_environment() -> None:
+    tier = TierConfig(provider="openai", api_key_env="OPENAI_KEY")
+    env = {"OPENAI_KEY": "dev-key-value", "OPENAI_KEY_PROD": "prod-key-value", "ACME_FAST": "mapped"}
+    dev = GovernanceSettings(environment="dev")
+    prod = GovernanceSettings(environment="prod")
+    assert resolve_api_key("fast", tier, dev, env) == "dev-key-value"
+    assert resolve_api_key("fast", tier, prod, env) == "prod-key-value"
+    mapped = GovernanceSettings(environment="prod", environments={"prod": {"fast": "ACME_FAST"}})
+    assert resolve_api_key("fast", tier, mapped, env) == "mapped"
+    strict = GovernanceSettings(environment="test", strict_environment=True)
+    assert resolve_api_key("fast", tier, strict, env) is None
+    assert key_status("fast", tier, strict, env) == "missing"
+    assert key_status("fast", tier, prod, env) == "set"
+    assert key_status("fast", TierConfig(), prod, env) == "not needed"
+    text = describe_key("fast", tier, prod, env)
+    assert text == "$OPENAI_KEY_PROD: set" and "prod-key-value" not in text

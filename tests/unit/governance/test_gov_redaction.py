@@ -1,0 +1,107 @@
+"""Redaction catalogue: true positives, false-positive guards, idempotence, cursor split."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_assist.domain import PromptContext, Snippet
+from lsp_assist.governance.redaction import contains_placeholder, redact, redact_context
+
+GHP = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # 36 chars after the prefix
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx1y2z3\nAbCdEf==\n-----END RSA PRIVATE KEY-----"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+
+POSITIVES = [
+    ('key_id = "AKIAIOSFODNN7EXAMPLE"', "AKIAIOSFODNN7EXAMPLE", "aws-access-key"),
+    ("ASIAY34FZKBOKMUTVV7A", "ASIAY34FZKBOKMUTVV7A", "aws-access-key"),
+    (
+        'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws-secret-key",
+    ),
+    (f"token = '{GHP}'", GHP, "github-token"),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "github_pat_11ABCDEFG0123456789",
+        "github-token",
+    ),
+    ("glpat-abcdefghij0123456789", "glpat-abcdefghij0123456789", "gitlab-token"),
+    ("SLACK = 'xoxb-123456789012-abcdefghijkl'", "xoxb-123456789012-abcdefghijkl", "slack-token"),
+    ("stripe.api_key = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe-key"),
+    ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "AIzaSyA-1234567890abcdefghijklmnopqrstu", "google-api-key"),
+    ("k = 'sk-proj-AbC123dEf456GhI789jKl012MnO345'", "sk-proj-AbC123dEf456GhI789jKl012MnO345", "openai-key"),
+    ("k = 'sk-ant-api03-AbC123dEf456GhI789jKl012'", "sk-ant-api03-AbC123dEf456GhI789jKl012", "anthropic-key"),
+    (f"auth_header = 'Bearer {JWT}'", JWT, "jwt"),
+    (PEM + "\nx = 1", "MIIEowIBAAKCAQEAx1y2z3", "private-key"),
+    ("url = 'postgres://admin:pa55w0rd!x@db.example.com/app'", "pa55w0rd!x", "url-password"),
+    ('password = "S3cr3t!Passw0rd#2024"', "S3cr3t!Passw0rd#2024", "secret"),
+    ('{"client_secret": "q8Zr2LmW9xTp4VnB"}', "q8Zr2LmW9xTp4VnB", "secret"),
+    ("API_KEY=abcDEF123456ghiJKL789", "abcDEF123456ghiJKL789", "secret"),
+    ('self.api_key: str = "Zx9Lq2Wm8Rt4Yp6Vn3Kb"', "Zx9Lq2Wm8Rt4Yp6Vn3Kb", "secret"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), POSITIVES)
+def test_true_positives(text: str, secret: str, kind: str) -> None:
+    out, n = redact(text)
+    assert n >= 1
+    assert secret not in out
+    assert f"<redacted:{kind}>" in out
+
+
+NEGATIVES = [
+    "def get_token(self) -> str:\n    return self._token",
+    'password = os.environ["DB_PASSWORD"]',
+    'token_type = "bearer"',
+    'password = "hunter2"',  # short: not high-entropy (documented limit)
+    'sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"',
+    'commit = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"',
+    'name = "sk-learn-compatible-estimator-name"',
+    "private_key_path = None  # read from disk",
+    'author = "Jane Doe"',
+    "AKIA_PREFIX_LENGTH = 4",
+    "url = 'https://example.com:8080/path'",
+    'password = "${DB_PASSWORD}"',
+    'api_key = "your-api-key-here"',
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_false_positive_guards(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
+def test_keeps_code_shape_and_is_idempotent() -> None:
+    text = f'cfg = {{\n  "key": "AKIAIOSFODNN7EXAMPLE",\n  "gh": "{GHP}",\n}}\n{PEM}\nprint(1)\n'
+    once, n = redact(text)
+    assert n == 3
+    assert '"key": "<redacted:aws-access-key>",' in once
+    assert once.endswith("print(1)\n")
+    assert redact(once) == (once, 0)
+    assert contains_placeholder(once)
+
+
+def test_truncated_private_key_block_is_redacted_to_the_end() -> None:
+    out, n = redact("x = 1\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA")
+    assert n == 1 and "b3BlbnNz" not in out
+
+
+def test_context_secret_split_by_cursor_and_snippets() -> None:
+    ctx = PromptContext(
+        language="python",
+        path="a.py",
+        prefix='key = "AKIAIOSFOD',
+        suffix='NN7EXAMPLE"\nprint(1)\n',
+        snippets=(Snippet(path="b.py", text=f"t = '{GHP}'"),),
+    )
+    out, n = redact_context(ctx)
+    assert n == 2
+    joined = out.prefix + out.suffix + "".join(s.text for s in out.snippets)
+    assert "AKIAIOSFOD" not in joined and "NN7EXAMPLE" not in joined and GHP not in joined
+    assert out.suffix.startswith('"\nprint(1)')
+
+
+def test_clean_context_is_returned_unchanged() -> None:
+    ctx = PromptContext(language="python", path="a.py", prefix="def f(x):\n    return ", suffix="\n")
+    out, n = redact_context(ctx)
+    assert n == 0 and out is ctx

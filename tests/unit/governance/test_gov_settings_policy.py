@@ -1,0 +1,125 @@
+"""Settings parsing (errors name the key) and the admin policy (cannot be loosened)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsp_assist.governance.policy import apply_policy, load_policy, parse_policy
+from lsp_assist.governance.settings import QuotaLimit, RateLimit, parse_settings
+
+
+def test_parse_full_settings() -> None:
+    raw = {
+        "environment": "prod",
+        "allowed_hosts": ["API.openai.com"],
+        "exclude": ["*.sql"],
+        "respect_gitignore": True,
+        "audit": {"enabled": True, "path": "/tmp/a.jsonl", "max_bytes": 4096, "backups": 2},
+        "quotas": {"completion": {"requests_per_day": 10}, "tiers": {"quality": {"tokens_per_day": 500}}},
+        "rate_limits": {"openai": {"requests_per_minute": 60, "max_concurrent": 2}},
+        "breaker": {"failure_threshold": 3, "cooldown_s": 5},
+        "hedging": {"enabled": True, "max_extra": 1},
+        "prices": {"gpt-4o-mini": {"prompt_per_1k": 0.00015, "completion_per_1k": 0.0006}},
+        "tiers_allowed": ["fast"],
+        "environments": {"prod": {"fast": "ACME_FAST_KEY"}},
+    }
+    s, errors = parse_settings(raw, environ={})
+    assert errors == []
+    assert s.environment == "prod"
+    assert s.allowed_hosts == ("api.openai.com",)
+    assert s.quotas.features["completion"] == QuotaLimit(requests_per_day=10)
+    assert s.quotas.tiers["quality"].tokens_per_day == 500
+    assert s.rate_limit_for("openai") == RateLimit(60.0, 2)
+    assert s.rate_limit_for("other") == RateLimit()
+    assert s.breaker.failure_threshold == 3 and s.breaker.cooldown_s == 5
+    assert s.prices["gpt-4o-mini"].completion_per_1k == 0.0006
+    assert s.environments["prod"]["fast"] == "ACME_FAST_KEY"
+
+
+def test_errors_name_the_key_and_unknown_keys_are_reported() -> None:
+    raw = {
+        "quotas": {"completion": {"requests_per_day": "many"}, "bogus": {}},
+        "breaker": {"error_rate": 3},
+        "colour": "blue",
+        "environment": "staging",
+        "environments": {"prod": {"fast": "sk-proj-AbC123dEf456GhI789jKl012MnO345"}},
+    }
+    s, errors = parse_settings(raw, environ={})
+    assert "governance.quotas.completion.requests_per_day: expected an integer" in errors
+    assert any(e.startswith("governance.quotas.bogus:") for e in errors)
+    assert any(e.startswith("governance.breaker.error_rate:") for e in errors)
+    assert any(e.startswith("governance.colour: unknown key") for e in errors)
+    assert any(e.startswith("governance.environment:") for e in errors)
+    assert any(e.startswith("governance.environments.prod.fast:") for e in errors)
+    assert not any("AbC123" in e for e in errors)  # a pasted key is never echoed
+    assert s.quotas.features["completion"].requests_per_day is None
+    assert s.environment == "dev"
+
+
+def test_environment_from_env_var() -> None:
+    s, _ = parse_settings({}, environ={"LSP_ASSIST_ENVIRONMENT": "test"})
+    assert s.environment == "test"
+
+
+def test_policy_cannot_be_loosened() -> None:
+    user, _ = parse_settings(
+        {
+            "allowed_hosts": ["api.openai.com", "evil.example"],
+            "exclude": ["*.sql"],
+            "audit": {"enabled": False},
+            "quotas": {"completion": {"requests_per_day": 10_000}, "escalation": {"requests_per_day": 5}},
+            "tiers_allowed": ["fast", "quality"],
+        },
+        environ={},
+    )
+    policy, perrs = parse_policy(
+        {
+            "governance": {
+                "allowed_hosts": ["api.openai.com", "*.corp.example"],
+                "exclude": ["*.pdf"],
+                "audit": {"enabled": True},
+                "quotas": {"completion": {"requests_per_day": 100}, "escalation": {"requests_per_day": 50}},
+                "tiers_allowed": ["fast", "backup"],
+            }
+        }
+    )
+    assert perrs == []
+    s, locked = apply_policy(user, policy)
+    assert s.allowed_hosts == ("api.openai.com",)
+    assert set(s.exclude) == {"*.sql", "*.pdf"}
+    assert s.audit.enabled is True
+    assert s.quotas.features["completion"].requests_per_day == 100
+    assert s.quotas.features["escalation"].requests_per_day == 5  # user's stricter value stays
+    assert s.tiers_allowed == ("fast",)
+    assert {
+        "governance.allowed_hosts",
+        "governance.exclude",
+        "governance.audit.enabled",
+        "governance.quotas.completion.requests_per_day",
+        "governance.tiers_allowed",
+    } <= locked
+
+
+def test_policy_applies_to_users_who_set_nothing() -> None:
+    user, _ = parse_settings({}, environ={})
+    policy, _ = parse_policy({"allowed_hosts": ["api.openai.com"], "tiers_allowed": ["fast"]})
+    s, _ = apply_policy(user, policy)
+    assert s.allowed_hosts == ("api.openai.com",)
+    assert s.tiers_allowed == ("fast",)
+
+
+def test_load_policy_files_merge_stricter(tmp_path: Path) -> None:
+    a = tmp_path / "system.toml"
+    b = tmp_path / "env.toml"
+    a.write_text('allowed_hosts = ["api.openai.com", "x.corp"]\n[quotas.completion]\nrequests_per_day = 50\n')
+    b.write_text(
+        '[governance]\nallowed_hosts = ["x.corp"]\n[governance.quotas.completion]\nrequests_per_day = 80\n'
+    )
+    policy, errors = load_policy([a, b, tmp_path / "missing.toml"])
+    assert errors == [] and policy is not None
+    assert policy.settings.allowed_hosts == ("x.corp",)
+    assert policy.settings.quotas.features["completion"].requests_per_day == 50
+    bad = tmp_path / "bad.toml"
+    bad.write_text("allowed_hosts = [")
+    _, errors = load_policy([bad])
+    assert errors and "invalid TOML" in errors[0]

@@ -1,0 +1,71 @@
+"""The fake model server itself: rules, queueing, subprocess mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+from tests.fakes.fake_model_server import FakeModelServer, Script, split_tokens
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def post(url: str, body: dict[str, object]) -> str:
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return str(r.read().decode())
+
+
+def streamed_text(raw: str) -> str:
+    out = []
+    for line in raw.splitlines():
+        if line.startswith("data: ") and line != "data: [DONE]":
+            for ch in json.loads(line[6:])["choices"]:
+                out.append(ch.get("text") or ch.get("delta", {}).get("content") or "")
+    return "".join(out)
+
+
+def test_split_tokens_round_trips() -> None:
+    text = "def f(x):\n    return x  # é\n\n"
+    assert "".join(split_tokens(text)) == text and len(split_tokens(text)) > 5
+
+
+def test_rules_queue_and_default() -> None:
+    with FakeModelServer(default=Script(text="DEFAULT")) as srv:
+        srv.add_rule(r"def add\(", "return a + b")
+        srv.push(Script(text=lambda body: f"echo {body['max_tokens']}"))
+        url = srv.base_url + "/completions"
+        assert streamed_text(post(url, {"prompt": "def add(", "stream": True, "max_tokens": 5})) == "echo 5"
+        assert streamed_text(post(url, {"prompt": "def add(", "stream": True})) == "return a + b"
+        assert streamed_text(post(url, {"prompt": "other", "stream": True})) == "DEFAULT"
+        whole = json.loads(post(url, {"prompt": "other", "stream": False}))
+        assert whole["choices"][0]["text"] == "DEFAULT"
+        assert srv.stats.streams_completed == 3 and len(srv.model_requests()) == 4
+
+
+def test_subprocess_mode_prints_port_and_serves() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.fake_model_server", "--port", "0", "--text", "hi there"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("PORT=")
+        base = f"http://127.0.0.1:{int(line[5:])}"
+        assert streamed_text(post(base + "/v1/completions", {"prompt": "x", "stream": True})) == "hi there"
+        post(base + "/_control/push", {"text": "pushed"})
+        raw = post(
+            base + "/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}], "stream": True}
+        )
+        assert streamed_text(raw) == "pushed"
+        with urllib.request.urlopen(base + "/_control/stats", timeout=5) as r:
+            assert json.loads(r.read())["streams_completed"] == 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
