@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
-from tests.fakes.fake_model_server import FakeModelServer, Script, split_tokens  # noqa: E402
+from tests.fakes.fake_model_server import Script, split_tokens  # noqa: E402
+from tests.fakes.process import FakeModelProcess  # noqa: E402
 
 COMPLETION = "return compute_total(items, tax_rate)\n    # more lines follow\n    return None\n"
 
@@ -38,6 +39,17 @@ def model_time_ms(text: str, ttft_ms: float, rate: float) -> float:
     tokens = split_tokens(text)
     k = next(i for i, t in enumerate(tokens) if "\n" in t)
     return ttft_ms + (k / rate * 1000.0 if rate else 0.0)
+
+
+NEWLINE_TOKEN = next(i for i, t in enumerate(split_tokens(COMPLETION)) if "\n" in t)
+
+
+def measured_model_ms(fake: FakeModelProcess, first_stream: int) -> float | None:
+    """The fake's own time from reading the request to writing the token that ends line 1."""
+    for t_request, times in fake.stream_times[first_stream:]:  # one HTTP call, outside the timing
+        if len(times) > NEWLINE_TOKEN:
+            return (times[NEWLINE_TOKEN] - t_request) * 1000.0
+    return None
 
 
 def pct(values: list[float], q: float) -> float:
@@ -120,10 +132,10 @@ async def timed_inline(c: RpcClient, uri: str, line: int, ch: int, invoked: bool
     return (time.perf_counter() - t0) * 1000.0, first_text(resp)
 
 
-async def scenario(kind: str, fake: FakeModelServer, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     fake.reset()
-    fake.default = Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s)
+    fake.set_default(Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s))
     c = await start(kind, fake.base_url, tmp / kind)
     try:
         # Warm-up request (connection, imports) not counted.
@@ -132,22 +144,21 @@ async def scenario(kind: str, fake: FakeModelServer, args: argparse.Namespace, t
         model_ms = model_time_ms(COMPLETION, args.ttft_ms, args.tokens_per_s)
 
         # 1. cache misses: every document differs, so nothing can be reused.
+        # 2. typing-through: then type the first character of the suggestion on screen.
         miss: list[float] = []
+        model_measured: list[float] = []
+        tt: list[float] = []
+        tt_calls = 0
         for i in range(args.n):
             uri = f"file:///bench/miss_{i}.py"
             open_doc(c, uri, doc_text(i))
+            n_streams = len(fake.stream_times)
             ms, text = await timed_inline(c, uri, *CURSOR)
             assert text.startswith("return compute_total"), (kind, text)
             miss.append(ms)
-        out["miss_ms"] = miss
-        out["overhead_ms"] = [m - model_ms for m in miss]
-        out["model_ms"] = model_ms
-
-        # 2. typing-through: type the first character of the suggestion on screen.
-        calls_before = fake.stats().streams_started
-        tt: list[float] = []
-        for i in range(args.n):
-            uri = f"file:///bench/miss_{i}.py"
+            measured = measured_model_ms(fake, n_streams)
+            model_measured.append(measured if measured is not None else model_ms)
+            calls_before = fake.stats.streams_started
             c.notify(
                 "textDocument/didChange",
                 {
@@ -165,24 +176,31 @@ async def scenario(kind: str, fake: FakeModelServer, args: argparse.Namespace, t
             )
             ms, text = await timed_inline(c, uri, 8, 5)
             tt.append(ms)
+            tt_calls += fake.stats.streams_started - calls_before
+            c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            await asyncio.sleep(0.15)  # let background work (enrichment, prefetch) settle
+        out["miss_ms"] = miss
+        out["overhead_ms"] = [m - mm for m, mm in zip(miss, model_measured)]
+        out["model_measured_ms"] = model_measured
+        out["model_ms"] = model_ms
         out["typing_ms"] = tt
-        out["typing_model_calls"] = fake.stats().streams_started - calls_before
+        out["typing_model_calls"] = tt_calls
 
-        # 3. cache hits: reopen documents seen before (a restart of the editor buffer).
-        calls_before = fake.stats().streams_started
+        # 3. cache hits: reopen documents seen before (a buffer reopened, or a new session).
+        calls_before = fake.stats.streams_started
         hit: list[float] = []
         for i in range(args.n):
             uri = f"file:///bench/miss_{i}.py"
-            c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
             open_doc(c, uri, doc_text(i), version=3)
             ms, _ = await timed_inline(c, uri, *CURSOR)
             hit.append(ms)
+            c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         out["hit_ms"] = hit
-        out["hit_model_calls"] = fake.stats().streams_started - calls_before
+        out["hit_model_calls"] = fake.stats.streams_started - calls_before
 
         # 4. typing burst: 12 keystrokes, 40 ms apart, previous request cancelled each time.
         await asyncio.sleep(0.3)
-        before = fake.stats()
+        before = fake.stats
         uri = "file:///bench/burst.py"
         base = doc_text(500)
         open_doc(c, uri, base)
@@ -211,10 +229,13 @@ async def scenario(kind: str, fake: FakeModelServer, args: argparse.Namespace, t
         assert pending is not None
         await asyncio.wait_for(pending[1], 20)
         await asyncio.sleep(0.5)  # let aborted streams be noticed by the fake server
-        after = fake.stats()
+        after = fake.stats
         out["burst_started"] = after.streams_started - before.streams_started
         out["burst_aborted"] = after.streams_aborted - before.streams_aborted
         out["burst_tokens_at_abort"] = sum(after.tokens_at_abort[len(before.tokens_at_abort) :])
+        if kind == "lsp-assist":
+            resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
+            out["server_report"] = (resp.get("result") or {}).get("report") or str(resp)
     finally:
         await c.close()
     return out
@@ -234,7 +255,7 @@ async def main() -> int:
     ap.add_argument("--tokens-per-s", type=float, default=400.0)
     ap.add_argument("--n", type=int, default=25)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as td, FakeModelServer() as fake:
+    with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
         tmp = Path(td)
         ours = await scenario("lsp-assist", fake, args, tmp)
         naive = await scenario("naive", fake, args, tmp)
@@ -265,6 +286,9 @@ async def main() -> int:
             str(naive["burst_tokens_at_abort"]),
         )
     )
+    print()
+    print("lsp-assist's own per-stage report for the run (lspAssist.stats):")
+    print(ours.get("server_report", ""))
     ratio = statistics.median(naive["miss_ms"]) / statistics.median(ours["miss_ms"])
     print(f"miss latency ratio naive/lsp-assist: {ratio:.2f}x")
     return 0

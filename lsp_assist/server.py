@@ -190,6 +190,8 @@ class Runtime:
                 log.info("warming %s failed: %s", provider.name, exc)
 
     async def aclose(self) -> None:
+        if self.stats is not None:
+            self.stats.flush()
         await self.retire_old()
         if self.engine is not None:
             await self.engine.aclose()

@@ -24,6 +24,7 @@ from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
     TreeSymbolCache,
+    definition_names,
     signature_of,
     spec_for,
 )
@@ -38,8 +39,13 @@ NEAR_BELOW_ROWS = 2
 ENCLOSING_SHARE = 0.6
 IMPORTS_SHARE = 0.2
 SIGNATURES_SHARE = 0.25
-SNIPPET_SHARE = 0.2
-SUFFIX_SHARE_MULTI = 0.3  # of what is left after the priority items
+OUTLINE_SHARE = 0.1
+RELATED_SHARE = 0.2
+RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
+RELATED_WINDOW = 6
+RELATED_STEP = 3
+SNIPPET_SHARE = 0.15
+SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
 
@@ -65,6 +71,12 @@ class _Parts:
     def __init__(self) -> None:
         self._chars: dict[str, int] = {}
         self._why: dict[str, str] = {}
+        self._line_labels: set[str] = set()
+
+    def line(self, label: str, reason: str, chars: int) -> None:
+        """A part made of whole rows of the file (its size is measured at the end)."""
+        self._line_labels.add(label)
+        self.add(label, reason, chars)
 
     def add(self, label: str, reason: str, chars: int) -> None:
         if chars <= 0:
@@ -72,8 +84,21 @@ class _Parts:
         self._chars[label] = self._chars.get(label, 0) + chars
         self._why.setdefault(label, reason)
 
-    def items(self) -> list[PromptPart]:
-        return [PromptPart(k, self._why[k], v) for k, v in self._chars.items() if v > 0]
+    def items(self, measured: dict[str, int]) -> list[PromptPart]:
+        """Parts in order; line-based parts take their measured size from the selection."""
+        for label, reason in (
+            ("gap_markers", "one marker line per skipped stretch of the file"),
+            ("gap_fill", "blank lines kept instead of a marker (no dearer)"),
+        ):
+            if measured.get(label):
+                self._chars.setdefault(label, 0)
+                self._why.setdefault(label, reason)
+        out = []
+        for k, v in self._chars.items():
+            chars = measured.get(k, 0) if k in self._line_labels or k.startswith("gap_") else v
+            if chars > 0:
+                out.append(PromptPart(k, self._why[k], chars))
+        return out
 
 
 class ContextEngine:
@@ -90,6 +115,7 @@ class ContextEngine:
         self.ranker = ranker if ranker is not None else CrossFileRanker()
         self.snippet_share = snippet_share
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
+        self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -178,12 +204,14 @@ class ContextEngine:
         parts.add("suffix.cursor_line", "the rest of the cursor line", len(kept_suffix))
 
         # 2. The lines right around the cursor.
-        parts.add(
+        sel.label = "prefix.cursor_lines"
+        parts.line(
             "prefix.cursor_lines",
             "lines just above the cursor",
             sel.grow(row - 1, row - 1 - NEAR_ABOVE_ROWS, -1, int(local_budget * 0.3)),
         )
-        parts.add(
+        sel.label = "suffix.cursor_lines"
+        parts.line(
             "suffix.cursor_lines",
             "lines just below the cursor",
             sel.grow(row + 1, row + 1 + NEAR_BELOW_ROWS, 1, int(local_budget * 0.1)),
@@ -201,7 +229,8 @@ class ContextEngine:
             self._add_enclosing(sel, parts, chain, data, local_budget, row)
         else:
             headers = self._indent_headers(doc, row)
-            parts.add(
+            sel.label = "enclosing.headers"
+            parts.line(
                 "enclosing.headers",
                 "lines that open the blocks around the cursor (by indentation)",
                 sel.try_add(headers, int(local_budget * 0.15)),
@@ -211,33 +240,47 @@ class ContextEngine:
             near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
         near = _near_identifiers(near_text)
 
+        # Cross-file snippets within their reserved share; what they leave goes back to the file.
+        snippets: list[Snippet] = []
+        if want_snippets:
+            in_file: set[str] = set()
+            if tree is not None:
+                in_file = {s.name for s in self._tree_symbols(doc).find(tree, data, set(near))}
+            snippets = self._snippets(doc, others_list, near, in_file, budget - local_budget, deadline)
+            for snip in snippets:
+                parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
+            sel.budget = budget - sum(len(snip.text) for snip in snippets)
+            local_budget = sel.budget
+        # Optional items shrink at small budgets, where the contiguous window matters most.
+        scale = min(1.0, max(0.25, (local_budget - 800) / 3200))
+
         # 4. Imports.
         import_budget = int(local_budget * IMPORTS_SHARE)
         used = 0
+        sel.label = "imports"
         for rows in self._imports(doc, tree, spec, near, row):
             got = sel.try_add(rows, import_budget - used)
             used += got
-        parts.add("imports", "the file's imports", used)
+        parts.line("imports", "the file's imports", used)
 
         # 5. Signatures of in-file definitions the code near the cursor refers to.
-        found_names: set[str] = set()
         if tree is not None and near and time.perf_counter() < deadline:
-            found_names = self._add_signatures(sel, parts, doc, tree, data, near, chain, local_budget)
+            self._add_signatures(sel, parts, doc, tree, data, near, chain, int(local_budget * scale))
+
+        # 5b. Lines elsewhere in the file (within reach) that use the same names.
+        if near and time.perf_counter() < deadline:
+            sel.label = "related"
+            parts.line(
+                "related",
+                "lines elsewhere in this file that use the names near the cursor",
+                self._add_related(sel, doc, row, near, int(local_budget * RELATED_SHARE * scale)),
+            )
 
         # 6. The rest of the prefix and a shorter suffix, then statement-boundary cuts.
         mode = self._mode(doc, row, line_prefix, line_suffix, cursor_node)
         self._add_rest(sel, parts, row, mode.mode == "multi", tree)
         sel.fill_cheap_gaps()
         prefix, suffix = sel.render(kept_prefix, kept_suffix)
-
-        # 7. Cross-file snippets with what is left.
-        snippets: list[Snippet] = []
-        if want_snippets:
-            snippets = self._snippets(
-                doc, others_list, near, found_names, budget - len(prefix) - len(suffix), deadline
-            )
-            for s in snippets:
-                parts.add(f"snippet.{s.reason}", f"from {s.path}", len(s.text))
 
         return PromptContext(
             language=lang,
@@ -248,7 +291,7 @@ class ContextEngine:
             mode=mode.mode,
             stop=mode.stop,
             max_tokens=mode.max_tokens,
-            parts=tuple(parts.items()),
+            parts=tuple(parts.items(sel.chars_by_label())),
             line_prefix=line_prefix,
             line_suffix=line_suffix,
             indent=indent,
@@ -279,24 +322,28 @@ class ContextEngine:
     ) -> None:
         inner, kind = chain[0]
         start, end = inner.start_point.row, _end_row(inner)
+        sel.label = "enclosing"
         got = sel.try_add(range(start, end + 1), int(budget * ENCLOSING_SHARE))
         if got:
-            parts.add("enclosing", f"the enclosing {kind}, whole", got)
+            parts.line("enclosing", f"the enclosing {kind}, whole", got)
         else:
             _, s_row, e_row = signature_of(inner, data, kind)
-            parts.add(
+            sel.label = "enclosing.signature"
+            parts.line(
                 "enclosing.signature",
                 f"the enclosing {kind}'s signature",
                 sel.try_add(range(s_row, e_row + 1)),
             )
+            sel.label = "enclosing.nearby"
             nearby = sel.grow(row - 1, max(start, e_row), -1, int(budget * 0.3))
             nearby += sel.grow(row + 1, end + 1, 1, int(budget * 0.08))
-            parts.add("enclosing.nearby", f"statements of the enclosing {kind} nearest the cursor", nearby)
+            parts.line("enclosing.nearby", f"statements of the enclosing {kind} nearest the cursor", nearby)
         outer = 0
+        sel.label = "enclosing.outer"
         for node, k in chain[1:]:
             _, s_row, e_row = signature_of(node, data, k)
             outer += sel.try_add(range(s_row, e_row + 1))
-        parts.add("enclosing.outer", "signatures of the outer definitions", outer)
+        parts.line("enclosing.outer", "signatures of the outer definitions", outer)
 
     @staticmethod
     def _indent_headers(doc: Document, row: int, levels: int = 3) -> list[int]:
@@ -369,6 +416,7 @@ class ContextEngine:
         cursor_row = sel.cursor_row
         limit = int(budget * SIGNATURES_SHARE)
         used = 0
+        sel.label = "signatures"
         ordered = sorted(syms, key=lambda s: (-near[s.name], s.start_row))
         for s in ordered:
             if (s.start_row, s.end_row) in own or s.start_row <= cursor_row <= s.end_row:
@@ -378,8 +426,60 @@ class ContextEngine:
             if head is not None:
                 rows += range(head.sig_start_row, head.sig_end_row + 1)
             used += sel.try_add(rows, limit - used)
-        parts.add("signatures", "signatures of definitions in this file used near the cursor", used)
+        parts.line("signatures", "signatures of definitions in this file used near the cursor", used)
+        # Then an outline: the members of the enclosing class, then other top-level
+        # definitions, nearest first (names the next line may use that are not near yet).
+        classes = [n for n, k in chain if k == "class"]
+        owner = None
+        if classes:
+            names = definition_names(classes[0], canonical(doc.language_id) or "")
+            owner = names[0].text.decode("utf-8", "replace") if names and names[0].text else None
+        outline = self._tree_symbols(doc).nearest(tree, data, cursor_row, owner, 40)
+        extra = 0
+        sel.label = "outline"
+        limit = int(budget * OUTLINE_SHARE)
+        for s in outline:
+            if extra >= limit:
+                break
+            extra += sel.try_add(range(s.sig_start_row, s.sig_start_row + 1), limit - extra)
+        parts.line("outline", "first lines of nearby definitions (the enclosing class's first)", extra)
         return {s.name for s in syms}
+
+    def _line_idents(self, text: str) -> frozenset[str]:
+        got = self._idents.get(text)
+        if got is None:
+            got = frozenset(t for t in IDENT.findall(text) if len(t) > 1 and t not in STOPWORDS)
+            if len(self._idents) > 50_000:
+                self._idents.clear()
+            self._idents[text] = got
+        return got
+
+    def _add_related(
+        self, sel: LineSelection, doc: Document, row: int, near: Counter[str], limit: int
+    ) -> int:
+        """Best windows (by Jaccard with the names near the cursor) outside the local window."""
+        if limit <= 0:
+            return 0
+        query = set(near)
+        lo, hi = max(0, row - RELATED_REACH), min(doc.line_count, row + RELATED_REACH)
+        per = [self._line_idents(doc.line(r)) for r in range(lo, hi)]
+        scored: list[tuple[float, int]] = []
+        for start in range(lo, hi, RELATED_STEP):
+            if start <= row < start + RELATED_WINDOW or any(r in sel.kept for r in (start, start + 4)):
+                continue
+            ids: set[str] = set()
+            for x in per[start - lo : start - lo + RELATED_WINDOW]:
+                ids |= x
+            inter = len(ids & query)
+            if inter:
+                scored.append((inter / (len(ids) + len(query) - inter), start))
+        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
+        used = 0
+        for _, start in scored[:8]:
+            used += sel.try_add(range(start, min(hi, start + RELATED_WINDOW)), limit - used)
+            if used >= limit:
+                break
+        return used
 
     @staticmethod
     def _add_rest(sel: LineSelection, parts: _Parts, row: int, multi: bool, tree: Tree | None) -> None:
@@ -394,17 +494,13 @@ class ContextEngine:
         above = row
         while above - 1 in sel.kept:
             above -= 1
+        sel.label = "*rest"
         suf = sel.grow(below + 1, sel.n, 1, int(rem * share))
         pre = sel.grow(above - 1, -1, -1, sel.remaining)
         suf += sel.grow(below + 1, sel.n, 1, sel.remaining)  # the prefix ran out of file
-        before = sel.cost
-        cost_pre = sum(sel.row_cost(r) for r in sel.kept if r < row)
         sel.trim_to_statements(tree)
-        cost_pre_after = sum(sel.row_cost(r) for r in sel.kept if r < row)
-        dropped_pre = cost_pre - cost_pre_after
-        dropped_suf = before - sel.cost - dropped_pre
-        parts.add("prefix.rest", "more of the file above the cursor, cut at a statement", pre - dropped_pre)
-        parts.add("suffix.rest", "more of the file below the cursor, cut at a statement", suf - dropped_suf)
+        parts.line("prefix.rest", "more of the file above the cursor, cut at a statement", pre)
+        parts.line("suffix.rest", "more of the file below the cursor, cut at a statement", suf)
 
     @staticmethod
     def _mode(doc: Document, row: int, line_prefix: str, line_suffix: str, node: Node | None) -> ModeDecision:

@@ -435,6 +435,21 @@ class TreeSymbolCache:
         self._last_tree, self._last = tree, out
         return out
 
+    def nearest(self, tree: Tree, source: bytes, row: int, owner: str | None, limit: int) -> list[Symbol]:
+        """Up to `limit` members of class `owner`, then top-level symbols, nearest `row` first."""
+        if self._spec is None:
+            return []
+        ranked: list[tuple[bool, int, int, Symbol]] = []
+        for top_row, rel in self._scan(tree, source):
+            for s in rel:
+                start = s.start_row + top_row
+                if start <= row <= s.end_row + top_row:
+                    continue
+                if s.container is None or (owner is not None and s.container == owner):
+                    ranked.append((s.container != owner or owner is None, abs(start - row), top_row, s))
+        ranked.sort(key=lambda t: (t[0], t[1]))
+        return [_shift(s, top_row) for _, _, top_row, s in ranked[:limit]]
+
     def find(self, tree: Tree, source: bytes, names: set[str] | None = None) -> list[Symbol]:
         """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
         if self._spec is None:

@@ -9,6 +9,7 @@ it the suffix.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -127,6 +128,9 @@ class LineSelection:
         self.line_chars = 0  # chars of kept rows other than the cursor row (with newlines)
         self.cursor_chars = 0  # set by the caller: the cursor row's kept prefix + suffix
         self._len: dict[int, int] = {}
+        #: The label rows are added under (for `parts`); "*x" means prefix.x / suffix.x by side.
+        self.label = ""
+        self.owner: dict[int, str] = {}
 
     def row_cost(self, row: int) -> int:
         c = self._len.get(row)
@@ -151,11 +155,13 @@ class LineSelection:
         elif not before and not after:
             self._runs += 1
         kept.add(row)
+        self.owner.setdefault(row, self.label)
         self.line_chars += self.row_cost(row)
 
     def _remove_row(self, row: int) -> None:
         kept = self.kept
         kept.discard(row)
+        self.owner.pop(row, None)
         before, after = (row - 1) in kept, (row + 1) in kept
         if before and after:
             self._runs += 1
@@ -223,17 +229,30 @@ class LineSelection:
                 for x in range(r + 1, bottom + 1):
                     self._remove_row(x)
 
+    def chars_by_label(self) -> dict[str, int]:
+        """Characters of kept rows per label, plus the gap markers; sums to `cost`."""
+        out: dict[str, int] = {}
+        for row, label in self.owner.items():
+            if label.startswith("*"):
+                label = ("prefix." if row < self.cursor_row else "suffix.") + label[1:]
+            out[label] = out.get(label, 0) + self.row_cost(row)
+        markers = self._marker_cost * (self._runs - 1)
+        if markers:
+            out["gap_markers"] = markers
+        return out
+
     def fill_cheap_gaps(self) -> None:
         """Replace a gap marker by the skipped rows when they cost no more (blank lines)."""
         if not self.marker:
             return
         rows = sorted(self.kept)
-        for a, b in zip(rows, rows[1:], strict=False):
+        for a, b in itertools.pairwise(rows):
             gap = b - a - 1
             if (
                 0 < gap <= self._marker_cost
                 and sum(self.row_cost(r) for r in range(a + 1, b)) <= self._marker_cost
             ):
+                self.label = "gap_fill"
                 for r in range(a + 1, b):
                     self._add_row(r)
 

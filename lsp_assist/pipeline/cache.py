@@ -16,6 +16,8 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+_DISK_DELAY_S = 0.05
+
 
 class SuggestionCache:
     def __init__(
@@ -78,9 +80,16 @@ class SuggestionCache:
             except RuntimeError:
                 self._disk_set(key, value)
                 return
-            task = loop.create_task(asyncio.to_thread(self._disk_set, key, value))
-            self._pending.add(task)
-            task.add_done_callback(self._pending.discard)
+            # Write after the answer is on its way: the disk write (and the worker thread it
+            # runs on) must not compete with sending the response.
+            loop.call_later(_DISK_DELAY_S, self._spawn_disk_set, loop, key, value)
+
+    def _spawn_disk_set(self, loop: asyncio.AbstractEventLoop, key: str, value: str) -> None:
+        if self._disk is None or loop.is_closed():
+            return
+        task = loop.create_task(asyncio.to_thread(self._disk_set, key, value))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
 
     def delete(self, key: str) -> None:
         self._mem.pop(key, None)

@@ -287,6 +287,9 @@ class CompletionEngine:
             text = text.rstrip() if "\n" not in text else text
             clock.add("postprocess", (time.perf_counter() - post_start) * 1000.0)
             if text:
+                # Cache the quick answer now; the enrichment replaces it if the stream goes on.
+                if not flight.done:
+                    self.c.cache.put(key, text)
                 self.c.typing.remember(req.uri, snap.text, offset, text, tier_name)
                 self._schedule_prefetch(req, snap, offset, text)
             return Suggestion(

@@ -102,6 +102,32 @@ class InflightStream:
         return produced.startswith(typed) or typed.startswith(produced)
 
 
+class _Watchdog:
+    """Cancels the current task at a deadline; `fired` tells a timeout from a real cancel."""
+
+    def __init__(self, when: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.task = asyncio.current_task()
+        self.fired = False
+        self.handle = self.loop.call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def move(self, when: float) -> None:
+        self.handle.cancel()
+        self.handle = self.loop.call_at(when, self._fire)
+
+    def uncancel(self) -> None:
+        if self.task is not None and hasattr(self.task, "uncancel"):
+            self.task.uncancel()
+
+    def close(self) -> None:
+        self.handle.cancel()
+
+
 async def read_stream(
     flight: InflightStream,
     chunks: AsyncIterator[StreamChunk],
@@ -119,46 +145,46 @@ async def read_stream(
     tokens = 0
     error: BaseException | None = None
     first = True
-    deadline = t0 + total_timeout_s
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    # One timer for the whole stream instead of a wait_for per chunk (which costs a task
+    # per token): it cancels this task at the first-token deadline, then at the total one.
+    watchdog = _Watchdog(start + min(first_token_timeout_s, total_timeout_s))
     iterator = chunks.__aiter__()
     try:
-        while True:
-            now = time.perf_counter()
-            budget = deadline - now
-            if first:
-                budget = min(budget, first_token_timeout_s)
-            if budget <= 0:
-                raise ProviderTimeout("model total timeout", first_token=first)
-            try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), timeout=budget)
-            except StopAsyncIteration:
-                break
-            except asyncio.TimeoutError:
-                raise ProviderTimeout(
-                    "no first token within the first-token timeout" if first else "model total timeout",
-                    first_token=first,
-                ) from None
-            if chunk.usage is not None:
-                usage = chunk.usage
-            if not chunk.text:
-                continue
-            if first:
-                first = False
-                stages["ttft"] = (time.perf_counter() - t0) * 1000.0
-                if on_first_token is not None:
-                    on_first_token()
-            tokens += 1
-            flight.raw += chunk.text
-            stop = assembler.feed(chunk.text)
-            if quick_on_first_line and not flight.quick.done():
-                line = assembler.first_line()
-                if line is not None:
-                    flight.quick.set_result(line)
-            if stop:
-                break
+        try:
+            async for chunk in iterator:
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                if not chunk.text:
+                    continue
+                if first:
+                    first = False
+                    watchdog.move(start + total_timeout_s)
+                    stages["ttft"] = (time.perf_counter() - t0) * 1000.0
+                    if on_first_token is not None:
+                        on_first_token()
+                tokens += 1
+                flight.raw += chunk.text
+                stop = assembler.feed(chunk.text)
+                if quick_on_first_line and not flight.quick.done():
+                    line = assembler.first_line()
+                    if line is not None:
+                        flight.quick.set_result(line)
+                if stop:
+                    break
+        except asyncio.CancelledError:
+            if not watchdog.fired:
+                raise
+            watchdog.uncancel()
+            raise ProviderTimeout(
+                "no first token within the first-token timeout" if first else "model total timeout",
+                first_token=first,
+            ) from None
+        finally:
+            watchdog.close()
     except asyncio.CancelledError:
         flight.aborted = True
-        error = None
         raise
     except Exception as exc:  # provider errors and timeouts go to the caller's fallback
         error = exc

@@ -24,6 +24,9 @@ class _DocState:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+_FAST_GAP_S = 0.25  # keystrokes closer than this are one typing burst
+
+
 class Superseded(Exception):
     """A newer request for the same document arrived."""
 
@@ -46,20 +49,23 @@ class Scheduler:
         st = self._state(uri)
         now = time.monotonic()
         if st.last_change:
-            gap = min(now - st.last_change, 2.0)
-            st.interval_ewma = 0.6 * st.interval_ewma + 0.4 * gap
+            gap = now - st.last_change
+            if gap < _FAST_GAP_S:
+                # Smooth only the gaps within a burst; a pause restarts the estimate.
+                st.interval_ewma = gap if st.interval_ewma >= _FAST_GAP_S else 0.5 * st.interval_ewma + 0.5 * gap
+            else:
+                st.interval_ewma = 1.0
         st.last_change = now
 
     def debounce_for(self, uri: str) -> float:
-        """Seconds to wait: max while typing faster than ~6 keys/s, min when paused."""
+        """Seconds to wait: the minimum after a pause; while typing fast, a little more than
+        the user's own keystroke gap (so the next key supersedes this request before it
+        reaches the model), capped at the maximum."""
         st = self._state(uri)
         since = time.monotonic() - st.last_change if st.last_change else 10.0
-        if st.interval_ewma >= 0.3 or since >= 0.3:
+        if st.interval_ewma >= _FAST_GAP_S or since >= _FAST_GAP_S:
             return self.min_s
-        # Typing fast: scale between min and max with the rhythm (faster typing, longer wait),
-        # but never wait longer than a typical gap, or a pause would be penalised.
-        rate = 1.0 - min(1.0, st.interval_ewma / 0.3)
-        return min(self.max_s, self.min_s + rate * (self.max_s - self.min_s))
+        return min(self.max_s, max(self.min_s, 1.5 * st.interval_ewma))
 
     def ticket(self, uri: str) -> int:
         """Take a ticket; every older ticket of the document is superseded now."""

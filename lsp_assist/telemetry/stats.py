@@ -7,6 +7,7 @@ line per request to `stats.jsonl` under the cache dir (metadata only, never code
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
@@ -67,6 +68,8 @@ class StatsCollector:
         self.accepted = 0
         self.model_calls = 0
         self.wasted_tokens = 0
+        self._buffer: list[dict[str, Any]] = []
+        self._flush_scheduled = False
 
     def record(
         self,
@@ -101,14 +104,31 @@ class StatsCollector:
         self._append({"time": time.time(), "accepted": 1})
 
     def _append(self, row: dict[str, Any]) -> None:
+        """Buffer a row; the file is written at most every second, off the answer's path."""
         if self.path is None:
+            return
+        self._buffer.append(row)
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        self._flush_scheduled = True
+        loop.call_later(1.0, self.flush)
+
+    def flush(self) -> None:
+        self._flush_scheduled = False
+        rows, self._buffer = self._buffer, []
+        if not rows or self.path is None:
             return
         try:
             if self.path.exists() and self.path.stat().st_size > _MAX_FILE_BYTES:
                 os.replace(self.path, self.path.with_suffix(".jsonl.1"))
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, (json.dumps(row, separators=(",", ":")) + "\n").encode())
+                os.write(fd, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode())
             finally:
                 os.close(fd)
         except OSError as exc:  # stats must never break a request

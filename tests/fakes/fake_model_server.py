@@ -171,6 +171,8 @@ class FakeModelServer:
         self._started = 0
         self._completed = 0
         self._aborted = 0
+        # Per stream: (time the request was read, [time each token was written]), monotonic.
+        self.stream_times: list[tuple[float, list[float]]] = []
         self._tokens_at_abort: list[int] = []
         self._tokens_sent = 0
         self._closing = threading.Event()
@@ -234,6 +236,7 @@ class FakeModelServer:
             self._rules.clear()
             self._requests.clear()
             self._connections = self._started = self._completed = self._aborted = 0
+            self.stream_times = []
             self._tokens_at_abort.clear()
             self._tokens_sent = 0
             self._lock.notify_all()
@@ -366,6 +369,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
         elif path == "/_control/stats":
             self._send_json(200, asdict(self.fake.stats))
+        elif path == "/_control/stream_times":
+            with self.fake._lock:
+                times = [[t0, list(ts)] for t0, ts in self.fake.stream_times]
+            self._send_json(200, {"stream_times": times})
         elif path == "/_control/requests":
             self._send_json(200, {"requests": [asdict(r) for r in self.fake.requests]})
         elif path in ("/health", "/v1/health"):
@@ -375,6 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._read_body()
+        self._t_request = time.monotonic()
         path = self.path.split("?", 1)[0]
         if path.startswith("/_control/"):
             self._control(path, body or {})
@@ -487,6 +495,9 @@ class _Handler(BaseHTTPRequestHandler):
         half = len(tokens) // 2
         sent = 0
         fake._bump(started=1)
+        token_times: list[float] = []
+        with fake._lock:
+            fake.stream_times.append((self._t_request, token_times))
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -511,6 +522,7 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     self._event(self._text_chunk(created, tok, None))
                 sent += 1
+                token_times.append(time.monotonic())
                 fake._bump(tokens_sent=1)
             if not tokens and fault in ("cut", "malformed", "error_chunk", "stall_mid"):
                 self._fault_mid_stream(fault)

@@ -181,7 +181,7 @@ def process(ctx: PromptContext, raw: str, mode: Mode | None = None) -> Cleaned:
             if following and stripped == following[0] and (len(stripped) > 2 or not seen):
                 stopped, why = True, "duplicates the following lines"
                 break
-            if len(stripped) > 3 and not _is_closer_line(stripped) and stripped in seen[-2:]:
+            if len(stripped) >= 3 and not _is_closer_line(stripped) and stripped in seen[-2:]:
                 stopped, why = True, "repeated line"
                 break
         if i == 0 and len(stripped) >= 10 and (typed + stripped).strip() == prev_line:

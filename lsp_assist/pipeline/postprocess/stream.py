@@ -57,7 +57,11 @@ class StreamAssembler:
                 self._done = True
                 return True
         if self.mode == "single":
-            if "\n" in raw.lstrip("\n") or ("\n" in raw and self.ctx.line_prefix.strip()):
+            body = raw.lstrip("\n") if not self.ctx.line_prefix.strip() else raw
+            if body.lstrip("\n").startswith("```"):  # a fenced answer: the code starts after it
+                body = body.lstrip("\n")
+                body = body[body.find("\n") + 1 :] if "\n" in body else ""
+            if "\n" in body:
                 self._done = True
             return self._done
         # Multi-line: check each newly completed line (the last one may still grow).

@@ -30,7 +30,11 @@ local function notify_once(key, msg, level)
     return
   end
   state.notified[key] = true
-  vim.notify(msg, level or levels.WARN, { title = "lsp-assist" })
+  -- Scheduled: an ERROR notify inside someone's :edit (FileType autocmd) would otherwise
+  -- abort their command with an exception.
+  vim.schedule(function()
+    vim.notify(msg, level or levels.WARN, { title = "lsp-assist" })
+  end)
 end
 
 local function reset_notices()

@@ -1,0 +1,213 @@
+"""ContextEngine: budget, priorities, determinism, deadline and bad input."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
+from lsp_assist.context.mode import decide_mode
+from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor
+
+HEADER = "import os\nimport sys\nfrom collections import OrderedDict\n\n"
+
+
+def _filler(n: int) -> str:
+    return "".join(
+        f"def filler_{i}(a, b):\n    value = a * {i} + b\n    return value\n\n\n" for i in range(n)
+    )
+
+
+def _module() -> tuple[str, Cursor]:
+    text = (
+        HEADER
+        + "def helper_parse(text, strict=True):\n    return text.split()\n\n\n"
+        + _filler(60)
+        + "def target(path):\n"
+        + "    data = open(path).read()\n"
+        + "    words = helper_parse(data)\n"
+        + "    \n"
+        + "    return words\n\n\n"
+        + _filler(40)
+    )
+    lines = text.split("\n")
+    row = lines.index("    words = helper_parse(data)") + 1
+    return text, Cursor(row, 4)
+
+
+def _check(ctx_text: str, cursor: Cursor, prefix: str, suffix: str) -> None:
+    lines = ctx_text.split("\n")
+    line = lines[cursor.line]
+    assert prefix.endswith(line[: cursor.character])
+    assert suffix.startswith(line[cursor.character :])
+
+
+@pytest.mark.parametrize("budget", [0, 50, 300, 1000, 2500, 8000])
+def test_budget_and_cursor_invariants(budget: int) -> None:
+    text, cursor = _module()
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, budget)
+    assert ctx.size <= budget
+    if budget == 0:
+        assert ctx.prefix == ctx.suffix == ""
+    else:
+        _check(text, cursor, ctx.prefix, ctx.suffix)
+    assert sum(p.chars for p in ctx.parts) == ctx.size
+
+
+def test_priorities_keep_enclosing_imports_and_referenced_signature() -> None:
+    text, cursor = _module()
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 1200, crossfile=False)
+    labels = {p.label for p in ctx.parts}
+    assert "def target(path):\n    data = open(path).read()\n    words = helper_parse(data)\n" in ctx.prefix
+    assert "import os" in ctx.prefix and "from collections import OrderedDict" in ctx.prefix
+    assert "def helper_parse(text, strict=True):" in ctx.prefix
+    assert "return text.split()" not in ctx.prefix  # the signature, not the body
+    assert {"imports", "signatures"} <= labels
+    assert ctx.mode == "multi" and ctx.max_tokens
+
+
+def test_cut_never_mid_line_and_statement_start() -> None:
+    text, cursor = _module()
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 700, crossfile=False)
+    whole = set(text.split("\n")) | {"# ..."}
+    for line in ctx.prefix.split("\n")[:-1]:
+        assert line in whole
+    for line in ctx.suffix.split("\n")[1:]:
+        assert line in whole
+
+
+def test_suffix_share_adapts_to_cursor_position() -> None:
+    text, _ = _module()
+    n = text.count("\n")
+    near_end = ContextEngine().build_from_text(text, "python", "/p/m.py", Cursor(n - 1, 0), 2000)
+    near_start = ContextEngine().build_from_text(text, "python", "/p/m.py", Cursor(0, 0), 2000)
+    assert len(near_end.prefix) > len(near_end.suffix)
+    assert len(near_start.suffix) > len(near_start.prefix)
+
+
+def _others() -> list[Document]:
+    return [
+        Document(
+            f"file:///p/o{i}.py",
+            "python",
+            1,
+            f"def parse_words_{i}(data):\n    words = data.split()\n"
+            f"    return [w for w in words if w]\n\nCONST_{i} = {i}\n",
+            f"/p/o{i}.py",
+        )
+        for i in range(5)
+    ]
+
+
+def test_crossfile_snippets_deterministic_and_within_budget() -> None:
+    text, cursor = _module()
+    others = _others()
+    a = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 3000, others=others)
+    shuffled = list(others)
+    random.Random(3).shuffle(shuffled)
+    b = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 3000, others=shuffled)
+    assert a.snippets and a.snippets == b.snippets
+    assert [s.path for s in a.snippets] == sorted(s.path for s in a.snippets)
+    assert a.size <= 3000 and a.key("fast", "m") == b.key("fast", "m")
+
+
+def test_definition_snippets_from_symbol_index() -> None:
+    index = SymbolIndex()
+    index.update_file("/lib/util.py", "def far_away(x, y):\n    return x\n", "python")
+    text = "from util import far_away\n\ndef g():\n    r = far_away(1, 2)\n    \n"
+    ctx = ContextEngine(symbol_index=index).build_from_text(text, "python", "/p/g.py", Cursor(4, 4), 2000)
+    defs = [s for s in ctx.snippets if s.reason == "definition"]
+    assert defs and defs[0].text == "def far_away(x, y):" and defs[0].path == "/lib/util.py"
+    index.remove_file("/lib/util.py")
+    assert index.lookup("far_away") == []
+
+
+def test_deadline_zero_still_answers_without_snippets_work() -> None:
+    text, cursor = _module()
+    ctx = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", cursor, 3000, others=_others(), deadline_ms=0.0
+    )
+    assert ctx.prefix and not ctx.snippets
+    assert ctx.size <= 3000
+
+
+def test_ranker_respects_deadline_and_order() -> None:
+    docs = [SourceDoc(f"/d/{i}.py", f"k{i}", 1, "alpha beta gamma\n" * 40) for i in range(20)]
+    ranker = CrossFileRanker()
+    assert ranker.rank({"alpha", "beta"}, docs, 5000, deadline=0.0) == []
+    got = ranker.rank({"alpha", "beta"}, docs, 5000)
+    assert got == ranker.rank({"alpha", "beta"}, list(reversed(docs)), 5000)
+    assert [(s.path) for s in got] == sorted(s.path for s in got)
+
+
+BAD_INPUTS = [
+    ("python", "def (:\n  ))) class [\n\tx = = 1\n  \t y\n" * 50, Cursor(30, 3)),
+    (
+        "javascript",
+        "var a=1;" + ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(3000)),
+        Cursor(0, 25_000),
+    ),
+    ("python", "def f():\n\tif x:\n        y = 1\n\t    z = 2\n", Cursor(3, 5)),
+    ("python", 'x = "inside a string"\n# a comment here\n', Cursor(0, 8)),
+    ("python", 'x = "inside a string"\n# a comment here\n', Cursor(1, 5)),
+    ("python", "s = '\ud800 lone \udfff' + '\ufffd\ufffd'\nt = 1\n", Cursor(0, 7)),
+    ("python", "", Cursor(0, 0)),
+    ("python", "", Cursor(5, 9)),
+    ("go", "package main\n\x00\x01binary\xff\n", Cursor(1, 2)),
+    ("cobol", "IDENTIFICATION DIVISION.\n  PROGRAM-ID. HELLO.\n", Cursor(1, 4)),
+    ("rust", "fn main() {\r\n    let x = 1;\r\n    \r\n}\r\n", Cursor(2, 4)),
+    ("typescriptreact", "const A = () => <div>{x}</div>;\n", Cursor(0, 22)),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "cursor"), BAD_INPUTS)
+@pytest.mark.parametrize("budget", [200, 4000])
+def test_bad_input_gives_a_sensible_prompt(lang: str, text: str, cursor: Cursor, budget: int) -> None:
+    ctx = ContextEngine().build_from_text(text, lang, "/p/bad", cursor, budget)
+    assert ctx.size <= budget
+    doc = Document("file:///x", lang, 0, text)
+    c = doc.clamp(cursor)
+    line = doc.line(c.line)
+    assert ctx.line_prefix == line[: c.character] and ctx.line_suffix == line[c.character :]
+    if text and budget >= 4000 and len(text) < 4000:
+        assert ctx.prefix.endswith(ctx.line_prefix) and ctx.suffix.startswith(ctx.line_suffix)
+
+
+def test_minified_line_is_cut_at_token_boundaries() -> None:
+    text = ";".join(f"function f{i}(x){{return x+{i}}}" for i in range(3000))
+    ctx = ContextEngine().build_from_text(text, "javascript", "/p/min.js", Cursor(0, 25_000), 1000)
+    assert 0 < ctx.size <= 1000
+    assert text[:25_000].endswith(ctx.prefix) and text[25_000:].startswith(ctx.suffix)
+    start = 25_000 - len(ctx.prefix)
+    assert not (text[start - 1].isalnum() and text[start].isalnum())
+    end = 25_000 + len(ctx.suffix)
+    assert not (text[end - 1].isalnum() and text[end].isalnum())
+
+
+def test_cursor_in_string_or_comment_is_single_line() -> None:
+    text = 'x = "inside a string"\n# a comment here\nif y:\n'
+    eng = ContextEngine()
+    assert eng.build_from_text(text, "python", "/p/s.py", Cursor(0, 8), 1000).mode == "single"
+    assert eng.build_from_text(text, "python", "/p/s.py", Cursor(1, 16), 1000).mode == "single"
+    assert eng.build_from_text(text, "python", "/p/s.py", Cursor(2, 5), 1000).mode == "multi"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "suffix", "prev", "nxt", "mode"),
+    [
+        ("    x = foo(", ")", None, None, "single"),
+        ("    x = ", " + 1", None, None, "single"),
+        ("def f():", "", None, None, "multi"),
+        ("function f() {", "}", None, None, "multi"),
+        ("    ", "", "def f():", None, "multi"),
+        ("    return x", "", None, None, "single"),
+    ],
+)
+def test_decide_mode(prefix: str, suffix: str, prev: str | None, nxt: str | None, mode: str) -> None:
+    got = decide_mode("python", prefix, suffix, prev, nxt)
+    assert got.mode == mode
+    assert ("\n" in got.stop) == (mode == "single")

@@ -1,0 +1,78 @@
+"""Symbol extraction per language and the incremental per-document cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_assist.context.symbols import SymbolIndex, TreeSymbolCache, extract_symbols, parse_text
+from lsp_assist.documents.store import DocumentStore, TextChange
+from lsp_assist.domain import Cursor
+
+SOURCES = {
+    "python": (
+        "import os\n\nclass A(B):\n    def m(self, x):\n        return x\n\ndef f(a):\n    pass\nX = 1\n",
+        {("A", "class"), ("m", "method"), ("f", "function"), ("X", "variable")},
+    ),
+    "javascript": (
+        "class A {\n  m(x) { return x; }\n}\nexport function f(a) {}\nconst g = () => 1;\n",
+        {("A", "class"), ("m", "method"), ("f", "function"), ("g", "variable")},
+    ),
+    "typescript": (
+        "interface I { a: number }\nexport class C { m(): void {} }\ntype T = string;\n",
+        {("I", "type"), ("C", "class"), ("m", "method"), ("T", "type")},
+    ),
+    "go": (
+        "package m\ntype S struct{ a int }\nfunc (s *S) M() int { return 1 }\nfunc F() {}\n",
+        {("S", "type"), ("M", "method"), ("F", "function")},
+    ),
+    "rust": (
+        "struct P { x: i32 }\nimpl P {\n    fn new() -> Self { P { x: 0 } }\n}\nfn main() {}\n",
+        {("P", "class"), ("new", "method"), ("main", "function")},
+    ),
+    "java": ("class A {\n  void m(int a) {}\n}\n", {("A", "class"), ("m", "method")}),
+    "c": ("struct S { int a; };\nint f(int a) { return a; }\n", {("S", "class"), ("f", "function")}),
+    "cpp": ("namespace n { class A { void m(); }; }\n", {("n", "module"), ("A", "class")}),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SOURCES))
+def test_extract(lang: str) -> None:
+    text, expected = SOURCES[lang]
+    parsed = parse_text(text, lang)
+    assert parsed is not None
+    got = {(s.name, s.kind) for s in extract_symbols(parsed[0], parsed[1], lang, "f")}
+    assert expected <= got
+
+
+def test_signature_has_no_body() -> None:
+    parsed = parse_text("def f(a,\n      b) -> int:\n    return a\n", "python")
+    assert parsed is not None
+    (sym,) = extract_symbols(parsed[0], parsed[1], "python", "f")
+    assert sym.signature == "def f(a,\n      b) -> int:" and (sym.sig_start_row, sym.sig_end_row) == (0, 1)
+
+
+def test_cache_matches_full_extraction_after_edits() -> None:
+    text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(30))
+    store = DocumentStore()
+    doc = store.open("file:///c.py", "python", 1, text)
+    cache = TreeSymbolCache("python", "c.py")
+    tree = doc.tree()
+    assert tree is not None
+    cache.find(tree, doc.data())
+    store.change(doc.uri, 2, [TextChange(Cursor(10, 0), Cursor(10, 0), "def inserted(b):\n    pass\n\n")])
+    store.change(doc.uri, 3, [TextChange(Cursor(0, 4), Cursor(0, 6), "renamed")])
+    tree = doc.tree()
+    assert tree is not None
+    assert cache.find(tree, doc.data()) == extract_symbols(tree, doc.data(), "python", "c.py")
+    assert [s.name for s in cache.find(tree, doc.data(), {"inserted"})] == ["inserted"]
+
+
+def test_index_lookup_is_sorted_and_updates() -> None:
+    index = SymbolIndex()
+    index.update_file("/b.py", "def f():\n    pass\n", "python")
+    index.update_file("/a.py", "def f():\n    pass\n", "python")
+    assert [s.path for s in index.lookup("f")] == ["/a.py", "/b.py"]
+    index.update_file("/a.py", "def g():\n    pass\n", "python")
+    assert [s.path for s in index.lookup("f")] == ["/b.py"]
+    index.update_file("/x.txt", "whatever", "plaintext")
+    assert index.symbols("/x.txt") == []

@@ -1,0 +1,144 @@
+"""DocumentStore: incremental edits keep text, line table and tree equal to a fresh start."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lsp_assist.documents.languages import get_language, language_id_for_path
+from lsp_assist.documents.store import Document, DocumentStore, TextChange
+from lsp_assist.domain import Cursor
+
+PY = '''import os
+
+
+def f(a, b):
+    """Doc é😀."""
+    return a + b
+
+
+class K:
+    def m(self):
+        return f(1, 2)
+'''
+
+JS = "function f(a) {\n  return a + 1;\n}\nconst x = [1, 2, 3];\n"
+GO = "package m\n\nfunc F(a int) int {\n\treturn a\n}\n"
+RS = "fn main() {\n    let v = vec![1, 2];\n}\n"
+
+ALPHABET = ["x", "é", "😀", "\n", "(", ")", "{", "}", ":", " ", "\t", "def ", "return ", '"', "\r\n", ""]
+
+
+def _random_edit(rng: random.Random, doc: Document) -> TextChange:
+    n = doc.line_count
+    a = Cursor(rng.randrange(n + 1), rng.randrange(0, 40))  # past-the-end positions on purpose
+    b = Cursor(min(n, a.line + rng.choice([0, 0, 0, 1, 2])), rng.randrange(0, 40))
+    text = "".join(rng.choice(ALPHABET) for _ in range(rng.choice([0, 1, 1, 2, 5])))
+    return TextChange(a, b, text)
+
+
+def _reference_apply(text: str, doc: Document, change: TextChange) -> str:
+    """The slow obvious way: positions by splitting the text."""
+    assert change.start is not None and change.end is not None
+    lines = text.split("\n")
+
+    def off(c: Cursor) -> int:
+        if c.line >= len(lines):
+            return len(text)
+        line = lines[c.line]
+        visible = line[:-1] if line.endswith("\r") else line
+        return sum(len(x) + 1 for x in lines[: c.line]) + min(c.character, len(visible))
+
+    s, e = sorted((off(change.start), off(change.end)))
+    return text[:s] + change.text + text[e:]
+
+
+@pytest.mark.parametrize(("lang", "text"), [("python", PY), ("javascript", JS), ("go", GO), ("rust", RS)])
+@pytest.mark.parametrize("seed", range(6))
+def test_incremental_tree_matches_fresh_parse(lang: str, text: str, seed: int) -> None:
+    rng = random.Random(seed)
+    store = DocumentStore()
+    doc = store.open("file:///t", lang, 1, text)
+    assert doc.tree() is not None
+    expected = text
+    for step in range(40):
+        change = _random_edit(rng, doc)
+        expected = _reference_apply(expected, doc, change)
+        store.change(doc.uri, step + 2, [change])
+        assert doc.text == expected
+        if step % 3 == 0 or step == 39:
+            tree = doc.tree()
+            assert tree is not None and doc.syntax is not None
+            fresh = doc.syntax.full_parse(doc.data())
+            assert fresh is not None
+            assert str(tree.root_node) == str(fresh.root_node)
+    # the line table agrees with a fresh split
+    lines = expected.split("\n")
+    assert doc.line_count == len(lines)
+    for i, line in enumerate(lines):
+        assert doc.line(i) == (line[:-1] if line.endswith("\r") else line)
+
+
+def test_several_changes_in_one_notification_apply_in_order() -> None:
+    store = DocumentStore()
+    doc = store.open("file:///a.py", "python", 1, "ab\ncd\n")
+    store.change(
+        doc.uri,
+        2,
+        [TextChange(Cursor(0, 1), Cursor(0, 1), "X"), TextChange(Cursor(1, 0), Cursor(1, 2), "Y\nZ")],
+    )
+    assert doc.text == "aXb\nY\nZ\n"
+    assert doc.version == 2
+    store.change(doc.uri, 3, [TextChange(None, None, "new")])
+    assert doc.text == "new" and doc.line_count == 1
+
+
+def test_positions_past_the_end_clamp_and_unknown_uri() -> None:
+    store = DocumentStore()
+    doc = store.open("file:///a.py", "python", 1, "one\ntwo")
+    store.change(doc.uri, 2, [TextChange(Cursor(99, 99), Cursor(120, 0), "!")])
+    assert doc.text == "one\ntwo!"
+    assert store.change("file:///missing", 1, []) is None
+    assert store.line_text("file:///missing", 0) == ""
+    assert store.line_text(doc.uri, 1) == "two!"
+    assert store.line_text(doc.uri, 7) == ""
+    assert doc.clamp(Cursor(-1, 5)) == Cursor(0, 0)
+
+
+def test_hooks_snapshot_close() -> None:
+    store = DocumentStore()
+    seen: list[int] = []
+    store.on_change.append(lambda d: seen.append(d.version))
+    store.on_change.append(lambda d: 1 / 0)  # a broken hook does not break editing
+    closed: list[str] = []
+    store.on_close.append(lambda d: closed.append(d.uri))
+    store.open("file:///p/a.py", "python", 1, "x = 1\n")
+    store.change("file:///p/a.py", 2, [TextChange(Cursor(0, 0), Cursor(0, 1), "y")])
+    snap = store.snapshot("file:///p/a.py")
+    assert snap is not None and snap.text == "y = 1\n" and snap.version == 2 and snap.path == "/p/a.py"
+    assert seen == [1, 2]
+    assert [d.uri for d in store.documents()] == ["file:///p/a.py"]
+    store.close("file:///p/a.py")
+    assert closed == ["file:///p/a.py"] and store.get("file:///p/a.py") is None
+
+
+def test_large_binary_and_unknown_documents_have_no_tree() -> None:
+    store = DocumentStore(max_syntax_chars=1000)
+    big = store.open("file:///big.py", "python", 1, "x = 1\n" * 500)
+    assert big.syntax is None and big.tree() is None
+    binary = store.open("file:///b.py", "python", 1, "\x00\x01\x02abc")
+    assert binary.tree() is None
+    unknown = store.open("file:///n.txt", "plaintext", 1, "hello")
+    assert unknown.tree() is None
+    small = store.open("file:///s.py", "python", 1, "x = 1\n")
+    store.change(small.uri, 2, [TextChange(Cursor(1, 0), Cursor(1, 0), "y = 2\n" * 300)])
+    assert small.syntax is None  # grew past the limit: line-based from now on
+
+
+def test_languages() -> None:
+    for lang in ("python", "javascript", "javascriptreact", "typescript", "typescriptreact", "go", "rust"):
+        assert get_language(lang) is not None, lang
+    assert get_language("cobol") is None
+    assert language_id_for_path("x/y.tsx") == "typescriptreact"
+    assert language_id_for_path("README") == "plaintext"
