@@ -180,7 +180,7 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
             c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
             await asyncio.sleep(0.15)  # let background work (enrichment, prefetch) settle
         out["miss_ms"] = miss
-        out["overhead_ms"] = [m - mm for m, mm in zip(miss, model_measured)]
+        out["overhead_ms"] = [m - mm for m, mm in zip(miss, model_measured, strict=True)]
         out["model_measured_ms"] = model_measured
         out["model_ms"] = model_ms
         out["typing_ms"] = tt

@@ -17,15 +17,15 @@ def setup_logging(level: str = "info", log_file: str | None = None) -> None:
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    handler: logging.Handler
+    new_handler: logging.Handler
     if log_file:
         path = Path(log_file).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        new_handler = logging.FileHandler(path, encoding="utf-8")
     else:
-        handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_FORMAT))
-    root.addHandler(handler)
+        new_handler = logging.StreamHandler(sys.stderr)
+    new_handler.setFormatter(logging.Formatter(_FORMAT))
+    root.addHandler(new_handler)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     for noisy in ("pygls", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

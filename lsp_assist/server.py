@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +189,13 @@ class Runtime:
                 await provider.warm()
             except Exception as exc:  # warming is best effort
                 log.info("warming %s failed: %s", provider.name, exc)
+
+    async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """The `lspAssist.warmCache` command: connections and the local model, for now."""
+        if progress is not None:
+            progress("opening connections")
+        await self.warm()
+        return {"connections": len({id(p) for p in self.providers.values()})}
 
     async def aclose(self) -> None:
         if self.stats is not None:

@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level or "warning", args.log_file)
     path, line, col = args.location
+    path = path.resolve()
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: int) -> int:
     from lsp_assist.cli.session import complete_text, open_runtime
 
-    rt = open_runtime(path.resolve().parent)
+    rt = open_runtime(path.parent)
     try:
         result = await complete_text(rt, path, text, line, col, tier=args.tier)
     finally:

@@ -50,12 +50,11 @@ async def _doctor(workspace: Path) -> int:
         for err in rt.errors:
             problems += 1
             print(f"  PROBLEM config: {err}")
-        locked = getattr(rt.governance, "locked_keys", set()) or set()
+        locked: frozenset[str] = rt.governance.locked_keys
         if locked:
             print(f"locked by administrator policy: {', '.join(sorted(locked))}")
-        print(
-            f"cache dir: {rt.cache_dir} ({'writable' if os.access(rt.cache_dir, os.W_OK) else 'NOT writable'})"
-        )
+        writable = "writable" if os.access(rt.cache_dir, os.W_OK) else "NOT writable"
+        print(f"cache dir: {rt.cache_dir} ({writable})")
         print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")
         for name in ("fast", "quality", "backup"):
             tier = rt.config.tier(name)
@@ -79,9 +78,9 @@ async def _doctor(workspace: Path) -> int:
                     problems += 1
             if tier.provider == "local":
                 try:
-                    from lsp_assist.providers.models import resolve_model_path
+                    from lsp_assist.providers.models import resolve_model
 
-                    mpath = resolve_model_path(rt.config.local.model)
+                    mpath = await asyncio.to_thread(resolve_model, rt.config.local.model, rt.cache_dir)
                     print(f"    model file: {mpath}")
                 except Exception as exc:
                     problems += 1

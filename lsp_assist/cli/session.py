@@ -17,13 +17,11 @@ def open_runtime(workspace: Path | None = None) -> Runtime:
 async def complete_text(
     rt: Runtime, path: Path, text: str, line: int, col: int, *, version: int = 1, tier: str = "fast"
 ) -> Suggestion:
-    """Open `text` as `path` (or replace it) and complete at the 0-based code-point position."""
-    uri = path.resolve().as_uri()
-    if rt.store.get(uri) is None:
-        rt.store.open(uri, language_of(path), version, text, str(path.resolve()))
-    else:
+    """Open `text` as `path` (absolute) and complete at the 0-based code-point position."""
+    uri = "file://" + str(path)
+    if rt.store.get(uri) is not None:
         rt.store.close(uri)
-        rt.store.open(uri, language_of(path), version, text, str(path.resolve()))
+    rt.store.open(uri, language_of(path), version, text, str(path))
     assert rt.engine is not None
     return await rt.engine.complete(
         CompletionRequest(uri=uri, cursor=Cursor(line, col), invoked=True, tier=tier)

@@ -65,7 +65,8 @@ def resolve_cache_dir(config: Config) -> Path:
 def read_toml(path: Path, errors: list[str]) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
+            data: dict[str, Any] = tomllib.load(fh)
+            return data
     except FileNotFoundError:
         return {}
     except (OSError, tomllib.TOMLDecodeError) as exc:

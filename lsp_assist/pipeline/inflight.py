@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from lsp_assist.domain import PromptContext, StreamChunk, Usage, estimate_tokens
 from lsp_assist.errors import ProviderTimeout
@@ -57,7 +58,7 @@ class Anchor:
         return text[self.before_len : offset]
 
 
-class Assembler:
+class Assembler(Protocol):
     """What the reader needs from post-processing (see pipeline.postprocess)."""
 
     def feed(self, delta: str) -> bool: ...

@@ -52,7 +52,9 @@ class Scheduler:
             gap = now - st.last_change
             if gap < _FAST_GAP_S:
                 # Smooth only the gaps within a burst; a pause restarts the estimate.
-                st.interval_ewma = gap if st.interval_ewma >= _FAST_GAP_S else 0.5 * st.interval_ewma + 0.5 * gap
+                st.interval_ewma = (
+                    gap if st.interval_ewma >= _FAST_GAP_S else 0.5 * st.interval_ewma + 0.5 * gap
+                )
             else:
                 st.interval_ewma = 1.0
         st.last_change = now

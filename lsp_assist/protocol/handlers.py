@@ -79,7 +79,7 @@ class AssistServer(LanguageServer):
         has the same readline/readexactly interface. Falls back to pygls' reader where
         stdin cannot be watched by the loop (a regular file).
         """
-        self._stop_event = threading.Event()
+        stop_event = self._stop_event = threading.Event()
         writer = StdoutWriter(stdout or sys.stdout.buffer)
         self.protocol.set_writer(writer)
         source = stdin or sys.stdin.buffer
@@ -92,7 +92,7 @@ class AssistServer(LanguageServer):
             except (OSError, ValueError):
                 reader = StdinAsyncReader(source, self.thread_pool)
             await run_async(
-                stop_event=self._stop_event,
+                stop_event=stop_event,
                 reader=reader,
                 protocol=self.protocol,
                 logger=log,
@@ -106,7 +106,7 @@ class AssistServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     @property
     def rt(self) -> Runtime:
@@ -171,7 +171,7 @@ def create_server() -> AssistServer:
     return server
 
 
-def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin handlers
+def _register(server: AssistServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: AssistServer, params: types.InitializeParams) -> None:
         ls.encoding = convert.encoding_name(ls.workspace.position_encoding)
@@ -274,10 +274,11 @@ def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin
             return {"text": "", "error": "usage: [uri, {line, character}]"}
         uri = str(args[0])
         pos = args[1]
-        line = int(getattr(pos, "line", None) if not isinstance(pos, dict) else pos.get("line", 0) or 0)
-        character = int(
-            getattr(pos, "character", None) if not isinstance(pos, dict) else pos.get("character", 0) or 0
-        )
+        try:
+            line = int(pos["line"] if isinstance(pos, dict) else pos.line)
+            character = int(pos["character"] if isinstance(pos, dict) else pos.character)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return {"text": "", "error": "usage: [uri, {line, character}]"}
         if ls.rt.store.get(uri) is None:
             return {"text": "", "error": "document is not open"}
         cursor = convert.to_cursor(
@@ -313,19 +314,14 @@ def _register(server: AssistServer) -> None:  # noqa: C901 - a flat list of thin
         token = str(uuid.uuid4())
         progress = _Progress(ls, token, "lsp-assist: warming up")
         await progress.begin()
-        summary: dict[str, Any] = {}
         try:
-            from lsp_assist.warmup import run_warmup
-
-            summary = await run_warmup(ls.rt, progress=progress.report)
-        except ImportError:
-            await ls.rt.warm()
-            summary = {"connections": len(ls.rt.providers)}
-        except Exception as exc:
+            summary: dict[str, Any] = await ls.rt.warmup(progress=progress.report)
+        except Exception as exc:  # warming is best effort; the server keeps serving
             log.warning("warmup failed: %s", exc)
             summary = {"error": str(exc)}
         progress.end("done")
-        return _jsonable(summary)
+        result: dict[str, Any] = _jsonable(summary)
+        return result
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()
