@@ -94,12 +94,25 @@ class BudgetConfig:
 
 
 @dataclass
+class WorkspaceConfig:
+    """The workspace index (cross-file definitions of files that are not open) and warmup."""
+
+    index: bool = True  # build the index in the background after `initialized`
+    max_files: int = 20_000  # indexable files per root; the scan stops cleanly beyond
+    max_file_bytes: int = 1_000_000  # larger files are skipped
+    scan_time_budget_s: float = 60.0  # the scan stops cleanly after this long
+    precompute: bool = False  # warmup precomputes suggestions in recently changed files
+    precompute_limit: int = 8  # positions precomputed per warmup (also bounded by the warmup quota)
+
+
+@dataclass
 class Config:
     tiers: dict[str, TierConfig] = field(default_factory=_default_tiers)
     cache: CacheConfig = field(default_factory=CacheConfig)
     completion: CompletionConfig = field(default_factory=CompletionConfig)
     local: LocalConfig = field(default_factory=LocalConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    workspace: WorkspaceConfig = field(default_factory=WorkspaceConfig)
     # Governance settings are a free-form table here and typed in lsp_assist.governance.settings,
     # so that module owns its schema (policy locking, quotas, audit...).
     governance: dict[str, object] = field(default_factory=dict)

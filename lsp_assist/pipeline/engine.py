@@ -19,14 +19,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lsp_assist.config.schema import Config, TierConfig
 from lsp_assist.domain import Cursor, DocumentSnapshot, ModelRequest, Outcome, PromptContext, Suggestion
-from lsp_assist.errors import PolicyError, ProviderError, ProviderTimeout
+from lsp_assist.errors import (
+    BadResponse,
+    PolicyError,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+    Unavailable,
+)
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.inflight import Anchor, InflightStream, StreamResult, read_stream
 from lsp_assist.pipeline.scheduler import Superseded
@@ -70,6 +79,8 @@ class CompletionEngine:
         self.on_suggestion_ready: Callable[[str, int, Cursor], None] | None = None
         self.on_status: Callable[[dict[str, Any]], None] | None = None
         self.last_latency_ms: float = 0.0
+        self.hedges = 0
+        self._ttft: dict[str, deque[float]] = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -239,69 +250,204 @@ class CompletionEngine:
         snap: DocumentSnapshot,
         offset: int,
     ) -> Suggestion:
-        chain = self.c.tier_chain(req.tier)
+        """Walk the tier chain: fast, then backup (breaker open, quota, errors), then offline."""
+        chain = list(self.c.tier_chain(req.tier))
         last_error: BaseException | None = None
-        for tier_name in chain:
+        for index, tier_name in enumerate(chain):
             tier = self.config.tier(tier_name)
-            try:
-                flight = await self._start_stream(req, tier_name, tier, ctx, key, snap, offset, clock)
-            except PolicyError as exc:
-                log.info("tier %s skipped: %s", tier_name, exc)
-                last_error = exc
-                continue
-            try:
-                flight.waiters += 1
+            hedge_with = chain[index + 1] if index + 1 < len(chain) else None
+            retried = False
+            while True:
                 try:
-                    text = await asyncio.wait_for(
-                        asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0 + 0.05
+                    flight = await self._start_stream(req, tier_name, tier, ctx, key, snap, offset, clock)
+                except PolicyError as exc:
+                    log.info("tier %s skipped: %s", tier_name, exc)
+                    last_error = exc
+                    break
+                try:
+                    flight, text = await self._await_quick(
+                        flight, req, tier_name, tier, ctx, key, snap, offset, hedge_with
                     )
-                finally:
-                    flight.waiters -= 1
-            except asyncio.CancelledError:
-                # The editor cancelled (it does on every keystroke). A new request may attach to
-                # this stream within moments; if none does, nobody will see it: abort it.
-                self._abort_later(flight)
-                raise
-            except asyncio.TimeoutError:
-                # First token too slow: answer from the fallback now; the stream may still
-                # finish into the cache for the next request.
-                last_error = ProviderTimeout("first-token timeout", first_token=True)
-                log.info(
-                    "tier %s: no first token in %d ms; falling back", tier_name, tier.first_token_timeout_ms
-                )
-                break
-            except (ProviderError, PolicyError) as exc:
-                last_error = exc
-                log.warning("tier %s (%s) failed: %s", tier_name, flight.context.language, exc)
-                continue
-            waited = clock.lap("generation")
-            if flight.first_token_at:
-                # Split the wait into time to first token and generation of the first line.
-                ttft = min(waited, (flight.first_token_at - flight.started) * 1000.0)
-                clock.stages["generation"] -= ttft
-                clock.add("ttft", ttft)
-            if self._version(req.uri) != snap.version:
-                return Suggestion("", Outcome.STALE, tier_name)
-            flight.answered = True
-            post_start = time.perf_counter()
-            text = text.rstrip() if "\n" not in text else text
-            clock.add("postprocess", (time.perf_counter() - post_start) * 1000.0)
-            if text:
-                # Cache the quick answer now; the enrichment replaces it if the stream goes on.
-                if not flight.done:
-                    self.c.cache.put(key, text)
-                self.c.typing.remember(req.uri, snap.text, offset, text, tier_name)
-                self._schedule_prefetch(req, snap, offset, text)
-            return Suggestion(
-                text,
-                Outcome.MODEL,
-                tier_name,
-                provider=self.c.providers[tier_name].name,
-                model=self.c.providers[tier_name].model,
-                complete=flight.done,
-            )
+                except asyncio.TimeoutError:
+                    # First token too slow: answer from the fallback now; the stream may still
+                    # finish into the cache for the next request.
+                    log.info(
+                        "tier %s: no first token in %d ms; falling back",
+                        tier_name,
+                        tier.first_token_timeout_ms,
+                    )
+                    return await self._offline(req, ctx, clock, snap, offset, reason="first-token timeout")
+                except (ProviderError, PolicyError) as exc:
+                    last_error = exc
+                    delay = self._retry_delay(exc, flight, retried, clock)
+                    if delay is None:
+                        log.warning("tier %s failed: %s", tier_name, exc)
+                        break
+                    retried = True
+                    log.info(
+                        "tier %s failed before any token (%s); one retry in %.0f ms",
+                        tier_name,
+                        exc,
+                        delay * 1000,
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+                return self._answer(req, clock, snap, offset, key, flight, text)
         return await self._offline(
             req, ctx, clock, snap, offset, reason=str(last_error or "no tier available")
+        )
+
+    def _retry_delay(
+        self, exc: BaseException, flight: InflightStream, retried: bool, clock: StageClock
+    ) -> float | None:
+        """At most one retry, only before any token arrived, with jitter, within the deadline."""
+        if retried or flight.raw or isinstance(exc, PolicyError):
+            return None
+        if isinstance(exc, RateLimited):
+            # Retry-After beyond a keystroke's patience: let the backup tier answer instead.
+            if exc.retry_after is None or exc.retry_after > 1.0:
+                return None
+            delay = exc.retry_after
+        elif isinstance(exc, (Unavailable, BadResponse)) and not isinstance(exc, ProviderTimeout):
+            delay = random.uniform(0.05, 0.15)
+        else:
+            return None
+        remaining = self.config.completion.deadline_ms / 1000.0 - clock.elapsed_ms() / 1000.0
+        return delay if remaining > delay + 0.5 else None
+
+    async def _await_quick(
+        self,
+        flight: InflightStream,
+        req: CompletionRequest,
+        tier_name: str,
+        tier: TierConfig,
+        ctx: PromptContext,
+        key: str,
+        snap: DocumentSnapshot,
+        offset: int,
+        hedge_with: str | None,
+    ) -> tuple[InflightStream, str]:
+        """The first good suggestion of `flight`, racing a hedge on the next tier if enabled."""
+        timeout = tier.first_token_timeout_ms / 1000.0 + 0.05
+        hedge_after = self._hedge_delay(tier_name, hedge_with)
+        flights = [flight]
+        for f in flights:
+            f.waiters += 1
+        try:
+            if hedge_after is not None and hedge_after < timeout:
+                done, _ = await asyncio.wait([asyncio.shield(flight.quick)], timeout=hedge_after)
+                if not done and hedge_with is not None:
+                    try:
+                        hedge = await self._start_stream(
+                            req,
+                            hedge_with,
+                            self.config.tier(hedge_with),
+                            ctx,
+                            ctx.key(hedge_with, self.c.providers[hedge_with].model),
+                            snap,
+                            offset,
+                            None,
+                            live=False,
+                        )
+                        hedge.waiters += 1
+                        flights.append(hedge)
+                        self.hedges += 1
+                        log.info(
+                            "hedging: %s has no first token after %.0f ms; racing %s",
+                            tier_name,
+                            hedge_after * 1000,
+                            hedge_with,
+                        )
+                    except PolicyError as exc:
+                        log.debug("no hedge: %s", exc)
+            winner, text = await self._first_success(flights, timeout)
+        except asyncio.CancelledError:
+            # The editor cancelled (it does on every keystroke). A new request may attach to
+            # this stream within moments; if none does, nobody will see it: abort it.
+            for f in flights:
+                self._abort_later(f)
+            raise
+        finally:
+            for f in flights:
+                f.waiters -= 1
+        for f in flights:
+            if f is not winner:
+                self._abort(f)
+        if winner.first_token_at:
+            self._ttft.setdefault(winner.tier, deque(maxlen=50)).append(
+                (winner.first_token_at - winner.started) * 1000.0
+            )
+        return winner, text
+
+    @staticmethod
+    async def _first_success(flights: list[InflightStream], timeout: float) -> tuple[InflightStream, str]:
+        """Whichever flight produces a suggestion first; the last error if all fail."""
+        pending = {asyncio.ensure_future(asyncio.shield(f.quick)): f for f in flights}
+        deadline = time.perf_counter() + timeout
+        last_exc: BaseException | None = None
+        try:
+            while pending:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    raise asyncio.TimeoutError
+                done, _ = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if not done:
+                    raise asyncio.TimeoutError
+                for fut in done:
+                    flight = pending.pop(fut)
+                    exc = fut.exception()
+                    if exc is None:
+                        return flight, fut.result()
+                    last_exc = exc
+            assert last_exc is not None
+            raise last_exc
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    def _hedge_delay(self, tier_name: str, hedge_with: str | None) -> float | None:
+        """Hedge after the tier's recent p95 time to first token (needs a few samples)."""
+        settings = getattr(self.c.governance, "settings", None)
+        hedging = getattr(settings, "hedging", None)
+        if hedge_with is None or hedging is None or not hedging.enabled or hedging.max_extra < 1:
+            return None
+        if self.c.providers.get(hedge_with) is self.c.offline:
+            return None  # the offline floor is not a hedge; it answers on failure anyway
+        samples = sorted(self._ttft.get(tier_name, ()))
+        if len(samples) < 5:
+            return None
+        return samples[min(len(samples) - 1, int(0.95 * len(samples)))] / 1000.0
+
+    def _answer(
+        self,
+        req: CompletionRequest,
+        clock: StageClock,
+        snap: DocumentSnapshot,
+        offset: int,
+        key: str,
+        flight: InflightStream,
+        text: str,
+    ) -> Suggestion:
+        tier_name = flight.tier
+        waited = clock.lap("generation")
+        if flight.first_token_at:
+            # Split the wait into time to first token and generation of the first line.
+            ttft = min(waited, (flight.first_token_at - flight.started) * 1000.0)
+            clock.stages["generation"] -= ttft
+            clock.add("ttft", ttft)
+        if self._version(req.uri) != snap.version:
+            return Suggestion("", Outcome.STALE, tier_name)
+        flight.answered = True
+        text = text.rstrip() if "\n" not in text else text
+        if text:
+            # Cache the quick answer now; the enrichment replaces it if the stream goes on.
+            if not flight.done:
+                self.c.cache.put(key, text)
+            self.c.typing.remember(req.uri, snap.text, offset, text, tier_name)
+            self._schedule_prefetch(req, snap, offset, text)
+        provider = self.c.providers[tier_name]
+        return Suggestion(
+            text, Outcome.MODEL, tier_name, provider=provider.name, model=provider.model, complete=flight.done
         )
 
     async def _offline(
