@@ -34,7 +34,7 @@ vscode:
 pytest: setup
 	$(BIN)/pytest -q -p no:cacheprovider
 
-test: lint typecheck pytest vscode
+test: lint typecheck vscode pytest
 
 bench: setup
 	$(BIN)/python benchmarks/latency.py

@@ -72,6 +72,7 @@ def doc_text(i: int) -> str:
 
 
 CURSOR = (8, 4)
+PREFETCH_TOKENS = 31
 
 
 async def start(kind: str, base_url: str, cache_dir: Path) -> RpcClient:
@@ -99,7 +100,9 @@ async def start(kind: str, base_url: str, cache_dir: Path) -> RpcClient:
                 "total_timeout_ms": 10000,
             },
             "backup": {"provider": "offline"},
-        }
+        },
+        # A distinctive size so prefetch calls can be told apart in the fake's request log.
+        "completion": {"prefetch_max_tokens": PREFETCH_TOKENS},
     }
     await client.initialize(cache_dir.as_uri(), opts)
     return client
@@ -201,6 +204,7 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
         # 4. typing burst: 12 keystrokes, 40 ms apart, previous request cancelled each time.
         await asyncio.sleep(0.3)
         before = fake.stats
+        n_requests_before = len(fake.model_bodies())
         uri = "file:///bench/burst.py"
         base = doc_text(500)
         open_doc(c, uri, base)
@@ -230,7 +234,10 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
         await asyncio.wait_for(pending[1], 20)
         await asyncio.sleep(0.5)  # let aborted streams be noticed by the fake server
         after = fake.stats
-        out["burst_started"] = after.streams_started - before.streams_started
+        bodies = fake.model_bodies()[n_requests_before:]
+        prefetch = sum(1 for b in bodies if b.get("max_tokens") == PREFETCH_TOKENS)
+        out["burst_prefetch"] = prefetch
+        out["burst_started"] = after.streams_started - before.streams_started - prefetch
         out["burst_aborted"] = after.streams_aborted - before.streams_aborted
         out["burst_tokens_at_abort"] = sum(after.tokens_at_abort[len(before.tokens_at_abort) :])
         if kind == "lsp-assist":
@@ -278,6 +285,7 @@ async def main() -> int:
     print(row("cache hit latency (median)", med(ours["hit_ms"]), med(naive["hit_ms"])))
     print(row("  model calls for cache hits", str(ours["hit_model_calls"]), str(naive["hit_model_calls"])))
     print(row("typing burst: model calls started", str(ours["burst_started"]), str(naive["burst_started"])))
+    print(row("  + prefetch of the next suggestion", str(ours["burst_prefetch"]), str(naive["burst_prefetch"])))
     print(row("typing burst: aborted mid-stream", str(ours["burst_aborted"]), str(naive["burst_aborted"])))
     print(
         row(

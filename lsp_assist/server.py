@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
-from lsp_assist.config.schema import TIER_NAMES, Config, TierConfig
+from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.errors import ConfigError, LspAssistError
@@ -31,6 +31,8 @@ from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
 from lsp_assist.telemetry.stats import STATS_FILE, StatsCollector
+from lsp_assist.workspace.service import WorkspaceService
+from lsp_assist.workspace.warmup import run_warmup
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +42,23 @@ def local_model_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
-def resolve_tier(name: str, tier: TierConfig) -> TierConfig:
-    """Turn provider "auto" into "local" when the embedded model can run, else "offline"."""
-    if tier.provider != "auto":
-        return tier
-    return dataclasses.replace(tier, provider="local" if local_model_available() else "offline")
+def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
+    """Turn provider "auto" into "local" when the embedded model can run, else "offline".
+
+    A tier on the embedded model gets the local prompt budget and timeouts: a small model
+    on a laptop CPU reads ~1,000 prompt tokens a second, so a 4,000-character prompt would
+    spend its whole first-token budget reading.
+    """
+    if tier.provider == "auto":
+        tier = dataclasses.replace(tier, provider="local" if local_model_available() else "offline")
+    if tier.provider == "local":
+        tier = dataclasses.replace(
+            tier,
+            context_chars=min(tier.context_chars, local.context_chars),
+            first_token_timeout_ms=max(tier.first_token_timeout_ms, local.first_token_timeout_ms),
+            total_timeout_ms=max(tier.total_timeout_ms, local.total_timeout_ms),
+        )
+    return tier
 
 
 class Runtime:
@@ -58,6 +72,10 @@ class Runtime:
         # The symbol index follows every open document (tree-sitter definitions per file).
         self.store.on_change.append(self.context.index_document)
         self.store.on_close.append(self.context.forget_document)
+        # The workspace index: built in the background, marked dirty on edits, re-read on close.
+        self.workspace = WorkspaceService(self)
+        self.store.on_change.append(self.workspace.note_change)
+        self.store.on_close.append(self.workspace.note_closed)
         self.scheduler = Scheduler()
         self.typing = TypingIndex()
         self.clients = ClientPool()
@@ -69,6 +87,8 @@ class Runtime:
         self.providers: dict[str, Provider] = {}
         self.errors: list[str] = []
         self.sources: list[str] = []
+        # Set by the LSP layer: a circuit breaker changed state (name, old, new).
+        self.on_breaker_change: Callable[[str, str, str], None] | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -81,7 +101,7 @@ class Runtime:
         result = result or self.load()
         config = result.config
         errors = list(result.errors)
-        config.tiers = {name: resolve_tier(name, t) for name, t in config.tiers.items()}
+        config.tiers = {name: resolve_tier(name, t, config.local) for name, t in config.tiers.items()}
         self.config = config
         self.sources = result.sources
         self.cache_dir = resolve_cache_dir(config)
@@ -92,7 +112,10 @@ class Runtime:
 
         old_gov = self.governance
         self.governance, gov_errors = Governance.from_config(
-            config, self.cache_dir, [str(r) for r in self.workspace_roots]
+            config,
+            self.cache_dir,
+            [str(r) for r in self.workspace_roots],
+            on_breaker_change=self._breaker_changed,
         )
         errors.extend(gov_errors)
         if old_gov is not None:
@@ -100,9 +123,18 @@ class Runtime:
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
+        local_shared: dict[str, Provider] = {}
         for name in TIER_NAMES:
             tier = config.tier(name)
             if not tier.enabled:
+                continue
+            if tier.provider == "offline":
+                providers[name] = offline
+                continue
+            local_key = tier.model or config.local.model
+            if tier.provider == "local" and local_key in local_shared:
+                # One llama.cpp server per model, shared by the tiers that use it.
+                providers[name] = local_shared[local_key]
                 continue
             try:
                 api_key = self.governance.api_key(name, tier)
@@ -117,6 +149,8 @@ class Runtime:
                     corpus=self._corpus,
                     api_key=api_key,
                 )
+                if tier.provider == "local":
+                    local_shared[local_key] = providers[name]
             except (ConfigError, LspAssistError) as exc:
                 errors.append(f"tiers.{name}: {exc}; this tier falls back to the offline engine")
                 providers[name] = offline
@@ -173,6 +207,11 @@ class Runtime:
                 except Exception as exc:
                     log.debug("closing provider %s: %s", name, exc)
 
+    def _breaker_changed(self, name: str, old: Any, new: Any) -> None:
+        listener = self.on_breaker_change
+        if listener is not None:
+            listener(name, str(getattr(old, "value", old)), str(getattr(new, "value", new)))
+
     def _corpus(self) -> list[str]:
         """Texts of the open documents, for the offline engine (excluded files left out)."""
         gov = self.governance
@@ -182,8 +221,13 @@ class Runtime:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def start_background_index(self) -> None:
+        """Build the workspace index without delaying anything (idempotent while it runs)."""
+        self.workspace.start_background()
+
     async def warm(self) -> None:
         """Open each tier's connection (and start the local model) ahead of the first request."""
+        self.start_background_index()
         for provider in {id(p): p for p in self.providers.values()}.values():
             try:
                 await provider.warm()
@@ -191,13 +235,11 @@ class Runtime:
                 log.info("warming %s failed: %s", provider.name, exc)
 
     async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """The `lspAssist.warmCache` command: connections and the local model, for now."""
-        if progress is not None:
-            progress("opening connections")
-        await self.warm()
-        return {"connections": len({id(p) for p in self.providers.values()})}
+        """The `lspAssist.warmCache` command: index, connections, local model, precompute."""
+        return await run_warmup(self, progress)
 
     async def aclose(self) -> None:
+        self.workspace.close()
         if self.stats is not None:
             self.stats.flush()
         await self.retire_old()

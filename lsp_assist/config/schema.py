@@ -73,6 +73,10 @@ class LocalConfig:
     n_ctx: int = 2048
     threads: int = 0  # 0: all cores but one
     startup_timeout_s: float = 120.0
+    # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
+    context_chars: int = 1500
+    first_token_timeout_ms: int = 4000
+    total_timeout_ms: int = 8000
     idle_shutdown_s: float = 0.0  # 0: keep it running while the server runs
 
 

@@ -9,12 +9,14 @@ indexer feeds it with `update_file` / `remove_file`.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.documents.languages import canonical, get_language
+from lsp_assist.documents.syntax import SyntaxState
 
 MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
@@ -398,10 +400,14 @@ def _shift(sym: Symbol, rows: int) -> Symbol:
 class TreeSymbolCache:
     """The symbols of one open document, re-extracted only for top-level nodes that changed.
 
-    Symbols are cached per top-level node, keyed by the node's text, with rows relative to
-    the node's first row: after a one-character edit only the edited top-level node is
-    walked again. The groups of the last tree seen are kept too, so several lookups
-    against the same tree cost one pass.
+    Symbols are cached per top-level node with rows relative to the node's first row,
+    keyed by the node's type and byte range. Between two scans the byte edits recorded by
+    the document's `SyntaxState` (`track`) move the cached ranges; a range an edit touched
+    is dropped, so a kept range holds exactly the bytes it held when it was walked. After a
+    one-character edit only the edited top-level node is walked again and no text is
+    copied or hashed. Without a tracked state every scan walks every node. The groups and
+    a name index of the last tree seen are kept, so several lookups against the same tree
+    cost one pass.
     """
 
     def __init__(self, language_id: str, path: str) -> None:
@@ -409,38 +415,81 @@ class TreeSymbolCache:
         self._lang = lang or ""
         self._spec = SPECS.get(lang) if lang else None
         self._path = path
-        self._groups: dict[tuple[str, bytes], list[Symbol]] = {}
+        # (start_byte, end_byte, start column, type) -> symbols with rows relative to the node
+        self._groups: dict[tuple[int, int, int, str], list[Symbol]] = {}
         self._last_tree: Tree | None = None
         self._last: list[tuple[int, list[Symbol]]] = []
+        self._rows: list[int] = []
+        self._by_name: dict[str, list[tuple[int, int, Symbol]]] = {}
+        self._syntax: SyntaxState | None = None
+        self._generation = -1
+
+    def track(self, syntax: SyntaxState | None) -> None:
+        """Follow the edits of this document's syntax state (call before each lookup)."""
+        if syntax is not self._syntax:
+            self._syntax = syntax
+            self._generation = -1
+
+    def _moved_groups(self) -> dict[tuple[int, int, int, str], list[Symbol]]:
+        """The cached groups with ranges moved through the edits since the last scan."""
+        syntax = self._syntax
+        if syntax is None or self._generation < 0:
+            return {}
+        edits = syntax.edits_since(self._generation)
+        if edits is None:
+            return {}
+        groups = self._groups
+        for start, old_end, new_end in edits:
+            delta = new_end - old_end
+            moved: dict[tuple[int, int, int, str], list[Symbol]] = {}
+            for (a, b, col, typ), rel in groups.items():
+                if b <= start:
+                    moved[(a, b, col, typ)] = rel
+                elif a >= old_end:
+                    moved[(a + delta, b + delta, col, typ)] = rel
+            groups = moved
+        return groups
 
     def _scan(self, tree: Tree, source: bytes) -> list[tuple[int, list[Symbol]]]:
         if tree is self._last_tree:
             return self._last
         assert self._spec is not None
-        seen: dict[tuple[str, bytes], list[Symbol]] = {}
+        old = self._moved_groups()
+        seen: dict[tuple[int, int, int, str], list[Symbol]] = {}
         out: list[tuple[int, list[Symbol]]] = []
+        by_name: dict[str, list[tuple[int, int, Symbol]]] = {}
         for top in tree.root_node.named_children:
-            key = (top.type, source[top.start_byte : top.end_byte])
-            rel = seen.get(key)
-            if rel is None:
-                rel = self._groups.get(key)
-            row = top.start_point.row
+            point = top.start_point
+            key = (top.start_byte, top.end_byte, point.column, top.type)
+            rel = old.get(key)
+            row = point.row
             if rel is None:
                 found = _extract_top(top, source, self._spec, self._lang, self._path, 20_000)
                 rel = [_shift(s, -row) for s in found]
             seen[key] = rel
             if rel:
                 out.append((row, rel))
+                for i, sym in enumerate(rel):
+                    by_name.setdefault(sym.name, []).append((row, i, sym))
         self._groups = seen  # forget nodes that are gone
+        self._generation = self._syntax.generation if self._syntax is not None else -1
         self._last_tree, self._last = tree, out
+        self._rows = [row for row, _ in out]
+        self._by_name = by_name
         return out
 
     def nearest(self, tree: Tree, source: bytes, row: int, owner: str | None, limit: int) -> list[Symbol]:
-        """Up to `limit` members of class `owner`, then top-level symbols, nearest `row` first."""
+        """Up to `limit` members of class `owner`, then top-level symbols, nearest `row` first.
+
+        Only the groups nearest `row` are looked at (bounded work on large files).
+        """
         if self._spec is None:
             return []
+        groups = self._scan(tree, source)
+        mid = bisect.bisect_right(self._rows, row)
+        reach = max(4, 2 * limit)
         ranked: list[tuple[bool, int, int, Symbol]] = []
-        for top_row, rel in self._scan(tree, source):
+        for top_row, rel in groups[max(0, mid - reach) : mid + reach]:
             for s in rel:
                 start = s.start_row + top_row
                 if start <= row <= s.end_row + top_row:
@@ -454,12 +503,15 @@ class TreeSymbolCache:
         """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
         if self._spec is None:
             return []
-        out: list[Symbol] = []
-        for row, rel in self._scan(tree, source):
-            for s in rel:
-                if names is None or s.name in names:
-                    out.append(_shift(s, row))
-        return out
+        groups = self._scan(tree, source)
+        if names is None:
+            return [_shift(s, row) for row, rel in groups for s in rel]
+        hits: list[tuple[int, int, Symbol]] = []
+        for name in names:
+            for row, i, s in self._by_name.get(name, ()):
+                hits.append((row, i, s))
+        hits.sort(key=lambda t: (t[0], t[1]))  # file order: group row, then place in the group
+        return [_shift(s, row) for row, _, s in hits]
 
 
 def parse_text(text: str, language_id: str) -> tuple[Tree, bytes] | None:

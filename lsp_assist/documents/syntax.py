@@ -11,17 +11,20 @@ tree and callers use line-based handling.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 
 from tree_sitter import Language, Parser, Point, Tree
 
 _log = logging.getLogger(__name__)
 
+_LOG_SIZE = 256
+
 
 class SyntaxState:
     """The tree of one document, kept in step with its text through `edit` calls."""
 
-    __slots__ = ("_dirty", "_failed", "_parser", "_tree", "language")
+    __slots__ = ("_dirty", "_failed", "_log", "_parser", "_tree", "generation", "language")
 
     def __init__(self, language: Language) -> None:
         self.language = language
@@ -29,6 +32,22 @@ class SyntaxState:
         self._tree: Tree | None = None
         self._dirty = True
         self._failed = False
+        #: Bumped on every edit and reset; `edits_since` replays the edits after a generation,
+        #: so per-document caches keyed by byte ranges survive a keystroke.
+        self.generation = 0
+        self._log: deque[tuple[int, int, int, int]] = deque(maxlen=_LOG_SIZE)
+
+    def edits_since(self, generation: int) -> list[tuple[int, int, int]] | None:
+        """(start, old_end, new_end) byte edits made after `generation`, oldest first.
+
+        None when they are no longer known (a reset, or too many edits): rescan everything.
+        """
+        if generation == self.generation:
+            return []
+        out = [(s, o, n) for g, s, o, n in self._log if g > generation]
+        if len(out) != self.generation - generation:
+            return None
+        return out
 
     def edit(
         self,
@@ -49,6 +68,8 @@ class SyntaxState:
                 old_end_point=Point(*old_end_point),
                 new_end_point=Point(*new_end_point),
             )
+        self.generation += 1
+        self._log.append((self.generation, start_byte, old_end_byte, new_end_byte))
         self._dirty = True
 
     def reset(self) -> None:
@@ -56,6 +77,8 @@ class SyntaxState:
         self._tree = None
         self._dirty = True
         self._failed = False
+        self.generation += 1
+        self._log.clear()
 
     @property
     def dirty(self) -> bool:

@@ -372,10 +372,18 @@ class Governance:
         """For the status bar and `doctor`: breaker states, spent quotas, skips. No secrets."""
         spent = [f for f in FEATURES if self.quota.limits.features.get(f) and self.quota.remaining(f).spent]
         spent_tiers = [t for t in self.quota.limits.tiers if self.quota.remaining("", t).spent]
+        failing = [k for k, b in self._breakers.items() if b.state is not BreakerState.CLOSED]
+        # One line for the status bar: empty when all is well.
+        warning = ""
+        if failing:
+            warning = f"{', '.join(failing)} failing; using the fallback"
+        elif spent or spent_tiers:
+            warning = f"quota spent: {', '.join([*spent, *spent_tiers])}"
         return {
             "environment": self.settings.environment,
+            "warning": warning,
             "breakers": {k: b.snapshot() for k, b in self._breakers.items()},
-            "open_breakers": [k for k, b in self._breakers.items() if b.state is not BreakerState.CLOSED],
+            "open_breakers": failing,
             "limits": {k: lim.snapshot() for k, lim in self._limits.items()},
             "quota_spent_features": spent,
             "quota_spent_tiers": spent_tiers,

@@ -93,7 +93,9 @@ class _Rule:
 
 _SECRET_NAME = re.compile(
     r"[\w.\-]*?(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
-    r"private[_\-]?key|auth|credentials?|client[_\-]?secret|bearer)\d*",
+    r"private[_\-]?key|auth|credentials?|client[_\-]?secret|bearer)\d*"
+    # `secret_key`, `token_value`, `password_b64`: the keyword qualified by a value-ish word.
+    r"(?:[_\-.]?(?:key|value|str|string|data|bytes|b64|base64|hex|raw|text))?\d*",
     re.IGNORECASE,
 )
 _KEYWORD_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "bearer")

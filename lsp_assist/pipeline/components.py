@@ -45,7 +45,10 @@ class Components:
         return StreamAssembler(ctx, ctx.mode)
 
     def tier_chain(self, tier: str) -> Sequence[str]:
-        return [t for t in self.chain.get(tier, (tier,)) if t in self.providers]
+        # The offline engine is the floor the pipeline falls to after the chain, not a tier.
+        return [
+            t for t in self.chain.get(tier, (tier,)) if t in self.providers and self.providers[t] is not self.offline
+        ]
 
     def provider_key(self, tier: str) -> str:
         """Breakers and rate limits are per provider endpoint, shared by tiers that use it."""

@@ -255,11 +255,25 @@ class CompletionEngine:
         last_error: BaseException | None = None
         for index, tier_name in enumerate(chain):
             tier = self.config.tier(tier_name)
+            if self._is_offline(tier_name):
+                # The offline floor makes no model call: no quota, limiter, breaker or audit line.
+                break
             hedge_with = chain[index + 1] if index + 1 < len(chain) else None
             retried = False
             while True:
                 try:
-                    flight = await self._start_stream(req, tier_name, tier, ctx, key, snap, offset, clock)
+                    flight = await self._start_stream(
+                        req,
+                        tier_name,
+                        tier,
+                        ctx,
+                        key,
+                        snap,
+                        offset,
+                        clock,
+                        fallback_from=chain[0] if index else None,
+                        retries=int(retried),
+                    )
                 except PolicyError as exc:
                     log.info("tier %s skipped: %s", tier_name, exc)
                     last_error = exc
@@ -276,6 +290,9 @@ class CompletionEngine:
                         tier_name,
                         tier.first_token_timeout_ms,
                     )
+                    if self.c.providers[tier_name].name == "local":
+                        # One llama.cpp slot: a stream left running would delay the next request.
+                        self._abort_later(flight, grace_s=0.0)
                     return await self._offline(req, ctx, clock, snap, offset, reason="first-token timeout")
                 except (ProviderError, PolicyError) as exc:
                     last_error = exc
@@ -296,6 +313,10 @@ class CompletionEngine:
         return await self._offline(
             req, ctx, clock, snap, offset, reason=str(last_error or "no tier available")
         )
+
+    def _is_offline(self, tier_name: str) -> bool:
+        provider = self.c.providers.get(tier_name)
+        return provider is self.c.offline or getattr(provider, "name", "") == "offline"
 
     def _retry_delay(
         self, exc: BaseException, flight: InflightStream, retried: bool, clock: StageClock
@@ -348,6 +369,8 @@ class CompletionEngine:
                             offset,
                             None,
                             live=False,
+                            fallback_from=tier_name,
+                            hedged=True,
                         )
                         hedge.waiters += 1
                         flights.append(hedge)
@@ -492,6 +515,9 @@ class CompletionEngine:
         feature: str | None = None,
         max_tokens: int | None = None,
         live: bool = True,
+        fallback_from: str | None = None,
+        retries: int = 0,
+        hedged: bool = False,
     ) -> InflightStream:
         c = self.c
         provider = c.providers.get(tier_name)
@@ -531,7 +557,9 @@ class CompletionEngine:
                     flight,
                     provider.stream(mreq),
                     assembler,
-                    first_token_timeout_s=tier.first_token_timeout_ms / 1000.0,
+                    # The request stops waiting at the first-token timeout and falls back; the
+                    # stream itself may go on (up to the total timeout) to fill the cache.
+                    first_token_timeout_s=tier.total_timeout_ms / 1000.0,
                     total_timeout_s=(
                         max(tier.total_timeout_ms, self.config.completion.enrichment_timeout_ms)
                         if enrich
@@ -544,7 +572,19 @@ class CompletionEngine:
             except asyncio.CancelledError:
                 outcome = "cancelled"
                 wasted = len(flight.raw) and (0 if flight.answered else 1)
-                permit.finish(outcome, None, {}, ctx.size, None, provider.model, provider.endpoint_host)
+                permit.finish(
+                    outcome,
+                    None,
+                    {},
+                    ctx.size,
+                    None,
+                    provider.model,
+                    provider.endpoint_host,
+                    provider=provider.name,
+                    fallback_from=fallback_from,
+                    retries=retries,
+                    hedged=hedged,
+                )
                 if wasted:
                     c.stats.record_waste(0)
                 raise
@@ -563,6 +603,9 @@ class CompletionEngine:
                 provider.model,
                 provider.endpoint_host,
                 provider=provider.name,
+                fallback_from=fallback_from,
+                retries=retries,
+                hedged=hedged,
             )
             if err is None and result.text:
                 c.cache.put(key, result.text)
@@ -708,11 +751,16 @@ class CompletionEngine:
                 return Suggestion(cached, Outcome.CACHE, "quality", stages=clock.finish())
         if progress:
             progress("asking the quality model")
+        if self._is_offline("quality"):
+            # No quality model (not configured, or refused by policy): the offline engine
+            # answers, which is no model call and so passes no quota and writes no audit line.
+            text = await c.offline_suggest(ctx)
+            return Suggestion(
+                text, Outcome.FALLBACK if text else Outcome.EMPTY, "offline", provider="offline",
+                stages=clock.finish(),
+            )  # fmt: skip
         req = CompletionRequest(uri, cursor, invoked=True, feature="escalation", tier="quality")
-        try:
-            flight = await self._start_stream(req, "quality", tier, ctx, key, snap, offset, clock, live=False)
-        except PolicyError as exc:
-            raise exc
+        flight = await self._start_stream(req, "quality", tier, ctx, key, snap, offset, clock, live=False)
         result = await asyncio.shield(flight.final)
         if result.error is not None:
             raise result.error

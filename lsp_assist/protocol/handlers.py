@@ -178,6 +178,8 @@ def _register(server: AssistServer) -> None:
         ls.runtime.workspace_roots = _workspace_roots(params)
         ls.runtime.layers.init_options = unwrap_client_settings(params.initialization_options or {})
         ls.runtime.build()
+        # Breaker transitions (open, half-open, closed) update the status bar at once.
+        ls.runtime.on_breaker_change = lambda name, old, new: ls.status()
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AssistServer, params: types.InitializedParams) -> None:
@@ -266,7 +268,8 @@ def _register(server: AssistServer) -> None:
     def stats(ls: AssistServer, *args: Any) -> dict[str, Any]:
         assert ls.rt.stats is not None
         report = ls.rt.stats.report()
-        return {"report": ls.rt.stats.format(), "summary": _jsonable(report)}
+        gov = ls.rt.governance.status() if ls.rt.governance is not None else {}
+        return {"report": ls.rt.stats.format(), "summary": _jsonable(report), "governance": _jsonable(gov)}
 
     async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:
         engine = ls.rt.engine

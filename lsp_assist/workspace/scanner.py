@@ -129,7 +129,7 @@ def scan(
             continue  # a loop through a bind mount (links are never followed)
         seen_dirs.add(ident)
         spec = _gitignore(d.path)
-        ignores = d.ignores + ((d.rel, spec),) if spec is not None else d.ignores
+        ignores = (*d.ignores, (d.rel, spec)) if spec is not None else d.ignores
         try:
             with os.scandir(d.path) as it:
                 entries = sorted(it, key=lambda e: e.name)

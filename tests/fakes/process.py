@@ -63,6 +63,11 @@ class FakeModelProcess:
         rows = self._http.get("/_control/stream_times").json()["stream_times"]
         return [(float(t0), [float(t) for t in ts]) for t0, ts in rows]
 
+    def model_bodies(self) -> list[dict[str, Any]]:
+        """JSON bodies of the completion requests received, in order."""
+        rows = self._http.get("/_control/requests").json()["requests"]
+        return [r["body"] or {} for r in rows if str(r["path"]).endswith("completions")]
+
     def close(self) -> None:
         self._http.close() if hasattr(self, "_http") else None
         if self.proc.stdin is not None:

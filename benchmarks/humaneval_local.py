@@ -1,0 +1,127 @@
+"""End-to-end quality of the embedded models on HumanEval single-line infilling.
+
+For a seeded sample of tasks, the document is `prompt + <hole> + suffix` with the cursor
+after the hole line's indentation, as an editor would show it. The real pipeline (context
+engine, prompt template, local llama.cpp server, streaming post-processing) produces the
+suggestion; we report exact match with the canonical line and pass@1 (the task's tests run
+in a subprocess with a timeout), plus latency. Used to pick the default embedded model.
+
+Usage: python benchmarks/humaneval_local.py [--n 40] [--models gemma3-270m smollm2]
+Data: ../shared/data/humaneval-infilling (MIT licence).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "data" / "humaneval-infilling" / "HumanEval-SingleLineInfilling.jsonl.gz"
+
+
+def load_tasks(n: int, seed: int) -> list[dict[str, Any]]:
+    with gzip.open(DATA, "rt", encoding="utf-8") as fh:
+        tasks = [json.loads(line) for line in fh]
+    random.Random(seed).shuffle(tasks)
+    return tasks[:n]
+
+
+def passes(task: dict[str, Any], line: str, indent: str) -> bool:
+    program = task["prompt"] + indent + line + "\n" + task["suffix"] + "\n" + task["test"]
+    program += f"\ncheck({task['entry_point']})\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
+        fh.write(program)
+        path = fh.name
+    try:
+        r = subprocess.run([sys.executable, path], capture_output=True, timeout=10)
+        return r.returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        os.unlink(path)
+
+
+async def run_model(model: str, tasks: list[dict[str, Any]], cache_dir: Path) -> dict[str, Any]:
+    from lsp_assist.cli.session import complete_text
+    from lsp_assist.server import build_runtime
+
+    os.environ["LSP_ASSIST_CACHE_DIR"] = str(cache_dir / model)
+    rt = build_runtime([], {"tiers": {"fast": {"provider": "local", "total_timeout_ms": 20000,
+                                               "first_token_timeout_ms": 15000}},
+                            "local": {"model": model}, "cache": {"enabled": False},
+                            "completion": {"prefetch": False, "enrichment": False}})
+    t0 = time.perf_counter()
+    await rt.warm()
+    load_s = time.perf_counter() - t0
+    exact = passed = empty = 0
+    ttft: list[float] = []
+    total: list[float] = []
+    try:
+        for i, task in enumerate(tasks):
+            hole = task["canonical_solution"].rstrip("\n")
+            indent = hole[: len(hole) - len(hole.lstrip())]
+            text = task["prompt"] + indent + "\n" + task["suffix"]
+            line_no = task["prompt"].count("\n")
+            path = cache_dir / f"task_{i}.py"
+            res = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
+            got = res.text.split("\n", 1)[0].rstrip()
+            if not got:
+                empty += 1
+            exact += int(got.strip() == hole.strip())
+            passed += int(bool(got) and passes(task, got, indent))
+            if "ttft" in res.stages:
+                ttft.append(res.stages["ttft"])
+            total.append(res.stages.get("total", 0.0))
+    finally:
+        await rt.aclose()
+    n = len(tasks)
+    return {
+        "model": model,
+        "n": n,
+        "exact": exact / n,
+        "pass": passed / n,
+        "empty": empty / n,
+        "load_s": load_s,
+        "ttft_p50": statistics.median(ttft) if ttft else float("nan"),
+        "total_p50": statistics.median(total) if total else float("nan"),
+        "total_p95": sorted(total)[int(0.95 * (len(total) - 1))] if total else float("nan"),
+    }
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--models", nargs="+", default=["gemma3-270m", "smollm2"])
+    args = ap.parse_args()
+    if not DATA.exists():
+        print(f"data not found: {DATA}")
+        return 1
+    tasks = load_tasks(args.n, args.seed)
+    results = []
+    with tempfile.TemporaryDirectory() as td:
+        for model in args.models:
+            results.append(await run_model(model, tasks, Path(td)))
+    print(f"HumanEval single-line infilling, {args.n} tasks (seed {args.seed}), through the full pipeline")
+    print(f"{'model':<16}{'exact':>8}{'pass@1':>8}{'empty':>8}{'load s':>8}{'ttft p50':>10}{'total p50':>11}"
+          f"{'total p95':>11}")
+    for r in results:
+        print(f"{r['model']:<16}{r['exact']:>8.1%}{r['pass']:>8.1%}{r['empty']:>8.1%}{r['load_s']:>8.1f}"
+              f"{r['ttft_p50']:>9.0f}ms{r['total_p50']:>9.0f}ms{r['total_p95']:>9.0f}ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,72 @@
+"""The embedded model for real: llama.cpp on 127.0.0.1, real HTTP streaming, no fakes.
+
+Marked `model`; they need the `local` extra (installed by `make test` and CI). Timeouts
+are generous because CI machines are shared: these tests check that the real path
+works, not how fast it is (benchmarks/humaneval_local.py measures that).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, doc_uri, inline, isolated_env, lsp_session, open_doc, texts
+
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="the 'local' extra is not installed"),
+]
+
+PATIENT = """
+[local]
+first_token_timeout_ms = 60000
+total_timeout_ms = 90000
+[completion]
+deadline_ms = 120000
+enrichment = false
+prefetch = false
+"""
+
+
+def patient_env(tmp_path: Path) -> dict[str, str]:
+    env = isolated_env(tmp_path)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(PATIENT, encoding="utf-8")
+    env["LSP_ASSIST_CONFIG"] = str(cfg)
+    return env
+
+
+def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
+    sample = ROOT / "fixtures" / "demo" / "shapes.py"
+    lines = sample.read_text(encoding="utf-8").split("\n")
+    line_no = next(i for i, line in enumerate(lines) if "return 2 * math.pi" in line)
+    # Complete in the middle of `return 2 * math.pi * self.radius` (1-based line and column).
+    col = lines[line_no].index("math.pi") + 1
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_assist", "complete", f"{sample}:{line_no + 1}:{col}", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=patient_env(tmp_path),
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["provider"] == "local", out
+    assert out["outcome"] == "model", out
+    assert out["text"].strip(), out
+    assert out["stages_ms"]["ttft"] > 0
+
+
+async def test_inline_completion_over_stdio_on_the_embedded_model(tmp_path: Path) -> None:
+    async with lsp_session(tmp_path, {}, env=patient_env(tmp_path)) as client:
+        uri = doc_uri(tmp_path, "circle.py")
+        open_doc(client, uri, "import math\n\n\ndef circle_area(radius):\n    return math.")
+        res = await inline(client, uri, 4, 16, timeout=200)
+        suggestion = texts(res)
+        assert suggestion and suggestion[0].strip(), res
