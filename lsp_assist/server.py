@@ -8,9 +8,11 @@ index and the statistics.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib.util
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ from lsp_assist.workspace.service import WorkspaceService
 from lsp_assist.workspace.warmup import run_warmup
 
 log = logging.getLogger(__name__)
+
+_REWARM_AFTER_S = 45.0  # below the connection pools' keep-alive expiry
 
 
 def local_model_available() -> bool:
@@ -87,6 +91,8 @@ class Runtime:
         self.providers: dict[str, Provider] = {}
         self.errors: list[str] = []
         self.sources: list[str] = []
+        self._last_activity = time.monotonic()
+        self._rewarm: asyncio.Task[None] | None = None
         # Set by the LSP layer: a circuit breaker changed state (name, old, new).
         self.on_breaker_change: Callable[[str, str, str], None] | None = None
 
@@ -233,6 +239,30 @@ class Runtime:
                 await provider.warm()
             except Exception as exc:  # warming is best effort
                 log.info("warming %s failed: %s", provider.name, exc)
+
+    def touch(self) -> None:
+        """Called on every edit: after an idle spell, re-open the fast tier's connection now,
+        while the user types, instead of on the next completion (keep-alive pools drop idle
+        connections after about a minute; a cold TLS connection costs two round trips)."""
+        now = time.monotonic()
+        idle = now - self._last_activity
+        self._last_activity = now
+        if idle < _REWARM_AFTER_S or self._rewarm is not None:
+            return
+        provider = self.providers.get("fast")
+        if provider is None:
+            return
+
+        async def rewarm() -> None:
+            try:
+                await provider.warm()
+            finally:
+                self._rewarm = None
+
+        try:
+            self._rewarm = asyncio.get_running_loop().create_task(rewarm())
+        except RuntimeError:
+            self._rewarm = None
 
     async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
         """The `lspAssist.warmCache` command: index, connections, local model, precompute."""

@@ -212,6 +212,7 @@ def _register(server: AssistServer) -> None:
             log.exception("didChange could not be applied; resyncing needs a didOpen")
         if ls.rt.engine is not None:
             ls.rt.engine.note_change(uri)
+        ls.rt.touch()
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -126,7 +126,7 @@ async def wait_until(predicate: Any, timeout: float = 5.0) -> bool:
 def track_status(client: LanguageClient) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
 
-    @client.feature("lspAssist/status")
+    @client.feature("lspAssist/status")  # type: ignore[untyped-decorator]
     def _status(ls: LanguageClient, params: Any) -> None:
         # pygls hands unknown notifications over as a namedtuple-like `Object`.
         seen.append(params if isinstance(params, dict) else params._asdict())
@@ -309,7 +309,8 @@ async def test_two_processes_share_one_quota_store(tmp_path: Path, fake: FakeMod
 
 # --------------------------------------------------------------------------- 6. secrets
 
-SECRET_FILE = f'''import boto3
+SECRET_FILE = (
+    f'''import boto3
 
 AWS_ACCESS_KEY_ID = "{AWS_KEY}"
 aws_secret_access_key = "{AWS_SECRET}"
@@ -326,9 +327,11 @@ def connect_cloud(region):
 
 
 def use_it():
-    c = connect_cloud("eu-west-1")
-    
+    c = make_session()
+    d = connect_cloud("eu-west-1")
 '''
+    + "    \n"
+)
 
 HELPER_FILE = f'''def make_session(token="{GH_TOKEN}"):
     """helper_marker_xyz"""
@@ -350,13 +353,8 @@ async def test_planted_secrets_never_leave_or_get_logged(tmp_path: Path, fake: F
         helper = doc_uri(tmp_path, "session_helper.py")
         open_doc(client, helper, HELPER_FILE)
         uri = doc_uri(tmp_path, "cloud.py")
-        open_doc(
-            client, uri, SECRET_FILE.replace("c = connect_cloud", "c = make_session()\n    d = connect_cloud")
-        )
-        lines = SECRET_FILE.replace("c = connect_cloud", "c = make_session()\n    d = connect_cloud").split(
-            "\n"
-        )
-        line = len(lines) - 2
+        open_doc(client, uri, SECRET_FILE)
+        line = SECRET_FILE.count("\n") - 1  # the empty body line after `d = connect_cloud(...)`
         await inline(client, uri, line, 4)
         await command(client, "lspAssist.escalate", uri, {"line": line, "character": 4})
         await inline(client, helper, 4, 4)
@@ -365,6 +363,8 @@ async def test_planted_secrets_never_leave_or_get_logged(tmp_path: Path, fake: F
     assert len(reqs) >= 2
     sent = "\n".join(json.dumps(r.body) + json.dumps(r.headers) for r in reqs)
     assert "connect_cloud" in sent  # the prompt did carry the file around the secrets
+    first = json.dumps(reqs[0].body)
+    assert "def make_session" in first, "no cross-file snippet of the helper in the first prompt"
     places = {
         "model requests": sent,
         "audit log": "\n".join(json.dumps(x) for x in audit_lines(tmp_path)),
@@ -525,7 +525,8 @@ async def test_usage_report_from_a_real_run(
     audit = tmp_path / "cache" / "audit" / "audit.jsonl"
     html = tmp_path / "usage.html"
     env = isolated_env(tmp_path)
-    proc = subprocess.run(
+    proc = await asyncio.to_thread(
+        subprocess.run,
         [sys.executable, "-m", "lsp_assist", "usage", "--audit", str(audit), "--html", str(html)],
         env=env,
         cwd=ROOT,

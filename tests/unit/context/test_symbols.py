@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from lsp_assist.context.symbols import SymbolIndex, TreeSymbolCache, extract_symbols, parse_text
@@ -65,6 +67,32 @@ def test_cache_matches_full_extraction_after_edits() -> None:
     assert tree is not None
     assert cache.find(tree, doc.data()) == extract_symbols(tree, doc.data(), "python", "c.py")
     assert [s.name for s in cache.find(tree, doc.data(), {"inserted"})] == ["inserted"]
+
+
+def test_tracked_cache_matches_full_extraction_after_random_edits() -> None:
+    # The cache replays the document's byte edits to keep groups of untouched nodes; after
+    # every kind of edit (inside a name, across lines, a full replacement) it must agree
+    # with a fresh extraction.
+    rng = random.Random(5)
+    text = "".join(f"def f{i}(a):\n    return a\n\nclass C{i}:\n    x{i} = 1\n\n" for i in range(25))
+    store = DocumentStore()
+    doc = store.open("file:///t.py", "python", 1, text)
+    cache = TreeSymbolCache("python", "t.py")
+    pieces = ["x", "\n", "def g(b):\n    pass\n", "", ":", "é"]
+    for version in range(2, 60):
+        if version == 30:
+            store.change(doc.uri, version, [TextChange(None, None, doc.text)])
+        else:
+            row = rng.randrange(doc.line_count)
+            col = rng.randrange(len(doc.line(row)) + 1)
+            end = Cursor(row + rng.choice([0, 0, 1]), rng.randrange(3))
+            store.change(doc.uri, version, [TextChange(Cursor(row, col), end, rng.choice(pieces))])
+        if version % 3:
+            continue  # several edits between two scans
+        cache.track(doc.syntax)
+        tree = doc.tree()
+        assert tree is not None
+        assert cache.find(tree, doc.data()) == extract_symbols(tree, doc.data(), "python", "t.py")
 
 
 def test_index_lookup_is_sorted_and_updates() -> None:

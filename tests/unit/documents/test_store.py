@@ -142,3 +142,12 @@ def test_languages() -> None:
     assert get_language("cobol") is None
     assert language_id_for_path("x/y.tsx") == "typescriptreact"
     assert language_id_for_path("README") == "plaintext"
+
+
+def test_lines_matches_line_by_line() -> None:
+    for text in ["a\nb\r\nc\n", "a", "", "x\ny\nz"]:
+        doc = Document("file:///l.py", "python", 1, text)
+        for a in range(-1, 5):
+            for b in range(a, 6):
+                want = [doc.line(r) for r in range(max(0, a), min(b, doc.line_count))]
+                assert doc.lines(a, b) == want

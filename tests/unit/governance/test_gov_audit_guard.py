@@ -116,6 +116,7 @@ async def test_quota_exhaustion_is_per_feature(tmp_path: Path) -> None:
         gov.admit("escalation", "quality", "q")
     gov.admit("completion", "fast", "f").finish("model", None, {}, 0, None, "m", None)
     assert gov.status()["quota_spent_features"] == ["escalation"]
+    assert "escalation" in str(gov.status()["warning"])
 
 
 async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
@@ -125,6 +126,7 @@ async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
         gov.admit("completion", "fast", "p").finish("error", None, {}, 0, Unavailable("503"), "m", "h")
     with pytest.raises(BreakerOpen):
         gov.admit("completion", "fast", "p")
+    assert "p failing" in str(gov.status()["warning"])
     now[0] = 11.0
     probe = gov.admit("completion", "fast", "p")
     with pytest.raises(BreakerOpen):  # one probe only
@@ -132,6 +134,7 @@ async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
     probe.finish("model", None, {}, 0, None, "m", "h")
     gov.admit("completion", "fast", "p").finish("model", None, {}, 0, None, "m", "h")
     assert gov.status()["open_breakers"] == []
+    assert gov.status()["warning"] == ""
     outcomes = [r["error_class"] for r in read_audit(gov)]
     assert outcomes[:2] == ["Unavailable", "Unavailable"]
 

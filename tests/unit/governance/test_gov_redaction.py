@@ -38,6 +38,9 @@ POSITIVES = [
     ('{"client_secret": "q8Zr2LmW9xTp4VnB"}', "q8Zr2LmW9xTp4VnB", "secret"),
     ("API_KEY=abcDEF123456ghiJKL789", "abcDEF123456ghiJKL789", "secret"),
     ('self.api_key: str = "Zx9Lq2Wm8Rt4Yp6Vn3Kb"', "Zx9Lq2Wm8Rt4Yp6Vn3Kb", "secret"),
+    # The keyword qualified by a value-ish word (found by the end-to-end secrets test).
+    ('secret_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', "wJalrXUtnFEMI/K7MDENG", "secret"),
+    ('TOKEN_VALUE = "q8Zr2LmW9xTp4VnB"', "q8Zr2LmW9xTp4VnB", "secret"),
 ]
 
 
