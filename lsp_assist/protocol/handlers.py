@@ -214,6 +214,12 @@ def _register(server: AssistServer) -> None:
             ls.rt.engine.note_change(uri)
         ls.rt.touch()
 
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: AssistServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = _uri_to_path(params.text_document.uri)
+        if path is not None:
+            ls.rt.workspace.note_saved(str(path))
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
