@@ -285,7 +285,9 @@ async def main() -> int:
     print(row("cache hit latency (median)", med(ours["hit_ms"]), med(naive["hit_ms"])))
     print(row("  model calls for cache hits", str(ours["hit_model_calls"]), str(naive["hit_model_calls"])))
     print(row("typing burst: model calls started", str(ours["burst_started"]), str(naive["burst_started"])))
-    print(row("  + prefetch of the next suggestion", str(ours["burst_prefetch"]), str(naive["burst_prefetch"])))
+    print(
+        row("  + prefetch of the next suggestion", str(ours["burst_prefetch"]), str(naive["burst_prefetch"]))
+    )
     print(row("typing burst: aborted mid-stream", str(ours["burst_aborted"]), str(naive["burst_aborted"])))
     print(
         row(

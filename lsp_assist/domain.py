@@ -121,6 +121,8 @@ class StreamChunk:
     text: str
     usage: Usage | None = None
     finish_reason: str | None = None
+    # Transport timings in ms (e.g. {"connect": 3.8}) sent once, before the first token.
+    meta: dict[str, float] | None = None
 
 
 class Outcome(str, enum.Enum):

@@ -11,6 +11,7 @@ deadline. Synchronous and fast: it runs on the request path.
 
 from __future__ import annotations
 
+import heapq
 import re
 import time
 from collections import Counter, OrderedDict
@@ -44,6 +45,7 @@ RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
 RELATED_WINDOW = 6
 RELATED_STEP = 3
+RELATED_MIN_SCALE = 0.25
 SNIPPET_SHARE = 0.07  # cross-file windows rarely beat local lines (tuned on seed 2)
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
@@ -53,6 +55,7 @@ _FALLBACK_IMPORT = re.compile(
     r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
     r"|\brequire\(['\"]"
 )
+_COMMENT_STARTS = ("#", "//", "/*", "*", "--")
 _STRINGISH = ("string", "comment", "char_literal", "template")
 
 
@@ -274,7 +277,7 @@ class ContextEngine:
             parts.line(
                 "related",
                 "lines elsewhere in this file that use the names near the cursor",
-                self._add_related(sel, doc, row, near, int(local_budget * RELATED_SHARE * scale)),
+                self._add_related(sel, doc, row, near, int(local_budget * RELATED_SHARE * max(scale, RELATED_MIN_SCALE))),
             )
 
         # 6. The rest of the prefix and a shorter suffix, then statement-boundary cuts.
@@ -458,30 +461,62 @@ class ContextEngine:
     def _add_related(
         self, sel: LineSelection, doc: Document, row: int, near: Counter[str], limit: int
     ) -> int:
-        """Best windows (by Jaccard with the names near the cursor) outside the local window."""
+        """Lines within reach that bring the most names not yet in the prompt, per character.
+
+        The missing code mostly uses names the file already uses nearby (locals assigned
+        earlier, attributes, helpers, imports), so after the structural items this spends
+        its share on the cheapest lines that add names the prompt lacks: a lazy greedy
+        cover, each line's gain shrinking with its distance from the cursor. Names near the
+        cursor count double; comment lines count half; a line adding nothing is never taken.
+        """
         if limit <= 0:
             return 0
-        query = set(near)
         lo, hi = max(0, row - RELATED_REACH), min(doc.line_count, row + RELATED_REACH)
+        texts = doc.lines(lo, hi)
         idents = self._line_idents
-        per = [idents(t) for t in doc.lines(lo, hi)]
-        scored: list[tuple[float, int]] = []
-        for start in range(lo, hi, RELATED_STEP):
-            if start <= row < start + RELATED_WINDOW or any(r in sel.kept for r in (start, start + 4)):
+        kept = sel.kept
+        present: set[str] = set()
+        for r in kept:
+            if lo <= r < hi:
+                present |= idents(texts[r - lo])
+            else:
+                present |= idents(doc.line(r))
+        heap: list[tuple[float, int]] = []
+        for i, text in enumerate(texts):
+            r = lo + i
+            if r in kept:
                 continue
-            ids: set[str] = set()
-            for x in per[start - lo : start - lo + RELATED_WINDOW]:
-                ids |= x
-            inter = len(ids & query)
-            if inter:
-                scored.append((inter / (len(ids) + len(query) - inter), start))
-        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
+            ids = idents(text)
+            if not ids or not ids - present:
+                continue
+            heap.append((-self._gain(ids, present, near, text, r, row), r))
+        heapq.heapify(heap)
         used = 0
-        for _, start in scored[:8]:
-            used += sel.try_add(range(start, min(hi, start + RELATED_WINDOW)), limit - used)
-            if used >= limit:
-                break
+        while heap and used < limit:
+            neg, r = heapq.heappop(heap)
+            text = texts[r - lo]
+            ids = idents(text)
+            gain = self._gain(ids, present, near, text, r, row)
+            if gain <= 0:
+                continue
+            if heap and gain < -heap[0][0] - 1e-12:  # stale score: re-queue with the fresh one
+                heapq.heappush(heap, (-gain, r))
+                continue
+            got = sel.try_add((r,), limit - used)
+            if got:
+                used += got
+                present |= ids
         return used
+
+    @staticmethod
+    def _gain(ids: frozenset[str], present: set[str], near: Counter[str], text: str, r: int, row: int) -> float:
+        new = ids - present
+        if not new:
+            return 0.0
+        value = sum(2.0 if t in near else 1.0 for t in new)
+        if text.lstrip().startswith(_COMMENT_STARTS):
+            value *= 0.5
+        return value / (len(text) + 8) / (1.0 + abs(r - row) / 60.0)
 
     @staticmethod
     def _add_rest(sel: LineSelection, parts: _Parts, row: int, multi: bool, tree: Tree | None) -> None:

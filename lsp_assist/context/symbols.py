@@ -415,12 +415,11 @@ class TreeSymbolCache:
         self._lang = lang or ""
         self._spec = SPECS.get(lang) if lang else None
         self._path = path
-        # (start_byte, end_byte, start column, type) -> symbols with rows relative to the node
-        self._groups: dict[tuple[int, int, int, str], list[Symbol]] = {}
+        # (start_byte, end_byte) -> (type, start column, symbols with rows relative to the node)
+        self._groups: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
         self._last_tree: Tree | None = None
         self._last: list[tuple[int, list[Symbol]]] = []
         self._rows: list[int] = []
-        self._by_name: dict[str, list[tuple[int, int, Symbol]]] = {}
         self._syntax: SyntaxState | None = None
         self._generation = -1
 
@@ -430,7 +429,7 @@ class TreeSymbolCache:
             self._syntax = syntax
             self._generation = -1
 
-    def _moved_groups(self) -> dict[tuple[int, int, int, str], list[Symbol]]:
+    def _moved_groups(self) -> dict[tuple[int, int], tuple[str, int, list[Symbol]]]:
         """The cached groups with ranges moved through the edits since the last scan."""
         syntax = self._syntax
         if syntax is None or self._generation < 0:
@@ -441,12 +440,12 @@ class TreeSymbolCache:
         groups = self._groups
         for start, old_end, new_end in edits:
             delta = new_end - old_end
-            moved: dict[tuple[int, int, int, str], list[Symbol]] = {}
-            for (a, b, col, typ), rel in groups.items():
+            moved: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
+            for (a, b), entry in groups.items():
                 if b <= start:
-                    moved[(a, b, col, typ)] = rel
+                    moved[(a, b)] = entry
                 elif a >= old_end:
-                    moved[(a + delta, b + delta, col, typ)] = rel
+                    moved[(a + delta, b + delta)] = entry
             groups = moved
         return groups
 
@@ -455,27 +454,23 @@ class TreeSymbolCache:
             return self._last
         assert self._spec is not None
         old = self._moved_groups()
-        seen: dict[tuple[int, int, int, str], list[Symbol]] = {}
+        seen: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
         out: list[tuple[int, list[Symbol]]] = []
-        by_name: dict[str, list[tuple[int, int, Symbol]]] = {}
         for top in tree.root_node.named_children:
+            key = (top.start_byte, top.end_byte)
             point = top.start_point
-            key = (top.start_byte, top.end_byte, point.column, top.type)
-            rel = old.get(key)
-            row = point.row
-            if rel is None:
+            typ = top.type
+            entry = old.get(key)
+            if entry is None or entry[0] != typ or entry[1] != point.column:
                 found = _extract_top(top, source, self._spec, self._lang, self._path, 20_000)
-                rel = [_shift(s, -row) for s in found]
-            seen[key] = rel
-            if rel:
-                out.append((row, rel))
-                for i, sym in enumerate(rel):
-                    by_name.setdefault(sym.name, []).append((row, i, sym))
+                entry = (typ, point.column, [_shift(s, -point.row) for s in found])
+            seen[key] = entry
+            if entry[2]:
+                out.append((point.row, entry[2]))
         self._groups = seen  # forget nodes that are gone
         self._generation = self._syntax.generation if self._syntax is not None else -1
         self._last_tree, self._last = tree, out
         self._rows = [row for row, _ in out]
-        self._by_name = by_name
         return out
 
     def nearest(self, tree: Tree, source: bytes, row: int, owner: str | None, limit: int) -> list[Symbol]:
@@ -503,15 +498,12 @@ class TreeSymbolCache:
         """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
         if self._spec is None:
             return []
-        groups = self._scan(tree, source)
-        if names is None:
-            return [_shift(s, row) for row, rel in groups for s in rel]
-        hits: list[tuple[int, int, Symbol]] = []
-        for name in names:
-            for row, i, s in self._by_name.get(name, ()):
-                hits.append((row, i, s))
-        hits.sort(key=lambda t: (t[0], t[1]))  # file order: group row, then place in the group
-        return [_shift(s, row) for row, _, s in hits]
+        return [
+            _shift(s, row)
+            for row, rel in self._scan(tree, source)
+            for s in rel
+            if names is None or s.name in names
+        ]
 
 
 def parse_text(text: str, language_id: str) -> tuple[Tree, bytes] | None:

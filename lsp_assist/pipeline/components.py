@@ -47,7 +47,9 @@ class Components:
     def tier_chain(self, tier: str) -> Sequence[str]:
         # The offline engine is the floor the pipeline falls to after the chain, not a tier.
         return [
-            t for t in self.chain.get(tier, (tier,)) if t in self.providers and self.providers[t] is not self.offline
+            t
+            for t in self.chain.get(tier, (tier,))
+            if t in self.providers and self.providers[t] is not self.offline
         ]
 
     def provider_key(self, tier: str) -> str:

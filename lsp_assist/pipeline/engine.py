@@ -457,7 +457,9 @@ class CompletionEngine:
             # Split the wait into time to first token and generation of the first line.
             ttft = min(waited, (flight.first_token_at - flight.started) * 1000.0)
             clock.stages["generation"] -= ttft
-            clock.add("ttft", ttft)
+            connect = min(ttft, flight.connect_ms)
+            clock.add("connect", connect)
+            clock.add("ttft", ttft - connect)
         if self._version(req.uri) != snap.version:
             return Suggestion("", Outcome.STALE, tier_name)
         flight.answered = True
@@ -571,7 +573,6 @@ class CompletionEngine:
                 )
             except asyncio.CancelledError:
                 outcome = "cancelled"
-                wasted = len(flight.raw) and (0 if flight.answered else 1)
                 permit.finish(
                     outcome,
                     None,
@@ -585,10 +586,10 @@ class CompletionEngine:
                     retries=retries,
                     hedged=hedged,
                 )
-                if wasted:
-                    c.stats.record_waste(0)
                 raise
             finally:
+                if flight.wasted_tokens:
+                    c.stats.record_waste(flight.wasted_tokens)
                 if self._live.get(req.uri) is flight and flight.done:
                     self._live.pop(req.uri, None)
             err = result.error
@@ -626,6 +627,8 @@ class CompletionEngine:
     def _abort_later(self, flight: InflightStream, grace_s: float = 0.15) -> None:
         """Abort `flight` after a grace period unless a request is waiting on it by then."""
 
+        flight.orphaned = True
+
         def check() -> None:
             if not flight.done and flight.waiters == 0 and not flight.answered:
                 log.debug("aborting a stream nobody waits for")
@@ -636,8 +639,6 @@ class CompletionEngine:
     def _abort(self, flight: InflightStream) -> None:
         if flight.done:
             return
-        if not flight.answered and flight.raw:
-            self.c.stats.record_waste(0)
         flight.abort()
         self.c.aborted_streams += 1
 

@@ -82,6 +82,9 @@ class InflightStream:
     aborted: bool = False
     first_token_at: float = 0.0
     waiters: int = 0  # requests awaiting this stream right now
+    connect_ms: float = 0.0  # time the provider spent opening a connection
+    orphaned: bool = False  # the request that started it was cancelled
+    wasted_tokens: int = 0  # tokens read while nobody was waiting for them
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()
@@ -157,6 +160,9 @@ async def read_stream(
             async for chunk in iterator:
                 if chunk.usage is not None:
                     usage = chunk.usage
+                if chunk.meta:
+                    stages.update(chunk.meta)
+                    flight.connect_ms = chunk.meta.get("connect", 0.0)
                 if not chunk.text:
                     continue
                 if first:
@@ -166,6 +172,8 @@ async def read_stream(
                     if on_first_token is not None:
                         on_first_token()
                 tokens += 1
+                if flight.orphaned and not flight.answered:
+                    flight.wasted_tokens += 1  # read after its request was cancelled
                 flight.raw += chunk.text
                 stop = assembler.feed(chunk.text)
                 if quick_on_first_line and not flight.quick.done():

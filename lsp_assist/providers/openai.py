@@ -14,6 +14,7 @@ Streaming rules (see reference.md §5-6):
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -224,14 +225,21 @@ class OpenAIProvider:
         client = self._clients.get(self._base)
         streaming = False
         done = finished = False
+        connect = _ConnectTimer()
         try:
             async with client.stream(
-                "POST", url, json=body, headers=self._headers, timeout=self._timeout
+                "POST",
+                url,
+                json=body,
+                headers=self._headers,
+                timeout=self._timeout,
+                extensions={"trace": connect.trace},
             ) as resp:
                 if resp.status_code >= 400:
                     await resp.aread()
                     raise error_for_status(resp, provider=self._name, secrets=secrets)
                 streaming = True
+                yield StreamChunk("", meta={"connect": connect.ms})
                 async for event in sse_events(resp):
                     data = event.data.strip()
                     if data == "[DONE]":
@@ -266,6 +274,21 @@ class OpenAIProvider:
             raise error_for_transport(
                 exc, provider=self._name, host=self._host, streaming=streaming
             ) from None
+
+
+class _ConnectTimer:
+    """httpx trace hook: time spent opening a connection (TCP + TLS); 0 on a reused one."""
+
+    def __init__(self) -> None:
+        self.ms = 0.0
+        self._started: float | None = None
+
+    async def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event in ("connection.connect_tcp.started", "connection.start_tls.started"):
+            self._started = time.perf_counter()
+        elif event in ("connection.connect_tcp.complete", "connection.start_tls.complete") and self._started:
+            self.ms += (time.perf_counter() - self._started) * 1000.0
+            self._started = None
 
 
 def _usage(raw: object) -> Usage | None:

@@ -170,6 +170,36 @@ async def test_fast_stall_answers_from_offline_without_waiting(tmp_path: Path, f
         del res
 
 
+async def test_429_retry_after_is_honoured_with_one_retry(
+    tmp_path: Path, fake: FakeModelServer, backup: FakeModelServer
+) -> None:
+    fake.default = Script(text="return 'from fast'\n")
+    backup.default = Script(text="return 'from backup'\n")
+    async with lsp_session(tmp_path, options(fake, backup)) as client:
+        fake.push(Script(fault="http429", retry_after="0.3"))
+        assert await ask(client, tmp_path, 0) == ["return 'from fast'"]  # retried after 0.3 s
+        assert calls(fake, FAST) == 2 and calls(backup, BACKUP) == 0
+        # Retry-After beyond a keystroke's patience: no retry, the backup tier answers.
+        fake.push(Script(fault="http429", retry_after="30"))
+        assert await ask(client, tmp_path, 1) == ["return 'from backup'"]
+        assert calls(fake, FAST) == 3 and calls(backup, BACKUP) == 1
+
+
+async def test_slow_first_token_falls_back_and_the_stream_finishes_into_the_cache(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return 'late but good'\n", ttft_ms=700)
+    opts = options(fake, fast_over={"first_token_timeout_ms": 300, "total_timeout_ms": 5000})
+    async with lsp_session(tmp_path, opts) as client:
+        first = await ask(client, tmp_path, 0)
+        assert first != ["return 'late but good'"]  # answered before the first token came
+        assert await asyncio.to_thread(fake.wait_for, lambda s: s.streams_completed >= 1, 5)
+        uri = doc_uri(tmp_path, "m0.py")
+        assert await wait_until(lambda: len(audit_lines(tmp_path)) >= 1)
+        assert texts(await inline(client, uri, 1, 4)) == ["return 'late but good'"]
+        assert calls(fake, FAST) == 1  # the second answer came from the cache
+
+
 # --------------------------------------------------------------------------- 2. breaker
 
 
@@ -456,6 +486,7 @@ async def test_host_outside_allowed_hosts_is_refused(tmp_path: Path, fake: FakeM
         assert await wait_until(lambda: "api.company.example" in trapped(trap))
     assert "elsewhere.example.net" not in trapped(trap)
     assert calls(fake, QUALITY) == 0
+    assert [r for r in audit_lines(tmp_path) if r["tier"] == "quality"] == []  # no model call
 
 
 # --------------------------------------------------------------------------- 9. audit
