@@ -11,13 +11,12 @@ deadline. Synchronous and fast: it runs on the request path.
 
 from __future__ import annotations
 
-import heapq
 import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
-from tree_sitter import Node, Point, Tree
+from tree_sitter import Node, Point, Query, QueryCursor, Tree
 
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
 from lsp_assist.context.mode import ModeDecision, decide_mode
@@ -30,7 +29,7 @@ from lsp_assist.context.symbols import (
     spec_for,
 )
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
-from lsp_assist.documents.languages import canonical
+from lsp_assist.documents.languages import canonical, get_language
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
 
@@ -45,18 +44,36 @@ RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
 RELATED_WINDOW = 6
 RELATED_STEP = 3
-RELATED_MIN_SCALE = 0.25
 SNIPPET_SHARE = 0.07  # cross-file windows rarely beat local lines (tuned on seed 2)
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
+# Comment lines and docstrings are left out (without a gap marker) within this reach,
+# except right around the cursor.
+ELIDE_REACH_ABOVE = 400
+ELIDE_REACH_BELOW = 200
+ELIDE_KEEP_ABOVE = 3
+ELIDE_KEEP_BELOW = 1
 
 _FALLBACK_IMPORT = re.compile(
     r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
     r"|\brequire\(['\"]"
 )
-_COMMENT_STARTS = ("#", "//", "/*", "*", "--")
 _STRINGISH = ("string", "comment", "char_literal", "template")
+
+
+_DOCSTRING_QUERIES: dict[str, Query | None] = {}
+
+
+def _docstring_query(language_id: str) -> Query | None:
+    """Statements made of one string (docstrings), for grammars that have them."""
+    lang = canonical(language_id)
+    if lang not in _DOCSTRING_QUERIES:
+        language = get_language(language_id) if lang == "python" else None
+        _DOCSTRING_QUERIES[lang or ""] = (
+            Query(language, "(expression_statement (string) @doc)") if language is not None else None
+        )
+    return _DOCSTRING_QUERIES.get(lang or "")
 
 
 def _end_row(node: Node) -> int:
@@ -196,7 +213,8 @@ class ContextEngine:
         local_budget = budget - (int(budget * self.snippet_share) if want_snippets else 0)
         parts = _Parts()
         marker = f"{spec.comment} ..." if spec is not None else ""
-        sel = LineSelection(doc, row, local_budget, marker)
+        hidden = self._elidable_rows(doc, tree, spec, row) if spec is not None else frozenset()
+        sel = LineSelection(doc, row, local_budget, marker, hidden)
 
         # 1. The cursor line, cut at token boundaries when it alone is too long (minified code).
         kept_prefix, kept_suffix = line_prefix, line_suffix
@@ -277,7 +295,7 @@ class ContextEngine:
             parts.line(
                 "related",
                 "lines elsewhere in this file that use the names near the cursor",
-                self._add_related(sel, doc, row, near, int(local_budget * RELATED_SHARE * max(scale, RELATED_MIN_SCALE))),
+                self._add_related(sel, doc, row, near, int(local_budget * RELATED_SHARE * scale)),
             )
 
         # 6. The rest of the prefix and a shorter suffix, then statement-boundary cuts.
@@ -302,6 +320,37 @@ class ContextEngine:
         )
 
     # -- steps ---------------------------------------------------------------------------------
+
+    def _elidable_rows(self, doc: Document, tree: Tree | None, spec: LangSpec, row: int) -> frozenset[int]:
+        """Rows the prompt can leave out silently: comment-only lines and (Python) docstrings.
+
+        They hold prose, not the names the next line uses, so dropping them first leaves
+        room for more code. The rows right around the cursor stay (a comment just above the
+        cursor often says what to write next), and so does a docstring holding the cursor.
+        Bounded work: only rows within reach of the cursor are looked at.
+        """
+        lo, hi = max(0, row - ELIDE_REACH_ABOVE), min(doc.line_count, row + ELIDE_REACH_BELOW)
+        keep_lo, keep_hi = row - ELIDE_KEEP_ABOVE, row + ELIDE_KEEP_BELOW
+        out: set[int] = set()
+        prefix = spec.comment
+        for i, text in enumerate(doc.lines(lo, hi)):
+            if text.lstrip().startswith(prefix) and not keep_lo <= lo + i <= keep_hi:
+                out.add(lo + i)
+        query = _docstring_query(doc.language_id) if tree is not None else None
+        if query is not None and tree is not None:
+            cursor = QueryCursor(query)
+            cursor.set_point_range(Point(lo, 0), Point(hi, 0))
+            for node in cursor.captures(tree.root_node).get("doc", ()):
+                start, end = node.start_point.row, node.end_point.row
+                if end == start or start <= row <= end or node.parent is None:
+                    continue
+                stmt = node.parent
+                if stmt.named_child_count != 1 or stmt.end_point != node.end_point:
+                    continue
+                if doc.line(start)[: node.start_point.column].strip():
+                    continue
+                out.update(r for r in range(start, end + 1) if not keep_lo <= r <= keep_hi)
+        return frozenset(out)
 
     @staticmethod
     def _enclosing(node: Node | None, spec: LangSpec, row: int) -> list[tuple[Node, str]]:
@@ -461,62 +510,30 @@ class ContextEngine:
     def _add_related(
         self, sel: LineSelection, doc: Document, row: int, near: Counter[str], limit: int
     ) -> int:
-        """Lines within reach that bring the most names not yet in the prompt, per character.
-
-        The missing code mostly uses names the file already uses nearby (locals assigned
-        earlier, attributes, helpers, imports), so after the structural items this spends
-        its share on the cheapest lines that add names the prompt lacks: a lazy greedy
-        cover, each line's gain shrinking with its distance from the cursor. Names near the
-        cursor count double; comment lines count half; a line adding nothing is never taken.
-        """
+        """Best windows (by Jaccard with the names near the cursor) outside the local window."""
         if limit <= 0:
             return 0
+        query = set(near)
         lo, hi = max(0, row - RELATED_REACH), min(doc.line_count, row + RELATED_REACH)
-        texts = doc.lines(lo, hi)
         idents = self._line_idents
-        kept = sel.kept
-        present: set[str] = set()
-        for r in kept:
-            if lo <= r < hi:
-                present |= idents(texts[r - lo])
-            else:
-                present |= idents(doc.line(r))
-        heap: list[tuple[float, int]] = []
-        for i, text in enumerate(texts):
-            r = lo + i
-            if r in kept:
+        per = [idents(t) for t in doc.lines(lo, hi)]
+        scored: list[tuple[float, int]] = []
+        for start in range(lo, hi, RELATED_STEP):
+            if start <= row < start + RELATED_WINDOW or any(r in sel.kept for r in (start, start + 4)):
                 continue
-            ids = idents(text)
-            if not ids or not ids - present:
-                continue
-            heap.append((-self._gain(ids, present, near, text, r, row), r))
-        heapq.heapify(heap)
+            ids: set[str] = set()
+            for x in per[start - lo : start - lo + RELATED_WINDOW]:
+                ids |= x
+            inter = len(ids & query)
+            if inter:
+                scored.append((inter / (len(ids) + len(query) - inter), start))
+        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
         used = 0
-        while heap and used < limit:
-            neg, r = heapq.heappop(heap)
-            text = texts[r - lo]
-            ids = idents(text)
-            gain = self._gain(ids, present, near, text, r, row)
-            if gain <= 0:
-                continue
-            if heap and gain < -heap[0][0] - 1e-12:  # stale score: re-queue with the fresh one
-                heapq.heappush(heap, (-gain, r))
-                continue
-            got = sel.try_add((r,), limit - used)
-            if got:
-                used += got
-                present |= ids
+        for _, start in scored[:8]:
+            used += sel.try_add(range(start, min(hi, start + RELATED_WINDOW)), limit - used)
+            if used >= limit:
+                break
         return used
-
-    @staticmethod
-    def _gain(ids: frozenset[str], present: set[str], near: Counter[str], text: str, r: int, row: int) -> float:
-        new = ids - present
-        if not new:
-            return 0.0
-        value = sum(2.0 if t in near else 1.0 for t in new)
-        if text.lstrip().startswith(_COMMENT_STARTS):
-            value *= 0.5
-        return value / (len(text) + 8) / (1.0 + abs(r - row) / 60.0)
 
     @staticmethod
     def _add_rest(sel: LineSelection, parts: _Parts, row: int, multi: bool, tree: Tree | None) -> None:

@@ -56,10 +56,42 @@ def _local(d: ProviderDeps) -> Provider:
     return LocalProvider(d.tier, d.local_config, d.clients, d.cache_dir)
 
 
+def _ollama(d: ProviderDeps) -> Provider:
+    from lsp_assist.providers.ollama import OllamaProvider
+
+    return OllamaProvider(d.tier, d.clients, d.api_key)
+
+
+def _llamacpp(d: ProviderDeps) -> Provider:
+    from lsp_assist.providers.llamacpp import LlamaCppProvider
+
+    return LlamaCppProvider(d.tier, d.clients, d.api_key)
+
+
+def _anthropic(d: ProviderDeps) -> Provider:
+    from lsp_assist.providers.anthropic import AnthropicProvider
+
+    if not d.tier.model:
+        raise ConfigError(f"tiers.{d.tier_name}.model is required for provider 'anthropic'")
+    return AnthropicProvider(d.tier, d.clients, d.api_key)
+
+
+def _mistral(d: ProviderDeps) -> Provider:
+    from lsp_assist.providers.mistral import MistralProvider
+
+    if not d.tier.model:
+        raise ConfigError(f"tiers.{d.tier_name}.model is required for provider 'mistral'")
+    return MistralProvider(d.tier, d.clients, d.api_key)
+
+
 FACTORIES: dict[str, Factory] = {
     "offline": _offline,
     "openai": _openai,
     "local": _local,
+    "ollama": _ollama,
+    "llamacpp": _llamacpp,
+    "anthropic": _anthropic,
+    "mistral": _mistral,
 }
 
 

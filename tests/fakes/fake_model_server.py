@@ -1,14 +1,31 @@
-"""A loopback, OpenAI-compatible fake model server for tests.
+"""A loopback fake model server for tests: OpenAI-compatible plus four native APIs.
 
 It serves, over HTTP/1.1 with keep-alive and chunked streaming:
 
 - ``POST /v1/completions``        SSE chunks with ``choices[].text``
 - ``POST /v1/chat/completions``   SSE chunks with ``choices[].delta.content``
+- ``POST /api/generate``          Ollama NDJSON lines ``{"response", "done": false}``; the last
+                                  has ``done: true``, ``done_reason``, ``prompt_eval_count``,
+                                  ``eval_count``. Without a ``prompt`` (a model load) one JSON
+                                  object with ``done_reason: "load"``.
+- ``POST /infill``                llama.cpp SSE ``{"content", "stop": false}``; the last event
+                                  has ``stop: true``, ``stop_type``, ``tokens_evaluated``,
+                                  ``tokens_predicted``; no ``[DONE]``
+- ``POST /v1/messages``           Anthropic SSE events: message_start, content_block_start,
+                                  ping, content_block_delta..., content_block_stop,
+                                  message_delta (stop_reason, usage), message_stop
+- ``POST /v1/fim/completions``    Mistral SSE ``choices[].delta.content``, usage on the finish
+                                  chunk, then ``data: [DONE]``
 - ``GET  /v1/models``             a one-model list (used by ``warm()``)
 - ``HEAD`` on any path            200, no body
 - ``/_control/*``                 JSON control endpoints for subprocess mode (see below)
 
-The ``/v1`` prefix is optional: ``/completions`` works too.
+The ``/v1`` prefix is optional: ``/completions`` works too. The four native routes always
+stream (their ``stream`` flag is ignored), and apply the same `Script` (ttft, rate, faults)
+with each fault in the family's own shape: HTTP errors carry the family's error body,
+``malformed`` is a frame that is not JSON, ``error_chunk`` is the family's mid-stream error
+(Ollama ``{"error": ...}``, llama.cpp ``data: {"error": ...}``, Anthropic ``event: error``,
+Mistral ``data: {"object": "error", ...}``) and ``cut`` never sends the end marker.
 
 What it answers is a `Script`: the text (or a function of the request body), the time to
 first token, the token rate, and an optional fault:
@@ -147,11 +164,20 @@ def prompt_of(body: JSON | None) -> str:
         return ""
     if "messages" in body:
         msgs = body.get("messages") or []
-        return "\n".join(str(m.get("content", "")) for m in msgs if isinstance(m, dict))
+        return "\n".join(_content_text(m.get("content", "")) for m in msgs if isinstance(m, dict))
+    if "input_prefix" in body:  # llama.cpp /infill
+        return str(body.get("input_prefix", "")) + str(body.get("input_suffix", ""))
     prompt = body.get("prompt", "")
     if isinstance(prompt, list):
         prompt = "".join(str(p) for p in prompt)
     return str(prompt)
+
+
+def _content_text(content: object) -> str:
+    """A message's text: a string, or the text of Anthropic-style content blocks."""
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content)
 
 
 class _ClientGone(Exception):
@@ -388,7 +414,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._control(path, body or {})
             return
         self._recorded(body)
-        if path.endswith("/chat/completions"):
+        dialect = _dialect_for(path)
+        if dialect is not None:
+            self._native(body or {}, dialect)
+        elif path.endswith("/chat/completions"):
             self._complete(body or {}, chat=True)
         elif path.endswith("/completions"):
             self._complete(body or {}, chat=False)
@@ -467,23 +496,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         script = fake._pick(body)
         fault = script.fault or ""
-        try:
-            if script.headers_delay_ms:
-                self._wait(script.headers_delay_ms / 1000)
-            if fault == "stall":
-                self._wait(_MAX_STALL_S)
-                self.close_connection = True
-                return
-            if fault.startswith("http") and fault[4:].isdigit():
-                status = int(fault[4:])
-                extra = {"Retry-After": script.retry_after} if status == 429 else {}
-                message = {429: "rate limited", 401: "invalid api key"}.get(status, "fake failure")
-                self._send_json(
-                    status, {"error": {"message": message, "type": "fake", "code": status}}, extra
-                )
-                return
-        except _ClientGone:
-            self.close_connection = True
+        if self._before_stream(script, _openai_error):
             return
 
         text = script.render_text(body)
@@ -549,6 +562,99 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             fake._abort(sent)
 
+    def _before_stream(self, script: Script, error_body: Callable[[int, str], JSON]) -> bool:
+        """Apply headers_delay_ms and the faults that end a request before any stream
+        (stall, http<N>). True when the request has been answered (or abandoned)."""
+        fault = script.fault or ""
+        try:
+            if script.headers_delay_ms:
+                self._wait(script.headers_delay_ms / 1000)
+            if fault == "stall":
+                self._wait(_MAX_STALL_S)
+                self.close_connection = True
+                return True
+            if fault.startswith("http") and fault[4:].isdigit():
+                status = int(fault[4:])
+                extra = {"Retry-After": script.retry_after} if status == 429 else {}
+                message = {429: "rate limited", 401: "invalid api key"}.get(status, "fake failure")
+                self._send_json(status, error_body(status, message), extra)
+                return True
+        except _ClientGone:
+            self.close_connection = True
+            return True
+        return False
+
+    # -- the native endpoints (Ollama, llama.cpp, Anthropic, Mistral) ----------------------------
+    def _native(self, body: JSON, dialect: _Dialect) -> None:
+        fake = self.fake
+        if dialect.is_load(body):
+            self._send_json(200, dialect.load_reply(body))
+            return
+        script = fake._pick(body)
+        fault = script.fault or ""
+        if self._before_stream(script, dialect.error_body):
+            return
+        text = script.render_text(body)
+        tokens = list(script.tokens) if script.tokens is not None else split_tokens(text)
+        prompt_tokens = max(1, len(split_tokens(prompt_of(body))))
+        rate = script.tokens_per_s or (5.0 if fault == "slow" else 0.0)
+        half = len(tokens) // 2
+        sent = 0
+        fake._bump(started=1)
+        token_times: list[float] = []
+        with fake._lock:
+            fake.stream_times.append((self._t_request, token_times))
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", dialect.content_type)
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            self._wait(script.ttft_ms / 1000)
+            for frame in dialect.start(prompt_tokens):
+                self._chunk(frame)
+            mid_fault = fault in ("stall_mid", "cut", "malformed", "error_chunk")
+            for i, tok in enumerate(tokens):
+                if i == half and mid_fault:
+                    self._native_fault(fault, dialect)
+                    return
+                if i and rate:
+                    self._wait(1.0 / rate)
+                elif self._client_gone():
+                    raise _ClientGone
+                self._chunk(dialect.token(tok, i))
+                sent += 1
+                token_times.append(time.monotonic())
+                fake._bump(tokens_sent=1)
+                if i == 0:
+                    for frame in dialect.after_first():
+                        self._chunk(frame)
+            if not tokens and mid_fault:
+                self._native_fault(fault, dialect)
+                return
+            for frame in dialect.end(script.finish_reason, prompt_tokens, len(tokens)):
+                self._chunk(frame)
+            self._chunk(b"")  # the terminating zero-length chunk
+            fake._bump(completed=1)
+        except _ClientGone:
+            self.close_connection = True
+            fake._abort(sent)
+
+    def _native_fault(self, fault: str, dialect: _Dialect) -> None:
+        if fault == "stall_mid":
+            self._wait(_MAX_STALL_S)
+        elif fault == "cut":
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        elif fault == "malformed":
+            self._chunk(dialect.malformed())
+        elif fault == "error_chunk":
+            self._chunk(dialect.error_frame())
+        self._chunk(b"")
+
     def _fault_mid_stream(self, fault: str) -> None:
         if fault == "stall_mid":
             self._wait(_MAX_STALL_S)
@@ -606,6 +712,219 @@ class _Handler(BaseHTTPRequestHandler):
             200,
             {"id": "fake", "created": created, "model": "fake-model", "choices": [choice], "usage": usage},
         )
+
+
+def _openai_error(status: int, message: str) -> JSON:
+    return {"error": {"message": message, "type": "fake", "code": status}}
+
+
+def _sse(payload: JSON | str, event: str | None = None) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+class _Dialect:
+    """How one native API frames a stream (SSE by default)."""
+
+    content_type = "text/event-stream"
+
+    def is_load(self, body: JSON) -> bool:
+        return False
+
+    def load_reply(self, body: JSON) -> JSON:
+        return {}
+
+    def error_body(self, status: int, message: str) -> JSON:
+        return _openai_error(status, message)
+
+    def start(self, prompt_tokens: int) -> list[bytes]:
+        return []
+
+    def token(self, tok: str, i: int) -> bytes:
+        raise NotImplementedError
+
+    def after_first(self) -> list[bytes]:
+        return []
+
+    def end(self, finish: str, prompt_tokens: int, n: int) -> list[bytes]:
+        raise NotImplementedError
+
+    def malformed(self) -> bytes:
+        return b'data: {"content": "oops", \n\n'
+
+    def error_frame(self) -> bytes:
+        return _sse({"error": {"message": "model crashed", "type": "server_error", "code": 500}})
+
+
+class _Ollama(_Dialect):
+    content_type = "application/x-ndjson"
+
+    @staticmethod
+    def _line(obj: JSON) -> bytes:
+        return (json.dumps(obj, ensure_ascii=False) + "\n").encode()
+
+    def is_load(self, body: JSON) -> bool:
+        return not body.get("prompt")
+
+    def load_reply(self, body: JSON) -> JSON:
+        return {
+            "model": body.get("model", ""),
+            "created_at": "",
+            "response": "",
+            "done": True,
+            "done_reason": "load",
+        }
+
+    def error_body(self, status: int, message: str) -> JSON:
+        return {"error": message}
+
+    def token(self, tok: str, i: int) -> bytes:
+        return self._line({"model": "fake-model", "created_at": "", "response": tok, "done": False})
+
+    def end(self, finish: str, prompt_tokens: int, n: int) -> list[bytes]:
+        last = {
+            "model": "fake-model",
+            "created_at": "",
+            "response": "",
+            "done": True,
+            "done_reason": finish,
+            "total_duration": 1000,
+            "prompt_eval_count": prompt_tokens,
+            "eval_count": n,
+            "context": [1, 2, 3],
+        }
+        return [self._line(last)]
+
+    def malformed(self) -> bytes:
+        return b'{"response": "oops", \n'
+
+    def error_frame(self) -> bytes:
+        return self._line({"error": "model crashed"})
+
+
+class _LlamaCpp(_Dialect):
+    def error_body(self, status: int, message: str) -> JSON:
+        return {"error": {"code": status, "message": message, "type": "fake"}}
+
+    def token(self, tok: str, i: int) -> bytes:
+        return _sse({"content": tok, "tokens": [i], "stop": False, "id_slot": 0, "tokens_predicted": i + 1})
+
+    def end(self, finish: str, prompt_tokens: int, n: int) -> list[bytes]:
+        stop_type = {"stop": "eos", "length": "limit"}.get(finish, finish)
+        return [
+            _sse(
+                {
+                    "content": "",
+                    "tokens": [],
+                    "stop": True,
+                    "stop_type": stop_type,
+                    "stopping_word": "",
+                    "id_slot": 0,
+                    "tokens_predicted": n,
+                    "tokens_evaluated": prompt_tokens,
+                    "timings": {"predicted_n": n, "prompt_n": prompt_tokens},
+                }
+            )
+        ]
+
+
+class _Anthropic(_Dialect):
+    def error_body(self, status: int, message: str) -> JSON:
+        kind = {401: "authentication_error", 403: "permission_error", 429: "rate_limit_error"}.get(
+            status, "api_error" if status >= 500 else "invalid_request_error"
+        )
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def start(self, prompt_tokens: int) -> list[bytes]:
+        message = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": "fake-model",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": 1},
+        }
+        block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+        return [
+            _sse({"type": "message_start", "message": message}, "message_start"),
+            _sse(block, "content_block_start"),
+        ]
+
+    def token(self, tok: str, i: int) -> bytes:
+        delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": tok}}
+        return _sse(delta, "content_block_delta")
+
+    def after_first(self) -> list[bytes]:
+        return [_sse({"type": "ping"}, "ping")]
+
+    def end(self, finish: str, prompt_tokens: int, n: int) -> list[bytes]:
+        reason = {"stop": "end_turn", "length": "max_tokens"}.get(finish, finish)
+        delta = {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": None},
+            "usage": {"output_tokens": n},
+        }
+        return [
+            _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+            _sse(delta, "message_delta"),
+            _sse({"type": "message_stop"}, "message_stop"),
+        ]
+
+    def malformed(self) -> bytes:
+        return b'event: content_block_delta\ndata: {"type": "content_block_delta", \n\n'
+
+    def error_frame(self) -> bytes:
+        return _sse(
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error"
+        )
+
+
+class _Mistral(_Dialect):
+    def error_body(self, status: int, message: str) -> JSON:
+        return {"object": "error", "message": message, "type": "fake", "param": None, "code": status}
+
+    @staticmethod
+    def _chunk(content: str | None, finish: str | None, usage: JSON | None = None) -> JSON:
+        delta: JSON = {} if content is None else {"content": content}
+        return {
+            "id": "fim-fake",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": "fake-model",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            **({"usage": usage} if usage else {}),
+        }
+
+    def token(self, tok: str, i: int) -> bytes:
+        return _sse(self._chunk(tok, None))
+
+    def end(self, finish: str, prompt_tokens: int, n: int) -> list[bytes]:
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": n, "total_tokens": prompt_tokens + n}
+        return [_sse(self._chunk("", finish, usage)), _sse("[DONE]")]
+
+    def malformed(self) -> bytes:
+        return b'data: {"choices": [{"delta": {"content": "oops"}, \n\n'
+
+    def error_frame(self) -> bytes:
+        return _sse({"object": "error", "message": "model crashed", "type": "server_error", "code": 500})
+
+
+_DIALECTS: tuple[tuple[str, _Dialect], ...] = (
+    ("/api/generate", _Ollama()),
+    ("/infill", _LlamaCpp()),
+    ("/messages", _Anthropic()),
+    ("/fim/completions", _Mistral()),
+)
+
+
+def _dialect_for(path: str) -> _Dialect | None:
+    for suffix, dialect in _DIALECTS:
+        if path.endswith(suffix):
+            return dialect
+    return None
 
 
 @contextlib.contextmanager

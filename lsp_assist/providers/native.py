@@ -1,0 +1,154 @@
+"""Shared streaming skeleton for the native-API providers (Ollama, llama.cpp, Anthropic, Mistral).
+
+`NativeProvider.stream` does what every family does the same way as `OpenAIProvider`:
+one keep-alive client per origin from the `ClientPool`, a first
+``StreamChunk("", meta={"connect": ms})`` timed by an httpx trace hook, HTTP status and
+transport errors mapped onto `lsp_assist.errors` with secrets scrubbed, and the response
+closed when the consumer stops iterating or is cancelled (leaving ``client.stream(...)``
+drops the HTTP/1.1 connection, so the model server stops generating).
+
+A subclass supplies `body()` (URL + JSON) and `parse()` (response -> chunks). `parse`
+must read the body to EOF after its end marker, so the connection returns to the pool,
+and raise `BadResponse` when the stream ends without one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+
+from lsp_assist.config.schema import TierConfig
+from lsp_assist.domain import ModelRequest, StreamChunk, Usage
+from lsp_assist.errors import ConfigError
+from lsp_assist.providers.http import ClientPool, error_for_status, error_for_transport, host_of
+from lsp_assist.providers.openai import _ConnectTimer
+
+
+def strip_suffix(url: str, *suffixes: str) -> str:
+    """`url` without a trailing slash and without any of `suffixes` at its end."""
+    url = url.rstrip("/")
+    for s in suffixes:
+        if url.endswith(s):
+            return url[: -len(s)].rstrip("/")
+    return url
+
+
+def count_of(value: object) -> int | None:
+    """A token count from a JSON field, None when absent or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return max(0, int(value))
+
+
+def usage_of(prompt: object, completion: object) -> Usage | None:
+    """A provider-reported `Usage`; None when neither count is a number."""
+    p, c = count_of(prompt), count_of(completion)
+    if p is None and c is None:
+        return None
+    return Usage(p or 0, c or 0, estimated=False)
+
+
+class NativeProvider:
+    """Base class: subclasses set `family` and implement `body` and `parse`."""
+
+    family = "native"
+
+    def __init__(
+        self,
+        tier: TierConfig,
+        clients: ClientPool,
+        api_key: str | None,
+        *,
+        api_base: str,
+        headers: dict[str, str],
+        name: str | None = None,
+    ) -> None:
+        if not api_base:
+            raise ConfigError(f"a base_url is required for provider {self.family!r}")
+        self._tier = tier
+        self._clients = clients
+        self._api_key = api_key or None
+        self._name = name or self.family
+        self._base = api_base.rstrip("/")  # where the family's paths are appended
+        self._host = host_of(self._base)
+        self._headers = dict(headers)
+        # `read` is the longest gap between chunks; the pipeline enforces the first-token
+        # and total deadlines, this is only the safety net (as in OpenAIProvider).
+        read_s = max(tier.total_timeout_ms, tier.first_token_timeout_ms) / 1000 + 1.0
+        self._timeout = httpx.Timeout(connect=min(2.0, read_s), read=read_s, write=5.0, pool=1.0)
+
+    # -- Provider protocol ----------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._tier.model
+
+    @property
+    def endpoint_host(self) -> str | None:
+        return self._host
+
+    @property
+    def base_url(self) -> str:
+        return self._base
+
+    async def warm(self) -> None:
+        await self._clients.warm(self._base, self._auth_headers())
+
+    async def aclose(self) -> None:
+        # The clients are shared per origin and closed by ClientPool.aclose_all().
+        return None
+
+    # -- for subclasses -------------------------------------------------------------------------
+    def _auth_headers(self) -> dict[str, str]:
+        return {}
+
+    def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""
+        raise NotImplementedError
+
+    def parse(self, response: httpx.Response, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
+        """The chunks of a 2xx streaming response."""
+        raise NotImplementedError
+
+    def where(self) -> str:
+        """The start of every error message: "<provider> at <host>"."""
+        return f"{self._name} at {self._host}"
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
+        url, body = self.body(request)
+        ctx = request.context
+        secrets = (self._api_key, ctx.prefix, ctx.suffix)
+        client = self._clients.get(self._base)
+        streaming = False
+        connect = _ConnectTimer()
+        try:
+            async with client.stream(
+                "POST",
+                url,
+                json=body,
+                headers=self._headers,
+                timeout=self._timeout,
+                extensions={"trace": connect.trace},
+            ) as resp:
+                if resp.status_code >= 400:
+                    await resp.aread()
+                    raise error_for_status(resp, provider=self._name, secrets=secrets)
+                streaming = True
+                yield StreamChunk("", meta={"connect": connect.ms})
+                # aclosing: the parser is finalised here, not later by the garbage collector.
+                async with contextlib.aclosing(self.parse(resp, request)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+        except httpx.HTTPError as exc:
+            raise error_for_transport(
+                exc, provider=self._name, host=self._host, streaming=streaming
+            ) from None
+
+
+__all__ = ["NativeProvider", "count_of", "strip_suffix", "usage_of"]

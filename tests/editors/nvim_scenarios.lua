@@ -1,0 +1,361 @@
+-- Headless Neovim scenarios for tests/editors/test_nvim_features.py (`nvim --headless --clean -u NONE`).
+--
+-- One scenario per run, chosen by $LSP_ASSIST_SCENARIO: "partial" (accept word, dismiss,
+-- an edit brings the suggestion back, accept line), "escalate" (:LspAssistEscalate shows
+-- the quality model's suggestion) and "ready" (lspAssist/suggestionReady turns the first
+-- line into a multi-line ghost text that <Tab> inserts whole).
+--
+-- Keys go through feedkeys so that autocommands and the plugin's <expr> mappings run for
+-- real; steps run from timers so the main loop keeps processing input and LSP messages.
+-- Every wait has a timeout and the whole run has a deadline; results go to a JSON file.
+local env = vim.env
+local results = { steps = {}, errors = {}, seen = {} }
+local out_path = assert(env.LSP_ASSIST_RESULTS, "LSP_ASSIST_RESULTS unset")
+local finished = false
+
+local buf -- the buffer under test
+local inline = require("lsp_assist.inline")
+
+local function lines_now()
+  return buf and vim.api.nvim_buf_get_lines(buf, 0, -1, false) or {}
+end
+
+--- The ghost-text extmarks: position, inline text, and the virtual lines' texts.
+local function ghost_marks()
+  if not buf then
+    return {}
+  end
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, inline.ns, 0, -1, { details = true })) do
+    local text = ""
+    for _, chunk in ipairs(m[4].virt_text or {}) do
+      text = text .. chunk[1]
+    end
+    local vlines = {}
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      local s = ""
+      for _, chunk in ipairs(vl) do
+        s = s .. chunk[1]
+      end
+      table.insert(vlines, s)
+    end
+    table.insert(out, { row = m[2], col = m[3], text = text, virt_lines = vlines })
+  end
+  return out
+end
+
+local function snapshot()
+  return {
+    mode = vim.fn.mode(),
+    lines = lines_now(),
+    cursor = vim.api.nvim_win_get_cursor(0),
+    marks = ghost_marks(),
+  }
+end
+
+local function finish()
+  if finished then
+    return
+  end
+  finished = true
+  results.final = snapshot()
+  results.messages = vim.fn.execute("messages")
+  vim.fn.writefile({ vim.json.encode(results) }, out_path)
+  vim.cmd("qa!")
+end
+
+local function fail(msg)
+  table.insert(results.errors, msg)
+  results.fail_state = snapshot()
+  finish()
+end
+
+vim.defer_fn(function()
+  fail("deadline reached in step " .. tostring(results.current))
+end, tonumber(env.LSP_ASSIST_DEADLINE_MS or "25000"))
+
+local function feed(keys, mode)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), mode or "n", false)
+end
+
+local function line(row)
+  return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+end
+
+local function ghost()
+  return ghost_marks()[1]
+end
+
+--- Run `steps` in order. A step: { name, act = fn, wait = pred, timeout = ms, settle = ms,
+--- record = fn(value) }. `wait` is polled every 10 ms until truthy (else the run fails);
+--- `settle` then lets the editor run that long before `record` (to catch late changes).
+local function run_steps(steps, i)
+  i = i or 1
+  local step = steps[i]
+  if not step or finished then
+    return finish()
+  end
+  results.current = step.name
+  if step.act then
+    local ok, err = pcall(step.act)
+    if not ok then
+      return fail(step.name .. ": act failed: " .. tostring(err))
+    end
+  end
+  local function done(value)
+    local function after()
+      if finished then
+        return
+      end
+      results.steps[step.name] = true
+      if step.record then
+        local ok, err = pcall(step.record, value)
+        if not ok then
+          return fail(step.name .. ": record failed: " .. tostring(err))
+        end
+      end
+      run_steps(steps, i + 1)
+    end
+    if step.settle then
+      vim.defer_fn(after, step.settle)
+    else
+      after()
+    end
+  end
+  if not step.wait then
+    return vim.schedule(done)
+  end
+  local deadline = vim.uv.now() + (step.timeout or 10000)
+  local timer = vim.uv.new_timer()
+  timer:start(
+    10,
+    10,
+    vim.schedule_wrap(function()
+      if timer:is_closing() or finished then
+        return
+      end
+      local ok, value = pcall(step.wait)
+      if ok and value then
+        timer:stop()
+        timer:close()
+        done(value)
+      elseif not ok then
+        timer:stop()
+        timer:close()
+        fail(step.name .. ": " .. tostring(value))
+      elseif vim.uv.now() > deadline then
+        timer:stop()
+        timer:close()
+        fail("timed out waiting for " .. step.name)
+      end
+    end)
+  )
+end
+
+local params = vim.json.decode(env.LSP_ASSIST_PARAMS or "{}")
+local row = params.row -- 0-based row of the line to complete
+
+local function enter_insert_at_end()
+  vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
+  feed("A") -- append at the end of the line: InsertEnter -> request
+end
+
+--- Waits until the ghost text (inline part) equals `text` and returns the mark.
+local function ghost_is(text)
+  return function()
+    local g = ghost()
+    return g and g.text == text and vim.fn.mode() == "i" and g or nil
+  end
+end
+
+local scenarios = {}
+
+scenarios.partial = {
+  { name = "shown", act = enter_insert_at_end, wait = ghost_is(params.ghost), record = function(g)
+    results.first = g
+  end },
+  {
+    name = "accept_word",
+    act = function()
+      feed(params.word_key, "m")
+    end,
+    wait = function()
+      return line(row) == params.after_word
+    end,
+    settle = 300, -- the remainder stays (and no late reply replaces it)
+    record = function()
+      results.after_word = snapshot()
+    end,
+  },
+  {
+    name = "dismiss",
+    act = function()
+      feed("<C-]>", "m")
+    end,
+    wait = function()
+      return #ghost_marks() == 0
+    end,
+    settle = 300, -- stays dismissed while nothing is typed
+    record = function()
+      results.after_dismiss = snapshot()
+    end,
+  },
+  {
+    name = "edit_brings_back",
+    act = function()
+      feed(params.type_after_dismiss)
+    end,
+    wait = ghost_is(params.ghost_after_edit),
+    timeout = 10000,
+    record = function()
+      results.after_edit = snapshot()
+    end,
+  },
+  {
+    name = "accept_line",
+    act = function()
+      feed(params.line_key, "m")
+    end,
+    wait = function()
+      return line(row) ~= results.after_edit.lines[row + 1]
+    end,
+    settle = 200,
+    record = function()
+      results.after_line = snapshot()
+    end,
+  },
+}
+
+scenarios.escalate = {
+  { name = "shown", act = enter_insert_at_end, wait = ghost_is(params.ghost), record = function(g)
+    results.first = g
+  end },
+  {
+    name = "escalated",
+    act = function()
+      feed("<Cmd>LspAssistEscalate<CR>")
+    end,
+    wait = ghost_is(params.quality_ghost),
+    timeout = 10000,
+    record = function()
+      results.after_escalate = snapshot()
+    end,
+  },
+  {
+    name = "accepted",
+    act = function()
+      feed("<Tab>", "m")
+    end,
+    wait = function()
+      return line(row) ~= results.after_escalate.lines[row + 1]
+    end,
+    record = function()
+      results.after_accept = snapshot()
+    end,
+  },
+}
+
+-- Records every distinct ghost state seen while waiting, so the test sees the first line
+-- alone before the multi-line version.
+local function track_seen()
+  local g = ghost()
+  if g then
+    local last = results.seen[#results.seen]
+    if not last or last.text ~= g.text or #last.virt_lines ~= #g.virt_lines then
+      table.insert(results.seen, g)
+    end
+  end
+  return g
+end
+
+scenarios.ready = {
+  {
+    name = "first_line",
+    act = enter_insert_at_end,
+    wait = function()
+      return track_seen() and vim.fn.mode() == "i"
+    end,
+  },
+  {
+    name = "multi_line",
+    wait = function()
+      local g = track_seen()
+      return g and #g.virt_lines > 0 and g
+    end,
+    timeout = 10000,
+    record = function(g)
+      results.multi = g
+      results.notified = results.ready_notes
+    end,
+  },
+  {
+    name = "accepted",
+    act = function()
+      feed(params.accept_key or "<Tab>", "m")
+    end,
+    wait = function()
+      return line(row) ~= params.line_before
+    end,
+    settle = params.accept_key and 300 or nil,
+    record = function()
+      results.after_accept = snapshot()
+    end,
+  },
+}
+if params.accept_key then
+  -- Accept the first line, then the rest with <Tab>.
+  table.insert(scenarios.ready, {
+    name = "accepted_rest",
+    act = function()
+      feed("<Tab>", "m")
+    end,
+    wait = function()
+      return #lines_now() ~= #results.after_accept.lines
+    end,
+    record = function()
+      results.after_rest = snapshot()
+    end,
+  })
+end
+
+local steps = scenarios[env.LSP_ASSIST_SCENARIO]
+if not steps then
+  fail("unknown scenario " .. tostring(env.LSP_ASSIST_SCENARIO))
+  return
+end
+
+local ok_setup, err_setup = pcall(function()
+  require("lsp_assist").setup({
+    cmd = { env.LSP_ASSIST_SERVER, "serve" },
+    init_options = vim.json.decode(env.LSP_ASSIST_INIT_OPTIONS),
+    filetypes = { "python" },
+    debounce_ms = 20,
+  })
+end)
+if not ok_setup then
+  fail("setup failed: " .. tostring(err_setup))
+  return
+end
+
+-- Count the server's suggestionReady notifications (the plugin's handler looks the
+-- function up on the module at call time, so wrapping it here sees every one).
+results.ready_notes = 0
+local on_ready = inline.on_suggestion_ready
+inline.on_suggestion_ready = function(...)
+  results.ready_notes = results.ready_notes + 1
+  return on_ready(...)
+end
+
+vim.cmd.edit(env.LSP_ASSIST_FILE)
+vim.bo.filetype = "python"
+buf = vim.api.nvim_get_current_buf()
+
+table.insert(steps, 1, {
+  name = "initialized",
+  wait = function()
+    local client = inline.get_client(buf)
+    return client and client.initialized
+  end,
+  timeout = 15000,
+})
+run_steps(steps)
