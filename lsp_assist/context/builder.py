@@ -16,7 +16,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
-from tree_sitter import Node, Point, Query, QueryCursor, Tree
+from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
 from lsp_assist.context.mode import ModeDecision, decide_mode
@@ -29,7 +29,7 @@ from lsp_assist.context.symbols import (
     spec_for,
 )
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
-from lsp_assist.documents.languages import canonical, get_language
+from lsp_assist.documents.languages import canonical
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
 
@@ -48,32 +48,12 @@ SNIPPET_SHARE = 0.07  # cross-file windows rarely beat local lines (tuned on see
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
-# Comment lines and docstrings are left out (without a gap marker) within this reach,
-# except right around the cursor.
-ELIDE_REACH_ABOVE = 400
-ELIDE_REACH_BELOW = 200
-ELIDE_KEEP_ABOVE = 3
-ELIDE_KEEP_BELOW = 1
 
 _FALLBACK_IMPORT = re.compile(
     r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
     r"|\brequire\(['\"]"
 )
 _STRINGISH = ("string", "comment", "char_literal", "template")
-
-
-_DOCSTRING_QUERIES: dict[str, Query | None] = {}
-
-
-def _docstring_query(language_id: str) -> Query | None:
-    """Statements made of one string (docstrings), for grammars that have them."""
-    lang = canonical(language_id)
-    if lang not in _DOCSTRING_QUERIES:
-        language = get_language(language_id) if lang == "python" else None
-        _DOCSTRING_QUERIES[lang or ""] = (
-            Query(language, "(expression_statement (string) @doc)") if language is not None else None
-        )
-    return _DOCSTRING_QUERIES.get(lang or "")
 
 
 def _end_row(node: Node) -> int:
@@ -213,8 +193,7 @@ class ContextEngine:
         local_budget = budget - (int(budget * self.snippet_share) if want_snippets else 0)
         parts = _Parts()
         marker = f"{spec.comment} ..." if spec is not None else ""
-        hidden = self._elidable_rows(doc, tree, spec, row) if spec is not None else frozenset()
-        sel = LineSelection(doc, row, local_budget, marker, hidden)
+        sel = LineSelection(doc, row, local_budget, marker)
 
         # 1. The cursor line, cut at token boundaries when it alone is too long (minified code).
         kept_prefix, kept_suffix = line_prefix, line_suffix
@@ -320,37 +299,6 @@ class ContextEngine:
         )
 
     # -- steps ---------------------------------------------------------------------------------
-
-    def _elidable_rows(self, doc: Document, tree: Tree | None, spec: LangSpec, row: int) -> frozenset[int]:
-        """Rows the prompt can leave out silently: comment-only lines and (Python) docstrings.
-
-        They hold prose, not the names the next line uses, so dropping them first leaves
-        room for more code. The rows right around the cursor stay (a comment just above the
-        cursor often says what to write next), and so does a docstring holding the cursor.
-        Bounded work: only rows within reach of the cursor are looked at.
-        """
-        lo, hi = max(0, row - ELIDE_REACH_ABOVE), min(doc.line_count, row + ELIDE_REACH_BELOW)
-        keep_lo, keep_hi = row - ELIDE_KEEP_ABOVE, row + ELIDE_KEEP_BELOW
-        out: set[int] = set()
-        prefix = spec.comment
-        for i, text in enumerate(doc.lines(lo, hi)):
-            if text.lstrip().startswith(prefix) and not keep_lo <= lo + i <= keep_hi:
-                out.add(lo + i)
-        query = _docstring_query(doc.language_id) if tree is not None else None
-        if query is not None and tree is not None:
-            cursor = QueryCursor(query)
-            cursor.set_point_range(Point(lo, 0), Point(hi, 0))
-            for node in cursor.captures(tree.root_node).get("doc", ()):
-                start, end = node.start_point.row, node.end_point.row
-                if end == start or start <= row <= end or node.parent is None:
-                    continue
-                stmt = node.parent
-                if stmt.named_child_count != 1 or stmt.end_point != node.end_point:
-                    continue
-                if doc.line(start)[: node.start_point.column].strip():
-                    continue
-                out.update(r for r in range(start, end + 1) if not keep_lo <= r <= keep_hi)
-        return frozenset(out)
 
     @staticmethod
     def _enclosing(node: Node | None, spec: LangSpec, row: int) -> list[tuple[Node, str]]:

@@ -116,18 +116,8 @@ def is_statement_start(tree: Tree | None, lines: Lines, row: int) -> bool:
 class LineSelection:
     """Rows kept around one cursor under a character budget."""
 
-    def __init__(
-        self,
-        lines: Lines,
-        cursor_row: int,
-        budget: int,
-        marker: str,
-        hidden: frozenset[int] = frozenset(),
-    ) -> None:
+    def __init__(self, lines: Lines, cursor_row: int, budget: int, marker: str) -> None:
         self.lines = lines
-        #: Rows that may be left out silently (comment lines, docstrings): once kept they
-        #: cost nothing, are not rendered and need no gap marker.
-        self.hidden = hidden - {cursor_row}
         self.n = lines.line_count
         self.cursor_row = cursor_row
         self.budget = budget
@@ -145,7 +135,7 @@ class LineSelection:
     def row_cost(self, row: int) -> int:
         c = self._len.get(row)
         if c is None:
-            c = 0 if row in self.hidden else len(self.lines.line(row)) + 1
+            c = len(self.lines.line(row)) + 1
             self._len[row] = c
         return c
 
@@ -202,11 +192,7 @@ class LineSelection:
         added = 0
         r = start
         while r != stop and 0 <= r < self.n:
-            if r in self.hidden and r not in self.kept:
-                before = self.cost
-                self._add_row(r)  # free, and it joins the runs on both sides
-                added += self.cost - before
-            elif r not in self.kept:
+            if r not in self.kept:
                 got = self.try_add((r,), limit - added)
                 if not got:
                     break
@@ -275,14 +261,12 @@ class LineSelection:
         rows = sorted(self.kept)
         pre: list[str] = []
         last = -1
-        hidden = self.hidden
         for r in rows:
             if r >= self.cursor_row:
                 break
             if last >= 0 and r != last + 1 and self.marker:
                 pre.append(self.marker + "\n")
-            if r not in hidden:
-                pre.append(self.lines.line(r) + "\n")
+            pre.append(self.lines.line(r) + "\n")
             last = r
         if last >= 0 and last != self.cursor_row - 1 and self.marker:
             pre.append(self.marker + "\n")
@@ -293,7 +277,6 @@ class LineSelection:
                 continue
             if r != last + 1 and self.marker:
                 suf.append("\n" + self.marker)
-            if r not in hidden:
-                suf.append("\n" + self.lines.line(r))
+            suf.append("\n" + self.lines.line(r))
             last = r
         return "".join(pre) + line_prefix, "".join(suf)

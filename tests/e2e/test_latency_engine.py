@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from lsprotocol import types
@@ -137,3 +138,29 @@ async def test_enrichment_notifies_and_rerequest_returns_longer(
         assert again and again[0].startswith("total = a + b\n    if total < 0:")
         assert len(again[0]) > len(first[0])
         assert len(fake.model_requests()) == 1  # the enrichment came from the same stream
+
+
+async def test_request_attaches_to_the_stream_the_user_types_along(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    # Slow tokens: the user types "re" while the model is still producing "return a + b".
+    fake.default = Script(text="return a + b\n", ttft_ms=100, tokens_per_s=15)
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False, "enrichment": False}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "attach.py")
+        open_doc(client, uri, SOURCE)
+        first = asyncio.wrap_future(
+            client.protocol.send_request(
+                types.TEXT_DOCUMENT_INLINE_COMPLETION, params(uri, 1, 4, invoked=True), msg_id="first"
+            )
+        )
+        assert await asyncio.to_thread(fake.wait_for, lambda s: s.tokens_sent >= 1, 5)
+        # As VS Code does: cancel the old request, apply the keystrokes, ask again.
+        client.cancel_request(types.CancelParams(id="first"))
+        change(client, uri, 2, 1, 4, "re")
+        res = await inline(client, uri, 1, 6, invoked=False)
+        assert texts(res) == ["turn a + b"]
+        assert len(fake.model_requests()) == 1  # no second model call: it attached
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(first, 5)

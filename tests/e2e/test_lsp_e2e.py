@@ -123,3 +123,16 @@ async def test_stats_command_reports_stages(tmp_path: Path, fake: FakeModelServe
         )
         assert "ttft" in out["report"]
         assert out["summary"]["requests"] >= 1
+
+
+async def test_shutdown_and_exit_end_the_process_cleanly(tmp_path: Path, fake: FakeModelServer) -> None:
+    fake.default = Script(text="return a + b\n")
+    async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
+        uri = doc_uri(tmp_path, "calc.py")
+        open_doc(client, uri, SOURCE)
+        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        await asyncio.wait_for(client.shutdown_session(), timeout=15)
+        proc = client._server  # type: ignore[attr-defined]
+        assert proc is not None
+        await asyncio.wait_for(proc.wait(), timeout=10)
+        assert proc.returncode == 0  # exit after shutdown is a clean exit

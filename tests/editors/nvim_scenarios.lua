@@ -233,7 +233,9 @@ scenarios.escalate = {
   {
     name = "escalated",
     act = function()
-      feed("<Cmd>LspAssistEscalate<CR>")
+      -- In insert mode through the command or the mapping, or from Normal mode (Esc first,
+      -- then `:LspAssistEscalate`, the cursor on the line's last character).
+      feed(params.escalate_keys, "m")
     end,
     wait = ghost_is(params.quality_ghost),
     timeout = 10000,

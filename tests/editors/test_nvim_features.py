@@ -155,16 +155,21 @@ def test_accept_word_dismiss_edit_accept_line(tmp_path: Path, fake: FakeModelSer
     assert after_line["lines"][:row] == HEADER.split("\n")[:row]
 
 
-def test_escalate_shows_the_quality_suggestion(tmp_path: Path, fake: FakeModelServer) -> None:
+@pytest.mark.parametrize(
+    "keys",
+    ["<Cmd>LspAssistEscalate<CR>", "<M-\\>", "<Esc>:LspAssistEscalate<CR>"],
+    ids=["command-insert", "mapping", "command-normal"],
+)
+def test_escalate_shows_the_quality_suggestion(tmp_path: Path, fake: FakeModelServer, keys: str) -> None:
     fake.default = _answer({FAST_MODEL: [FAST_LINE], QUALITY_MODEL: [QUALITY_LINE]})
     row = 3
-    r = _run(
-        tmp_path,
-        fake,
-        "escalate",
-        HEADER + TYPED + "\n",
-        {"row": row, "ghost": FAST_LINE.removeprefix(TYPED), "quality_ghost": QUALITY_LINE.removeprefix(TYPED)},
-    )
+    params = {
+        "row": row,
+        "ghost": FAST_LINE.removeprefix(TYPED),
+        "quality_ghost": QUALITY_LINE.removeprefix(TYPED),
+        "escalate_keys": keys,
+    }
+    r = _run(tmp_path, fake, "escalate", HEADER + TYPED + "\n", params)
     models = [req.body.get("model") for req in fake.model_requests() if req.body]
     assert QUALITY_MODEL in models, models
     after = r["after_escalate"]

@@ -837,7 +837,7 @@ class _Anthropic(_Dialect):
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     def start(self, prompt_tokens: int) -> list[bytes]:
-        message = {
+        message: JSON = {
             "id": "msg_fake",
             "type": "message",
             "role": "assistant",
