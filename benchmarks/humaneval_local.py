@@ -108,6 +108,10 @@ async def run_model(model: str, tasks: list[dict[str, Any]], cache_dir: Path) ->
 
 
 async def main() -> int:
+    if os.environ.get("LSP_ASSIST_BENCH_LOG"):
+        import logging
+
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)

@@ -116,6 +116,7 @@ class ContextEngine:
         self.snippet_share = snippet_share
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
+        self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -132,7 +133,23 @@ class ContextEngine:
         return cache
 
     def index_document(self, doc: Document) -> None:
-        """Bring the symbol index up to date with one open document (a store `on_change` hook)."""
+        """Bring the index up to date with `doc` (a store `on_change` hook: runs per keystroke).
+
+        The first time (or after the index was swapped, or held the file's disk version)
+        it indexes now, so an open buffer's symbols win at once. After that it only notes
+        the change: the symbols are re-read (`refresh_document`) when another document's
+        request looks definitions up, or when the document closes, not on every keystroke;
+        the document's own requests read its symbols straight from its tree.
+        """
+        current = self.symbols.version(doc.display_path)
+        if isinstance(current, tuple) and current[:1] == (doc.uri,):
+            self._stale[doc.uri] = doc
+        else:
+            self.refresh_document(doc)
+
+    def refresh_document(self, doc: Document) -> None:
+        """Bring the symbol index up to date with one open document now."""
+        self._stale.pop(doc.uri, None)
         key = (doc.uri, doc.version)
         if self.symbols.version(doc.display_path) == key:
             return
@@ -145,6 +162,9 @@ class ContextEngine:
     def forget_document(self, doc: Document) -> None:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
         self._trees.pop(doc.uri, None)
+        stale = self._stale.pop(doc.uri, None)
+        if stale is not None:
+            self.refresh_document(stale)  # the index keeps the file as it was last seen
 
     # -- building ------------------------------------------------------------------------------
 
@@ -177,7 +197,6 @@ class ContextEngine:
         crossfile: bool = True,
     ) -> PromptContext:
         """The prompt context for `cursor` in `doc`: prefix ends and suffix starts at the cursor."""
-        deadline = time.perf_counter() + deadline_ms / 1000.0
         budget = max(0, int(budget_chars))
         cur = doc.clamp(cursor)
         row = cur.line
@@ -187,6 +206,9 @@ class ContextEngine:
         lang = canonical(doc.language_id) or doc.language_id
         spec = spec_for(doc.language_id)
         tree = doc.tree()
+        # The clock starts once the tree is current: the deadline bounds the optional
+        # gathering below, not a (re-)parse every request needs anyway.
+        deadline = time.perf_counter() + deadline_ms / 1000.0
         data = doc.data() if tree is not None else b""
         others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
         want_snippets = crossfile and (bool(others_list) or len(self.symbols) > 0)
@@ -548,7 +570,7 @@ class ContextEngine:
         for other in sorted(others, key=lambda d: d.uri):
             if time.perf_counter() > deadline:
                 break
-            self.index_document(other)
+            self.refresh_document(other)
         defs: list[Snippet] = []
         used = 0
         for name, _ in sorted(near.items(), key=lambda kv: (-kv[1], kv[0])):

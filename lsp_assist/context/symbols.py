@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
@@ -388,13 +389,26 @@ def extract_symbols(
 def _shift(sym: Symbol, rows: int) -> Symbol:
     if rows == 0:
         return sym
-    return replace(
-        sym,
-        start_row=sym.start_row + rows,
-        end_row=sym.end_row + rows,
-        sig_start_row=sym.sig_start_row + rows,
-        sig_end_row=sym.sig_end_row + rows,
+    # The constructor directly: `dataclasses.replace` costs several times more, and this
+    # runs for every symbol of a file on each lookup.
+    return Symbol(
+        sym.name,
+        sym.kind,
+        sym.path,
+        sym.start_row + rows,
+        sym.end_row + rows,
+        sym.sig_start_row + rows,
+        sym.sig_end_row + rows,
+        sym.signature,
+        sym.container,
     )
+
+
+class _Group(NamedTuple):
+    end: int
+    row: int
+    type: str
+    symbols: list[Symbol]
 
 
 class TreeSymbolCache:
@@ -415,8 +429,8 @@ class TreeSymbolCache:
         self._lang = lang or ""
         self._spec = SPECS.get(lang) if lang else None
         self._path = path
-        # (start_byte, end_byte) -> (type, start column, symbols with rows relative to the node)
-        self._groups: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
+        # start byte of a top-level node -> its end, row, type and symbols (rows relative to it)
+        self._groups: dict[int, _Group] = {}
         self._last_tree: Tree | None = None
         self._last: list[tuple[int, list[Symbol]]] = []
         self._rows: list[int] = []
@@ -429,8 +443,12 @@ class TreeSymbolCache:
             self._syntax = syntax
             self._generation = -1
 
-    def _moved_groups(self) -> dict[tuple[int, int], tuple[str, int, list[Symbol]]]:
-        """The cached groups with ranges moved through the edits since the last scan."""
+    def _moved_groups(self) -> dict[int, _Group]:
+        """The cached groups moved through the edits since the last scan, by start byte.
+
+        A group an edit touched is dropped, and so is one starting on the row an edit ends
+        on (its column moved); the others keep their bytes, so their symbols still hold.
+        """
         syntax = self._syntax
         if syntax is None or self._generation < 0:
             return {}
@@ -438,14 +456,14 @@ class TreeSymbolCache:
         if edits is None:
             return {}
         groups = self._groups
-        for start, old_end, new_end in edits:
-            delta = new_end - old_end
-            moved: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
-            for (a, b), entry in groups.items():
-                if b <= start:
-                    moved[(a, b)] = entry
-                elif a >= old_end:
-                    moved[(a + delta, b + delta)] = entry
+        for e in edits:
+            delta, rows = e.new_end - e.old_end, e.new_end_row - e.old_end_row
+            moved: dict[int, _Group] = {}
+            for a, g in groups.items():
+                if g.end <= e.start:
+                    moved[a] = g
+                elif a >= e.old_end and g.row != e.old_end_row:
+                    moved[a + delta] = _Group(g.end + delta, g.row + rows, g.type, g.symbols)
             groups = moved
         return groups
 
@@ -454,19 +472,18 @@ class TreeSymbolCache:
             return self._last
         assert self._spec is not None
         old = self._moved_groups()
-        seen: dict[tuple[int, int], tuple[str, int, list[Symbol]]] = {}
+        seen: dict[int, _Group] = {}
         out: list[tuple[int, list[Symbol]]] = []
         for top in tree.root_node.named_children:
-            key = (top.start_byte, top.end_byte)
-            point = top.start_point
-            typ = top.type
-            entry = old.get(key)
-            if entry is None or entry[0] != typ or entry[1] != point.column:
+            start = top.start_byte
+            g = old.get(start)
+            if g is None or g.end != top.end_byte:
+                row = top.start_point.row
                 found = _extract_top(top, source, self._spec, self._lang, self._path, 20_000)
-                entry = (typ, point.column, [_shift(s, -point.row) for s in found])
-            seen[key] = entry
-            if entry[2]:
-                out.append((point.row, entry[2]))
+                g = _Group(top.end_byte, row, top.type, [_shift(s, -row) for s in found])
+            seen[start] = g
+            if g.symbols:
+                out.append((g.row, g.symbols))
         self._groups = seen  # forget nodes that are gone
         self._generation = self._syntax.generation if self._syntax is not None else -1
         self._last_tree, self._last = tree, out
@@ -541,10 +558,12 @@ class SymbolIndex:
         syms = list(symbols)
         self._by_path[path] = syms
         self._versions[path] = version
+        touched: set[str] = set()
         for s in syms:
-            bucket = self._by_name.setdefault(s.name, [])
-            bucket.append(s)
-            bucket.sort(key=lambda x: (x.path, x.start_row))
+            self._by_name.setdefault(s.name, []).append(s)
+            touched.add(s.name)
+        for name in touched:  # one sort per name, not one per symbol
+            self._by_name[name].sort(key=lambda x: (x.path, x.start_row))
 
     def version(self, path: str) -> object:
         return self._versions.get(path)

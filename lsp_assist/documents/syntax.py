@@ -13,12 +13,23 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
+from typing import NamedTuple
 
 from tree_sitter import Language, Parser, Point, Tree
 
 _log = logging.getLogger(__name__)
 
 _LOG_SIZE = 256
+
+
+class Edit(NamedTuple):
+    """One text change in bytes, with the rows its old and new ends are on."""
+
+    start: int
+    old_end: int
+    new_end: int
+    old_end_row: int
+    new_end_row: int
 
 
 class SyntaxState:
@@ -35,16 +46,17 @@ class SyntaxState:
         #: Bumped on every edit and reset; `edits_since` replays the edits after a generation,
         #: so per-document caches keyed by byte ranges survive a keystroke.
         self.generation = 0
-        self._log: deque[tuple[int, int, int, int]] = deque(maxlen=_LOG_SIZE)
+        self._log: deque[tuple[int, Edit]] = deque(maxlen=_LOG_SIZE)
 
-    def edits_since(self, generation: int) -> list[tuple[int, int, int]] | None:
-        """(start, old_end, new_end) byte edits made after `generation`, oldest first.
+    def edits_since(self, generation: int) -> list[Edit] | None:
+        """The edits made after `generation`, oldest first, with the ranges whose syntax
+        changed in a re-parse (as edits that keep the length) in between.
 
         None when they are no longer known (a reset, or too many edits): rescan everything.
         """
         if generation == self.generation:
             return []
-        out = [(s, o, n) for g, s, o, n in self._log if g > generation]
+        out = [e for g, e in self._log if g > generation]
         if len(out) != self.generation - generation:
             return None
         return out
@@ -68,9 +80,12 @@ class SyntaxState:
                 old_end_point=Point(*old_end_point),
                 new_end_point=Point(*new_end_point),
             )
-        self.generation += 1
-        self._log.append((self.generation, start_byte, old_end_byte, new_end_byte))
+        self._record(Edit(start_byte, old_end_byte, new_end_byte, old_end_point[0], new_end_point[0]))
         self._dirty = True
+
+    def _record(self, edit: Edit) -> None:
+        self.generation += 1
+        self._log.append((self.generation, edit))
 
     def reset(self) -> None:
         """Forget the tree: the next `tree()` does a full parse (used on full replacements)."""
@@ -93,11 +108,19 @@ class SyntaxState:
             return self._tree
         if self._failed and self._tree is None:
             return None
+        old = self._tree
         try:
             data = source()
-            new = self._parser.parse(data, self._tree) if self._tree else self._parser.parse(data)
+            new = self._parser.parse(data, old) if old is not None else self._parser.parse(data)
             if new is None:
                 raise RuntimeError("parse returned no tree")
+            if old is not None:
+                # Where the structure changed without the text changing there (error
+                # recovery, a string opened above): logged like edits of length 0, so
+                # caches keyed by byte ranges drop what lies there.
+                for r in old.changed_ranges(new):
+                    end_row = r.end_point.row
+                    self._record(Edit(r.start_byte, r.end_byte, r.end_byte, end_row, end_row))
         except Exception:  # a timeout or a binding error: keep serving line-based context
             _log.warning("tree-sitter parse failed; falling back to line-based context", exc_info=True)
             self._tree = None

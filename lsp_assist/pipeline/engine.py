@@ -80,6 +80,7 @@ class CompletionEngine:
         self.on_status: Callable[[dict[str, Any]], None] | None = None
         self.last_latency_ms: float = 0.0
         self.hedges = 0
+        self._active: set[InflightStream] = set()  # every stream still reading
         self._ttft: dict[str, deque[float]] = {}
 
     # ------------------------------------------------------------------ public API
@@ -559,6 +560,14 @@ class CompletionEngine:
         )
         flight = InflightStream(anchor=_anchor(snap, offset), tier=tier_name, context=ctx)
         assembler = c.assembler(ctx)
+        if getattr(provider, "single_slot", False):
+            # A one-slot server (the embedded llama.cpp) would interrupt the older stream
+            # itself when this one arrives and the older would read as a failure: close it
+            # here first, as the cancellation it is.
+            for other in [f for f in self._active if f.provider is provider and not f.done]:
+                self._abort(other)
+        flight.provider = provider
+        self._active.add(flight)
         if live:
             old = self._live.get(req.uri)
             if old is not None and old is not flight and not old.done:
@@ -603,6 +612,7 @@ class CompletionEngine:
                 )
                 raise
             finally:
+                self._active.discard(flight)
                 if flight.wasted_tokens:
                     c.stats.record_waste(flight.wasted_tokens)
                 if self._live.get(req.uri) is flight and flight.done:

@@ -66,7 +66,7 @@ class Assembler(Protocol):
     def text(self) -> str: ...
 
 
-@dataclass
+@dataclass(eq=False)  # identity semantics: streams live in sets
 class InflightStream:
     anchor: Anchor
     tier: str
@@ -85,6 +85,7 @@ class InflightStream:
     connect_ms: float = 0.0  # time the provider spent opening a connection
     orphaned: bool = False  # the request that started it was cancelled
     wasted_tokens: int = 0  # tokens read while nobody was waiting for them
+    provider: object = None  # the provider streaming it (identity only)
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()

@@ -81,6 +81,9 @@ def free_port() -> int:
 class LocalProvider:
     """A `Provider` backed by a managed llama.cpp server.
 
+    `single_slot`: the server generates one stream at a time and interrupts the running
+    one when another arrives; the pipeline closes older streams itself before starting one.
+
     `tier.model` (or `local.model` when the tier names none) is "gemma3-270m", "smollm2"
     or a GGUF path. `cache_dir` holds the assembled model and the server log.
     """
@@ -100,6 +103,7 @@ class LocalProvider:
         self._cache_dir = Path(cache_dir)
         self._python = python
         self._model_name = tier.model or local.model
+        self.single_slot = True
         self._lock = asyncio.Lock()
         self._proc: asyncio.subprocess.Process | None = None
         self._inner: OpenAIProvider | None = None

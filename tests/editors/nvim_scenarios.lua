@@ -1,6 +1,6 @@
 -- Headless Neovim scenarios for tests/editors/test_nvim_features.py (`nvim --headless --clean -u NONE`).
 --
--- One scenario per run, chosen by $LSP_ASSIST_SCENARIO: "partial" (accept word, dismiss,
+-- One scenario per run, chosen by $LSP_ASSIST_SCENARIO: "partial" (accept word, dismiss, next,
 -- an edit brings the suggestion back, accept line), "escalate" (:LspAssistEscalate shows
 -- the quality model's suggestion) and "ready" (lspAssist/suggestionReady turns the first
 -- line into a multi-line ghost text that <Tab> inserts whole).
@@ -198,6 +198,25 @@ scenarios.partial = {
     settle = 300, -- stays dismissed while nothing is typed
     record = function()
       results.after_dismiss = snapshot()
+    end,
+  },
+  {
+    name = "next_brings_back",
+    act = function()
+      feed(params.next_key, "m") -- next/prev with one item asks the server again (Invoked)
+    end,
+    wait = ghost_is(params.ghost_after_word),
+    record = function()
+      results.after_next = snapshot()
+    end,
+  },
+  {
+    name = "dismiss_again",
+    act = function()
+      feed("<C-]>", "m")
+    end,
+    wait = function()
+      return #ghost_marks() == 0
     end,
   },
   {

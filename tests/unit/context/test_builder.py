@@ -10,7 +10,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.mode import decide_mode
 from lsp_assist.context.symbols import SymbolIndex
-from lsp_assist.documents.store import Document
+from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 
 HEADER = "import os\nimport sys\nfrom collections import OrderedDict\n\n"
@@ -211,3 +211,23 @@ def test_decide_mode(prefix: str, suffix: str, prev: str | None, nxt: str | None
     got = decide_mode("python", prefix, suffix, prev, nxt)
     assert got.mode == mode
     assert ("\n" in got.stop) == (mode == "single")
+
+
+def test_symbol_index_follows_edits_lazily() -> None:
+    # The on_change hook only notes the change; a request in another document (or the
+    # document closing) brings the index up to date before definitions are looked up.
+    store = DocumentStore()
+    engine = ContextEngine()
+    store.on_change.append(engine.index_document)
+    store.on_close.append(engine.forget_document)
+    lib = store.open("file:///p/lib.py", "python", 1, "def old_name(a):\n    return a\n", "/p/lib.py")
+    user = store.open("file:///p/user.py", "python", 1, "def g():\n    new_name(1)\n    \n", "/p/user.py")
+    store.change(lib.uri, 2, [TextChange(Cursor(0, 4), Cursor(0, 12), "new_name")])
+    assert engine.symbols.lookup("new_name") == []  # nothing parsed on the keystroke
+    ctx = engine.build(user, Cursor(2, 4), 2000, others=[lib])
+    assert [s.name for s in engine.symbols.lookup("new_name")] == ["new_name"]
+    assert engine.symbols.lookup("old_name") == []
+    assert any(s.reason == "definition" and s.text.startswith("def new_name") for s in ctx.snippets)
+    store.change(lib.uri, 3, [TextChange(Cursor(0, 4), Cursor(0, 12), "renamed_")])
+    store.close(lib.uri)
+    assert [s.name for s in engine.symbols.lookup("renamed_")] == ["renamed_"]

@@ -69,25 +69,43 @@ def test_cache_matches_full_extraction_after_edits() -> None:
     assert [s.name for s in cache.find(tree, doc.data(), {"inserted"})] == ["inserted"]
 
 
-def test_tracked_cache_matches_full_extraction_after_random_edits() -> None:
-    # The cache replays the document's byte edits to keep groups of untouched nodes; after
-    # every kind of edit (inside a name, across lines, a full replacement) it must agree
-    # with a fresh extraction.
-    rng = random.Random(5)
-    text = "".join(f"def f{i}(a):\n    return a\n\nclass C{i}:\n    x{i} = 1\n\n" for i in range(25))
+@pytest.mark.parametrize("seed", range(8))
+def test_tracked_cache_matches_full_extraction_after_random_edits(seed: int) -> None:
+    # The cache replays the document's byte edits (and the ranges whose syntax changed) to
+    # keep the groups of untouched nodes; after every kind of edit (inside a name, across
+    # lines, unbalanced quotes and brackets, a full replacement) it must agree with a fresh
+    # extraction.
+    rng = random.Random(seed)
+    text = "".join(
+        f"def f{i}(a):\n    return a\n\nclass C{i}:\n    x{i} = 1\n    def m(self): pass\n\n"
+        for i in range(15)
+    )
     store = DocumentStore()
     doc = store.open("file:///t.py", "python", 1, text)
     cache = TreeSymbolCache("python", "t.py")
-    pieces = ["x", "\n", "def g(b):\n    pass\n", "", ":", "é"]
-    for version in range(2, 60):
-        if version == 30:
+    pieces = [
+        "x",
+        "\n",
+        "def g(b):\n    pass\n",
+        "",
+        ":",
+        "é",
+        "    ",
+        "\n\nclass D:\n",
+        '"""',
+        "(",
+        ")",
+        "'",
+    ]
+    for version in range(2, 120):
+        if version == 60:
             store.change(doc.uri, version, [TextChange(None, None, doc.text)])
         else:
             row = rng.randrange(doc.line_count)
             col = rng.randrange(len(doc.line(row)) + 1)
-            end = Cursor(row + rng.choice([0, 0, 1]), rng.randrange(3))
+            end = Cursor(row + rng.choice([0, 0, 0, 1, 2]), rng.randrange(4))
             store.change(doc.uri, version, [TextChange(Cursor(row, col), end, rng.choice(pieces))])
-        if version % 3:
+        if rng.random() < 0.5:
             continue  # several edits between two scans
         cache.track(doc.syntax)
         tree = doc.tree()

@@ -14,10 +14,11 @@ from lsp_assist.providers.native import NativeProvider
 from lsp_assist.providers.ollama import OllamaProvider
 from tests.fakes.fake_model_server import FakeModelServer
 
-Builder = Callable[[FakeModelServer, ClientPool, str | None], NativeProvider]
+# Each provider class, typed as what the tests call: (tier, clients, api_key).
+Ctor = Callable[[TierConfig, ClientPool, str | None], NativeProvider]
 
 # family -> (provider class, base_url suffix used against the fake, model path on the fake)
-FAMILIES: dict[str, tuple[type[NativeProvider], str, str]] = {
+FAMILIES: dict[str, tuple[Ctor, str, str]] = {
     "ollama": (OllamaProvider, "", "/api/generate"),
     "llamacpp": (LlamaCppProvider, "/v1", "/infill"),
     "anthropic": (AnthropicProvider, "/v1", "/v1/messages"),
@@ -35,7 +36,9 @@ def tier(srv: FakeModelServer, family: str, **kw: object) -> TierConfig:
     return TierConfig(**args)  # type: ignore[arg-type]
 
 
-def build(family: str, srv: FakeModelServer, pool: ClientPool, key: str | None = None, **kw: object) -> NativeProvider:
+def build(
+    family: str, srv: FakeModelServer, pool: ClientPool, key: str | None = None, **kw: object
+) -> NativeProvider:
     cls = FAMILIES[family][0]
     return cls(tier(srv, family, **kw), pool, key)
 

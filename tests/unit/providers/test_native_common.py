@@ -144,9 +144,7 @@ async def test_stall_after_first_tokens_hits_read_timeout(
 
 
 async def test_connection_refused_is_unavailable(family: str, pool: ClientPool) -> None:
-    srv = FakeModelServer()  # never started: only used for its port
-    port = free_port()
-    srv.stop()
+    port = free_port()  # nothing listens there
     cls = FAMILIES[family][0]
     from lsp_assist.config.schema import TierConfig
 
@@ -156,14 +154,17 @@ async def test_connection_refused_is_unavailable(family: str, pool: ClientPool) 
     assert SECRET_KEY not in str(info.value)
 
 
-@pytest.mark.parametrize("fault", ["http401", "http400", "http429", "http500", "cut", "malformed", "error_chunk"])
+@pytest.mark.parametrize(
+    "fault", ["http401", "http400", "http429", "http500", "cut", "malformed", "error_chunk"]
+)
 async def test_key_and_prompt_never_in_error_messages(
     family: str, fake: FakeModelServer, pool: ClientPool, fault: str
 ) -> None:
     fake.push(Script(text="a b c d", fault=fault))
     with pytest.raises(ProviderError) as info:
         await collect(
-            build(family, fake, pool, SECRET_KEY), request_for(prefix="def very_secret_function_name(pw):\n    ")
+            build(family, fake, pool, SECRET_KEY),
+            request_for(prefix="def very_secret_function_name(pw):\n    "),
         )
     msg = str(info.value)
     assert msg and SECRET_KEY not in msg and "very_secret_function_name" not in msg

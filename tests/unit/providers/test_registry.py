@@ -60,3 +60,30 @@ def test_register_adds_a_family() -> None:
         )
     finally:
         FACTORIES.pop("custom")
+
+
+@pytest.mark.parametrize(
+    ("family", "cls_path", "host"),
+    [
+        ("ollama", "lsp_assist.providers.ollama.OllamaProvider", "127.0.0.1"),
+        ("llamacpp", "lsp_assist.providers.llamacpp.LlamaCppProvider", "127.0.0.1"),
+        ("anthropic", "lsp_assist.providers.anthropic.AnthropicProvider", "api.anthropic.com"),
+        ("mistral", "lsp_assist.providers.mistral.MistralProvider", "codestral.mistral.ai"),
+    ],
+)
+def test_builds_the_native_families(family: str, cls_path: str, host: str) -> None:
+    import importlib
+
+    from lsp_assist.providers.base import Provider
+
+    module, _, name = cls_path.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    p = build_provider("quality", TierConfig(provider=family, model="m"), clients=ClientPool(), api_key="k")
+    assert isinstance(p, cls) and isinstance(p, Provider)
+    assert p.name == family and p.endpoint_host == host
+
+
+@pytest.mark.parametrize("family", ["anthropic", "mistral"])
+def test_hosted_families_need_a_model(family: str) -> None:
+    with pytest.raises(ConfigError, match=r"tiers\.quality\.model"):
+        build_provider("quality", TierConfig(provider=family), clients=ClientPool())

@@ -270,19 +270,74 @@ local function execute(client, buf, command, arguments, handler)
   end, buf)
 end
 
+--- Where to escalate from Normal mode: after the cursor's character, as `a` would insert
+--- (the cursor sits on the last typed character there, not after it).
+---@return integer row, integer col  0-based row, byte column
+local function append_position(buf)
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local row, col = cursor[1] - 1, cursor[2]
+  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+  if col < #line then
+    col = col + #vim.fn.matchstr(line:sub(col + 1), "^.") -- one (possibly multibyte) character
+  end
+  return row, col
+end
+
+--- Enter Insert mode at (row, col) and ask for the suggestion there once it has begun.
+local function insert_and_show(buf, client, text, row, col)
+  vim.api.nvim_create_autocmd("InsertEnter", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        inline.show(buf, client, text, row, col)
+      end)
+    end,
+  })
+  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+  if col >= #line then
+    vim.api.nvim_win_set_cursor(0, { row + 1, math.max(#line - 1, 0) })
+    vim.cmd("startinsert!") -- append at the end of the line
+  else
+    vim.api.nvim_win_set_cursor(0, { row + 1, col })
+    vim.cmd("startinsert")
+  end
+end
+
 --- Ask the quality tier for this position; show its suggestion when it arrives.
+--- From Normal mode (`:LspAssistEscalate`) the position is after the cursor's character, and
+--- Insert mode starts there when the suggestion arrives, so that <Tab> can accept it.
 function M.escalate(on_done)
   local client, buf = current_client()
   if not client then
     return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  local from_normal = vim.fn.mode():sub(1, 1) ~= "i"
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local row, col = cursor[1] - 1, cursor[2]
+  if from_normal then
+    row, col = append_position(buf)
+    params.position = {
+      line = row,
+      character = vim.lsp.util.character_offset(buf, row, col, client.offset_encoding),
+    }
+  end
+  local tick = vim.api.nvim_buf_get_changedtick(buf)
   execute(client, buf, "lspAssist.escalate", { params.textDocument.uri, params.position }, function(result)
     if not result or not result.text or result.text == "" then
       vim.notify("lsp-assist: the quality model had no suggestion", levels.INFO)
     elseif vim.api.nvim_get_current_buf() == buf then
-      -- The server stored the result for this position: the next request returns it.
-      inline.request(buf, 1)
+      local unchanged = vim.api.nvim_buf_get_changedtick(buf) == tick
+      local now = vim.api.nvim_win_get_cursor(0)
+      if from_normal and vim.fn.mode():sub(1, 1) == "n" and unchanged then
+        insert_and_show(buf, client, result.text, row, col)
+      elseif not from_normal and unchanged and now[1] - 1 == row and now[2] == col then
+        inline.show(buf, client, result.text, row, col)
+      elseif vim.fn.mode():sub(1, 1) == "i" then
+        -- The user moved on: the server stored the result, a request there may still use it.
+        inline.request(buf, 1)
+      end
     end
     if on_done then
       on_done(result)

@@ -318,6 +318,19 @@ function M.request(buf, trigger_kind, on_done)
   return ok
 end
 
+--- Show `text` as the suggestion inserted at (row, col) (0-based row, byte column), e.g. the
+--- escalate command's result, without another round trip.
+function M.show(buf, client, text, row, col)
+  M.cancel(buf)
+  local st = S(buf)
+  local line = current_line(buf, row)
+  st.items = {
+    { text = text, row = row, start_col = col, end_from_eol = #line - col, client_id = client.id },
+  }
+  st.index, st.dismissed = 1, false
+  return M.render(buf)
+end
+
 --- Debounced automatic request (TextChangedI / CursorMovedI / InsertEnter).
 function M.schedule(buf)
   local st = S(buf)
@@ -437,6 +450,15 @@ function M.on_suggestion_ready(params)
   end
   if S(buf).dismissed then
     return
+  end
+  local client = M.get_client(buf)
+  if client and params.position then
+    -- Only for the position it was computed for: after a cursor move, the move's own
+    -- request is the one that counts.
+    local here = vim.lsp.util.make_position_params(0, client.offset_encoding).position
+    if here.line ~= params.position.line or here.character ~= params.position.character then
+      return
+    end
   end
   M.request(buf, 2)
 end
