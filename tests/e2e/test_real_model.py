@@ -19,6 +19,7 @@ from tests.e2e.conftest import ROOT, doc_uri, inline, isolated_env, lsp_session,
 
 pytestmark = [
     pytest.mark.model,
+    pytest.mark.timeout(300),
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None, reason="the 'local' extra is not installed"
     ),
