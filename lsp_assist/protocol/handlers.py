@@ -9,6 +9,7 @@ response (editors show those to the user as failures).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import sys
 import threading
@@ -187,6 +188,11 @@ def _register(server: AssistServer) -> None:
             ls.show("configuration problems (running on defaults for these): " + "; ".join(ls.rt.errors[:5]))
         _wire_engine(ls)
         ls.status()
+        # Everything allocated so far (lsprotocol/cattrs machinery, grammars, config) lives
+        # as long as the process: move it out of the collector's way, so collections on the
+        # request path only walk young objects.
+        gc.collect()
+        gc.freeze()
         # Open connections / start the local model without delaying anything else.
         task = asyncio.get_running_loop().create_task(ls.rt.warm())
         _BACKGROUND.add(task)

@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import functools
+import importlib.util
 import json
 import ssl
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,6 +65,10 @@ def host_of(base_url: str) -> str:
     return origin_of(base_url)[1]
 
 
+# h2 ships with the `httpx[http2]` extra this package depends on; without it, HTTP/1.1 only.
+_HTTP2 = importlib.util.find_spec("h2") is not None
+
+
 class ClientPool:
     """Keep-alive AsyncClients keyed by origin. Create one per server process and share it."""
 
@@ -77,6 +83,7 @@ class ClientPool:
         self._limits = limits
         self._transport = transport  # tests inject httpx.MockTransport here
         self._clients: dict[tuple[str, str, int], httpx.AsyncClient] = {}
+        self._replenishing: dict[tuple[str, str, int], asyncio.Task[None]] = {}
 
     def get(self, base_url: str) -> httpx.AsyncClient:
         """The client for `base_url`'s origin, created on first use (no I/O)."""
@@ -89,6 +96,9 @@ class ClientPool:
                 timeout=self._timeout,
                 limits=self._limits,
                 verify=verify,
+                # HTTP/2 over TLS (negotiated by ALPN): a stream we stop early is reset on its own
+                # and the connection stays warm; over HTTP/1.1 closing a stream closes the socket.
+                http2=key[0] == "https" and _HTTP2,
                 transport=self._transport,
                 follow_redirects=False,  # a redirect could carry the key to another host
                 trust_env=False,  # no proxy surprises from the environment for loopback models
@@ -107,7 +117,26 @@ class ClientPool:
         except Exception:  # warming is best-effort by design
             return
 
+    def replenish(self, base_url: str, warm: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Re-open a connection in the background after a stream was closed mid-body.
+
+        Over HTTP/1.1 stopping a stream early (how the provider is told to stop generating)
+        costs its connection; the next completion would pay a new TCP (and TLS) handshake.
+        One warm-up per origin at a time; never raises.
+        """
+        key = origin_of(base_url)
+        task = self._replenishing.get(key)
+        if task is not None and not task.done():
+            return
+        try:
+            self._replenishing[key] = asyncio.get_running_loop().create_task(warm())
+        except RuntimeError:  # no running loop (shutting down)
+            return
+
     async def aclose_all(self) -> None:
+        for task in self._replenishing.values():
+            task.cancel()
+        self._replenishing.clear()
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             try:

@@ -126,6 +126,7 @@ class NativeProvider:
         secrets = (self._api_key, ctx.prefix, ctx.suffix)
         client = self._clients.get(self._base)
         streaming = False
+        ended = False  # the body was read to its end (the connection goes back to the pool)
         connect = _ConnectTimer()
         try:
             async with client.stream(
@@ -145,10 +146,15 @@ class NativeProvider:
                 async with contextlib.aclosing(self.parse(resp, request)) as chunks:
                     async for chunk in chunks:
                         yield chunk
+                ended = resp.is_stream_consumed
         except httpx.HTTPError as exc:
             raise error_for_transport(
                 exc, provider=self._name, host=self._host, streaming=streaming
             ) from None
+        finally:
+            if streaming and not ended:
+                # Stopped mid-body (early stop or cancel): the HTTP/1.1 connection is gone.
+                self._clients.replenish(self._base, self.warm)
 
 
 __all__ = ["NativeProvider", "count_of", "strip_suffix", "usage_of"]

@@ -224,6 +224,7 @@ class OpenAIProvider:
         fences = FenceStripper() if chat else None
         client = self._clients.get(self._base)
         streaming = False
+        ended = False  # the body was read to its end (the connection goes back to the pool)
         done = finished = False
         connect = _ConnectTimer()
         try:
@@ -268,12 +269,17 @@ class OpenAIProvider:
                     rest = fences.finish()
                     if rest:
                         yield StreamChunk(rest)
+                ended = True
                 if not done and not finished:
                     raise BadResponse(f"{self._name} at {self._host}: the stream ended before completion")
         except httpx.HTTPError as exc:
             raise error_for_transport(
                 exc, provider=self._name, host=self._host, streaming=streaming
             ) from None
+        finally:
+            if streaming and not ended:
+                # Stopped mid-body (early stop or cancel): the HTTP/1.1 connection is gone.
+                self._clients.replenish(self._base, self.warm)
 
 
 class _ConnectTimer:
