@@ -545,6 +545,7 @@ class CompletionEngine:
         feature: str | None = None,
         max_tokens: int | None = None,
         live: bool = True,
+        speculative: bool = False,
         fallback_from: str | None = None,
         retries: int = 0,
         hedged: bool = False,
@@ -554,7 +555,25 @@ class CompletionEngine:
         if provider is None:
             raise PolicyError(f"tier {tier_name} is not configured")
         feat = feature or req.feature
+        if getattr(provider, "single_slot", False):
+            busy = [f for f in self._active if f.provider is provider and not f.done]
+            if speculative and busy:
+                # Speculative work never takes the only slot from a stream someone waits for.
+                raise PolicyError("the local model is busy; prefetch skipped")
+            # A one-slot server (the embedded llama.cpp) would interrupt the older stream
+            # itself when this one arrives and the older would read as a failure: close it
+            # here first, as the cancellation it is.
+            for other in busy:
+                self._abort(other)
         permit = c.governance.admit(feat, tier_name, c.provider_key(tier_name))
+        log.debug(
+            "stream: tier=%s feature=%s live=%s speculative=%s mode=%s",
+            tier_name,
+            feat,
+            live,
+            speculative,
+            ctx.mode,
+        )
         if clock is not None:
             clock.lap("queue")
         enrich = self.config.completion.enrichment and feat == "completion" and ctx.mode == "multi"
@@ -572,12 +591,6 @@ class CompletionEngine:
         )
         flight = InflightStream(anchor=_anchor(snap, offset), tier=tier_name, context=ctx)
         assembler = c.assembler(ctx)
-        if getattr(provider, "single_slot", False):
-            # A one-slot server (the embedded llama.cpp) would interrupt the older stream
-            # itself when this one arrives and the older would read as a failure: close it
-            # here first, as the cancellation it is.
-            for other in [f for f in self._active if f.provider is provider and not f.done]:
-                self._abort(other)
         flight.provider = provider
         self._active.add(flight)
         if live:
@@ -747,6 +760,7 @@ class CompletionEngine:
                 feature="completion",
                 max_tokens=self.config.completion.prefetch_max_tokens,
                 live=False,
+                speculative=True,
             )
         except PolicyError:
             return

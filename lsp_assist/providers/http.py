@@ -106,12 +106,14 @@ class ClientPool:
             self._clients[key] = client
         return client
 
-    async def warm(self, base_url: str, headers: Mapping[str, str] | None = None) -> None:
-        """Open a connection ahead of the first request (GET {base_url}/models). Never raises."""
+    async def warm(
+        self, base_url: str, headers: Mapping[str, str] | None = None, *, path: str = "/models"
+    ) -> None:
+        """Open a connection ahead of the first request (GET {base_url}{path}). Never raises."""
         try:
             client = self.get(base_url)
             resp = await client.get(
-                base_url.rstrip("/") + "/models", headers=dict(headers or {}), timeout=WARM_TIMEOUT
+                base_url.rstrip("/") + path, headers=dict(headers or {}), timeout=WARM_TIMEOUT
             )
             await resp.aclose()
         except Exception:  # warming is best-effort by design

@@ -234,6 +234,10 @@ class LocalProvider:
             name="local",
             default_template="plain" if fim else "none",
             template_model=path.name,
+            # llama-cpp-python's /v1/models takes the model lock, and with interrupt_requests a
+            # waiting lock-taker interrupts the running stream: warm connections on a route
+            # that never touches the model (FastAPI's docs page).
+            warm_path="/../docs",
         )
 
     async def _wait_ready(self, base_url: str) -> None:

@@ -138,7 +138,9 @@ class OpenAIProvider:
         default_template: str = "plain",
         extra_body: dict[str, Any] | None = None,
         template_model: str | None = None,
+        warm_path: str = "/models",
     ) -> None:
+        self._warm_path = warm_path
         if tier.api not in ("completions", "chat"):
             raise ConfigError(f"unknown api {tier.api!r}: expected 'completions' or 'chat'")
         if not tier.base_url:
@@ -179,7 +181,7 @@ class OpenAIProvider:
 
     async def warm(self) -> None:
         auth = {"Authorization": self._headers["Authorization"]} if self._api_key else {}
-        await self._clients.warm(self._base, auth)
+        await self._clients.warm(self._base, auth, path=self._warm_path)
 
     async def aclose(self) -> None:
         # The clients are shared per origin and closed by ClientPool.aclose_all().
