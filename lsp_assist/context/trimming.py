@@ -10,7 +10,7 @@ it the suffix.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from tree_sitter import Node, Point, Tree
@@ -131,6 +131,10 @@ class LineSelection:
         #: The label rows are added under (for `parts`); "*x" means prefix.x / suffix.x by side.
         self.label = ""
         self.owner: dict[int, str] = {}
+        #: Optional: the span (first, last row) of prose at a row that `grow` steps over
+        #: instead of keeping (long docstrings of other definitions): more code per budget.
+        self.skipper: Callable[[int], tuple[int, int] | None] | None = None
+        self.skipped: set[int] = set()
 
     def row_cost(self, row: int) -> int:
         c = self._len.get(row)
@@ -192,6 +196,14 @@ class LineSelection:
         added = 0
         r = start
         while r != stop and 0 <= r < self.n:
+            if r not in self.kept and self.skipper is not None:
+                span = self.skipper(r)
+                if span is not None and not any(x in self.kept for x in range(span[0], span[1] + 1)):
+                    self.skipped.update(range(span[0], span[1] + 1))
+                    r = span[1] + 1 if step > 0 else span[0] - 1
+                    if (step > 0 and r >= stop) or (step < 0 and r <= stop):
+                        break
+                    continue
             if r not in self.kept:
                 got = self.try_add((r,), limit - added)
                 if not got:

@@ -14,17 +14,8 @@ and raise `BadResponse` when the stream ends without one.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator
-from typing import Any
-
-import httpx
-
-from lsp_assist.config.schema import TierConfig
-from lsp_assist.domain import ModelRequest, StreamChunk, Usage
-from lsp_assist.errors import ConfigError
-from lsp_assist.providers.http import ClientPool, error_for_status, error_for_transport, host_of
-from lsp_assist.providers.openai import _ConnectTimer
+from lsp_assist.domain import Usage
+from lsp_assist.providers.streaming import StreamingProvider
 
 
 def strip_suffix(url: str, *suffixes: str) -> str:
@@ -51,110 +42,10 @@ def usage_of(prompt: object, completion: object) -> Usage | None:
     return Usage(p or 0, c or 0, estimated=False)
 
 
-class NativeProvider:
-    """Base class: subclasses set `family` and implement `body` and `parse`."""
+class NativeProvider(StreamingProvider):
+    """Base class of the native-API families: they set `family` and implement `body`/`parse`."""
 
     family = "native"
-
-    def __init__(
-        self,
-        tier: TierConfig,
-        clients: ClientPool,
-        api_key: str | None,
-        *,
-        api_base: str,
-        headers: dict[str, str],
-        name: str | None = None,
-    ) -> None:
-        if not api_base:
-            raise ConfigError(f"a base_url is required for provider {self.family!r}")
-        self._tier = tier
-        self._clients = clients
-        self._api_key = api_key or None
-        self._name = name or self.family
-        self._base = api_base.rstrip("/")  # where the family's paths are appended
-        self._host = host_of(self._base)
-        self._headers = dict(headers)
-        # `read` is the longest gap between chunks; the pipeline enforces the first-token
-        # and total deadlines, this is only the safety net (as in OpenAIProvider).
-        read_s = max(tier.total_timeout_ms, tier.first_token_timeout_ms) / 1000 + 1.0
-        self._timeout = httpx.Timeout(connect=min(2.0, read_s), read=read_s, write=5.0, pool=1.0)
-
-    # -- Provider protocol ----------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._tier.model
-
-    @property
-    def endpoint_host(self) -> str | None:
-        return self._host
-
-    @property
-    def base_url(self) -> str:
-        return self._base
-
-    async def warm(self) -> None:
-        await self._clients.warm(self._base, self._auth_headers())
-
-    async def aclose(self) -> None:
-        # The clients are shared per origin and closed by ClientPool.aclose_all().
-        return None
-
-    # -- for subclasses -------------------------------------------------------------------------
-    def _auth_headers(self) -> dict[str, str]:
-        return {}
-
-    def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
-        """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""
-        raise NotImplementedError
-
-    def parse(self, response: httpx.Response, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
-        """The chunks of a 2xx streaming response."""
-        raise NotImplementedError
-
-    def where(self) -> str:
-        """The start of every error message: "<provider> at <host>"."""
-        return f"{self._name} at {self._host}"
-
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
-        url, body = self.body(request)
-        ctx = request.context
-        secrets = (self._api_key, ctx.prefix, ctx.suffix)
-        client = self._clients.get(self._base)
-        streaming = False
-        ended = False  # the body was read to its end (the connection goes back to the pool)
-        connect = _ConnectTimer()
-        try:
-            async with client.stream(
-                "POST",
-                url,
-                json=body,
-                headers=self._headers,
-                timeout=self._timeout,
-                extensions={"trace": connect.trace},
-            ) as resp:
-                if resp.status_code >= 400:
-                    await resp.aread()
-                    raise error_for_status(resp, provider=self._name, secrets=secrets)
-                streaming = True
-                yield StreamChunk("", meta={"connect": connect.ms})
-                # aclosing: the parser is finalised here, not later by the garbage collector.
-                async with contextlib.aclosing(self.parse(resp, request)) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-                ended = resp.is_stream_consumed
-        except httpx.HTTPError as exc:
-            raise error_for_transport(
-                exc, provider=self._name, host=self._host, streaming=streaming
-            ) from None
-        finally:
-            if streaming and not ended:
-                # Stopped mid-body (early stop or cancel): the HTTP/1.1 connection is gone.
-                self._clients.replenish(self._base, self.warm)
 
 
 __all__ = ["NativeProvider", "count_of", "strip_suffix", "usage_of"]

@@ -14,7 +14,6 @@ Streaming rules (see reference.md §5-6):
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -26,12 +25,10 @@ from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import BadResponse, ConfigError
 from lsp_assist.providers.http import (
     ClientPool,
-    error_for_status,
-    error_for_transport,
-    host_of,
     parse_json_object,
     sse_events,
 )
+from lsp_assist.providers.streaming import StreamingProvider
 
 # api.openai.com accepts at most 4 stop sequences; other servers take more.
 _OPENAI_MAX_STOPS = 4
@@ -116,7 +113,7 @@ def strip_fences(text: str) -> str:
     return s.feed(text) + s.finish()
 
 
-class OpenAIProvider:
+class OpenAIProvider(StreamingProvider):
     """A `Provider` for OpenAI-compatible servers.
 
     `api_key` is the key itself (the caller reads it from the environment variable named
@@ -127,6 +124,8 @@ class OpenAIProvider:
     `template_model` is the name "auto" template resolution looks at when the API model
     name says nothing (the local server's alias); it defaults to `tier.model`.
     """
+
+    family = "openai"
 
     def __init__(
         self,
@@ -140,52 +139,22 @@ class OpenAIProvider:
         template_model: str | None = None,
         warm_path: str = "/models",
     ) -> None:
-        self._warm_path = warm_path
         if tier.api not in ("completions", "chat"):
             raise ConfigError(f"unknown api {tier.api!r}: expected 'completions' or 'chat'")
         if not tier.base_url:
             raise ConfigError("a base_url is required for an OpenAI-compatible tier")
-        self._tier = tier
-        self._clients = clients
-        self._api_key = api_key or None
-        self._name = name
+        headers = {"Accept": "text/event-stream"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        super().__init__(
+            tier, clients, api_key, api_base=tier.base_url, headers=headers, name=name, warm_path=warm_path
+        )
         self._default_template = default_template
         self._extra = dict(extra_body or {})
         self._template_model = template_model or tier.model
-        self._base = tier.base_url.rstrip("/")
-        self._host = host_of(tier.base_url)
-        self._headers = {"Accept": "text/event-stream"}
-        if self._api_key:
-            self._headers["Authorization"] = f"Bearer {self._api_key}"
-        # Per-request timeouts: `read` is the longest gap between chunks. The pipeline
-        # enforces the first-token and total deadlines; these are the safety net.
-        read_s = max(tier.total_timeout_ms, tier.first_token_timeout_ms) / 1000 + 1.0
-        self._timeout = httpx.Timeout(connect=min(2.0, read_s), read=read_s, write=5.0, pool=1.0)
 
-    # -- Provider protocol ----------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._tier.model
-
-    @property
-    def endpoint_host(self) -> str | None:
-        return self._host
-
-    @property
-    def base_url(self) -> str:
-        return self._base
-
-    async def warm(self) -> None:
-        auth = {"Authorization": self._headers["Authorization"]} if self._api_key else {}
-        await self._clients.warm(self._base, auth, path=self._warm_path)
-
-    async def aclose(self) -> None:
-        # The clients are shared per origin and closed by ClientPool.aclose_all().
-        return None
+    def _auth_headers(self) -> dict[str, str]:
+        return {"Authorization": self._headers["Authorization"]} if self._api_key else {}
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""
@@ -218,85 +187,40 @@ class OpenAIProvider:
         body.update(self._extra)
         return url, body
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
-        url, body = self.body(request)
-        ctx = request.context
-        secrets = (self._api_key, ctx.prefix, ctx.suffix)
+    async def parse(
+        self, response: httpx.Response, request: ModelRequest
+    ) -> AsyncGenerator[StreamChunk, None]:
         chat = self._tier.api == "chat"
         fences = FenceStripper() if chat else None
-        client = self._clients.get(self._base)
-        streaming = False
-        ended = False  # the body was read to its end (the connection goes back to the pool)
         done = finished = False
-        connect = _ConnectTimer()
-        try:
-            async with client.stream(
-                "POST",
-                url,
-                json=body,
-                headers=self._headers,
-                timeout=self._timeout,
-                extensions={"trace": connect.trace},
-            ) as resp:
-                if resp.status_code >= 400:
-                    await resp.aread()
-                    raise error_for_status(resp, provider=self._name, secrets=secrets)
-                streaming = True
-                yield StreamChunk("", meta={"connect": connect.ms})
-                async for event in sse_events(resp):
-                    data = event.data.strip()
-                    if data == "[DONE]":
-                        done = True
-                        continue  # read on to EOF so the connection returns to the pool
-                    if done or (fences is not None and fences.closed):
-                        continue
-                    chunk = parse_json_object(data)
-                    if "error" in chunk:
-                        raise BadResponse(
-                            f"{self._name} at {self._host}: the model server reported an error mid-stream"
-                        )
-                    usage = _usage(chunk.get("usage"))
-                    text, finish = _choice(chunk, chat)
-                    if finish:
-                        finished = True
-                    if fences is not None and text:
-                        text = fences.feed(text)
-                    if text or usage or finish:
-                        yield StreamChunk(text, usage=usage, finish_reason=finish)
-                    if fences is not None and fences.closed:
-                        # The model started prose after its code: stop it generating.
-                        yield StreamChunk("", finish_reason="stop")
-                        return
-                if fences is not None:
-                    rest = fences.finish()
-                    if rest:
-                        yield StreamChunk(rest)
-                ended = True
-                if not done and not finished:
-                    raise BadResponse(f"{self._name} at {self._host}: the stream ended before completion")
-        except httpx.HTTPError as exc:
-            raise error_for_transport(
-                exc, provider=self._name, host=self._host, streaming=streaming
-            ) from None
-        finally:
-            if streaming and not ended:
-                # Stopped mid-body (early stop or cancel): the HTTP/1.1 connection is gone.
-                self._clients.replenish(self._base, self.warm)
-
-
-class _ConnectTimer:
-    """httpx trace hook: time spent opening a connection (TCP + TLS); 0 on a reused one."""
-
-    def __init__(self) -> None:
-        self.ms = 0.0
-        self._started: float | None = None
-
-    async def trace(self, event: str, info: dict[str, Any]) -> None:
-        if event in ("connection.connect_tcp.started", "connection.start_tls.started"):
-            self._started = time.perf_counter()
-        elif event in ("connection.connect_tcp.complete", "connection.start_tls.complete") and self._started:
-            self.ms += (time.perf_counter() - self._started) * 1000.0
-            self._started = None
+        async for event in sse_events(response):
+            data = event.data.strip()
+            if data == "[DONE]":
+                done = True
+                continue  # read on to EOF so the connection returns to the pool
+            if done or (fences is not None and fences.closed):
+                continue
+            chunk = parse_json_object(data)
+            if "error" in chunk:
+                raise BadResponse(f"{self.where()}: the model server reported an error mid-stream")
+            usage = _usage(chunk.get("usage"))
+            text, finish = _choice(chunk, chat)
+            if finish:
+                finished = True
+            if fences is not None and text:
+                text = fences.feed(text)
+            if text or usage or finish:
+                yield StreamChunk(text, usage=usage, finish_reason=finish)
+            if fences is not None and fences.closed:
+                # The model started prose after its code: stop it generating.
+                yield StreamChunk("", finish_reason="stop")
+                return
+        if fences is not None:
+            rest = fences.finish()
+            if rest:
+                yield StreamChunk(rest)
+        if not done and not finished:
+            raise BadResponse(f"{self.where()}: the stream ended before completion")
 
 
 def _usage(raw: object) -> Usage | None:
