@@ -633,8 +633,14 @@ class ContextEngine:
                 scored.append((inter / (len(ids) + len(query) - inter), start))
         scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
         used = 0
+        skip = sel.skipper
         for _, start in scored[:8]:
-            used += sel.try_add(range(start, min(hi, start + RELATED_WINDOW)), limit - used)
+            rows = range(start, min(hi, start + RELATED_WINDOW))
+            if skip is not None:  # never half a docstring: no dangling quotes in the prompt
+                rows_kept = [r for r in rows if skip(r) is None]
+            else:
+                rows_kept = list(rows)
+            used += sel.try_add(rows_kept, limit - used)
             if used >= limit:
                 break
         return used

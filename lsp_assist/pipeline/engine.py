@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections import deque
 from collections.abc import Callable
@@ -29,15 +28,12 @@ from typing import Any
 from lsp_assist.config.schema import Config, TierConfig
 from lsp_assist.domain import Cursor, DocumentSnapshot, ModelRequest, Outcome, PromptContext, Suggestion
 from lsp_assist.errors import (
-    BadResponse,
     PolicyError,
     ProviderError,
-    ProviderTimeout,
-    RateLimited,
-    Unavailable,
 )
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.inflight import Anchor, InflightStream, StreamResult, read_stream
+from lsp_assist.pipeline.resilience import first_success, hedge_after, retry_delay
 from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.telemetry.latency import StageClock
 
@@ -352,20 +348,8 @@ class CompletionEngine:
     def _retry_delay(
         self, exc: BaseException, flight: InflightStream, retried: bool, clock: StageClock
     ) -> float | None:
-        """At most one retry, only before any token arrived, with jitter, within the deadline."""
-        if retried or flight.raw or isinstance(exc, PolicyError):
-            return None
-        if isinstance(exc, RateLimited):
-            # Retry-After beyond a keystroke's patience: let the backup tier answer instead.
-            if exc.retry_after is None or exc.retry_after > 1.0:
-                return None
-            delay = exc.retry_after
-        elif isinstance(exc, (Unavailable, BadResponse)) and not isinstance(exc, ProviderTimeout):
-            delay = random.uniform(0.05, 0.15)
-        else:
-            return None
         remaining = self.config.completion.deadline_ms / 1000.0 - clock.elapsed_ms() / 1000.0
-        return delay if remaining > delay + 0.5 else None
+        return retry_delay(exc, produced=bool(flight.raw), retried=retried, remaining_s=remaining)
 
     async def _await_quick(
         self,
@@ -414,7 +398,7 @@ class CompletionEngine:
                         )
                     except PolicyError as exc:
                         log.debug("no hedge: %s", exc)
-            winner, text = await self._first_success(flights, timeout)
+            winner, text = await first_success(flights, timeout)
         except asyncio.CancelledError:
             # The editor cancelled (it does on every keystroke). A new request may attach to
             # this stream within moments; if none does, nobody will see it: abort it.
@@ -433,29 +417,6 @@ class CompletionEngine:
             )
         return winner, text
 
-    @staticmethod
-    async def _first_success(flights: list[InflightStream], timeout: float) -> tuple[InflightStream, str]:
-        """Whichever flight produces a suggestion first; the last error if all fail."""
-        # asyncio.wait on the futures themselves: no wrapper tasks, and it never cancels them.
-        pending: dict[asyncio.Future[str], InflightStream] = {f.quick: f for f in flights}
-        deadline = time.perf_counter() + timeout
-        last_exc: BaseException | None = None
-        while pending:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise asyncio.TimeoutError
-            done, _ = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                raise asyncio.TimeoutError
-            for fut in done:
-                flight = pending.pop(fut)
-                exc = fut.exception()
-                if exc is None:
-                    return flight, fut.result()
-                last_exc = exc
-        assert last_exc is not None
-        raise last_exc
-
     def _hedge_delay(self, tier_name: str, hedge_with: str | None) -> float | None:
         """Hedge after the tier's recent p95 time to first token (needs a few samples)."""
         settings = getattr(self.c.governance, "settings", None)
@@ -464,10 +425,7 @@ class CompletionEngine:
             return None
         if self.c.providers.get(hedge_with) is self.c.offline:
             return None  # the offline floor is not a hedge; it answers on failure anyway
-        samples = sorted(self._ttft.get(tier_name, ()))
-        if len(samples) < 5:
-            return None
-        return samples[min(len(samples) - 1, int(0.95 * len(samples)))] / 1000.0
+        return hedge_after(self._ttft.get(tier_name, ()))
 
     def _answer(
         self,
