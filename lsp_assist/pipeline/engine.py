@@ -102,6 +102,18 @@ class CompletionEngine:
             except Exception as exc:  # the context build falls back to line-based trimming
                 log.debug("re-parse failed: %s", exc)
 
+    def _excluded(self, snap: DocumentSnapshot) -> str | None:
+        """Why this document must not reach a model, or None.
+
+        A file path goes through the data boundary (secret globs, ignore files, policy).
+        An `untitled:` buffer has no path and no name that could mark it secret (key-like
+        strings in it are still redacted); any other URI without a path fails closed.
+        """
+        if snap.path is None and snap.uri.startswith("untitled:"):
+            return None
+        reason: str | None = self.c.governance.boundary.excluded(snap.path)
+        return reason
+
     def _version(self, uri: str) -> int:
         doc = self.c.store.get(uri)
         return -1 if doc is None else int(doc.version)
@@ -163,7 +175,7 @@ class CompletionEngine:
         if snap is None:
             log.info("inline completion for a document that is not open; answering empty")
             return Suggestion("", Outcome.EMPTY, req.tier)
-        reason = c.governance.boundary.excluded(snap.path)
+        reason = self._excluded(snap)
         if reason is not None:
             log.info("inline completion: file excluded from models (%s); answering empty", reason)
             return Suggestion("", Outcome.EXCLUDED, req.tier)
@@ -744,7 +756,7 @@ class CompletionEngine:
         snap = c.store.snapshot(uri)
         if snap is None:
             return Suggestion("", Outcome.EMPTY, "quality")
-        if c.governance.boundary.excluded(snap.path):
+        if self._excluded(snap):
             return Suggestion("", Outcome.EXCLUDED, "quality")
         tier = self.config.tier("quality")
         offset = self._offset(uri, cursor)

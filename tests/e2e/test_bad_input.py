@@ -117,3 +117,18 @@ async def test_failing_model_degrades_to_a_normal_result(
         assert res is not None
         assert texts(res) in ([], ["ute_total(items)"])
         await _still_serving(client, tmp_path)
+
+
+async def test_untitled_buffers_get_suggestions_other_pathless_uris_do_not(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return a + b\n")
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False}  # count only the requests this test makes
+    async with lsp_session(tmp_path, opts) as client:
+        open_doc(client, "untitled:Untitled-1", "def add(a, b):\n    \n")
+        assert texts(await inline(client, "untitled:Untitled-1", 1, 4)) == ["return a + b"]
+        calls = len(fake.model_requests())
+        open_doc(client, "git:/repo/.env?ref=HEAD", "def add(a, b):\n    \n")
+        assert texts(await inline(client, "git:/repo/.env?ref=HEAD", 1, 4)) == []
+        assert len(fake.model_requests()) == calls
