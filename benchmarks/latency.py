@@ -239,6 +239,11 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
         out["burst_prefetch"] = prefetch
         out["burst_started"] = after.streams_started - before.streams_started - prefetch
         out["burst_aborted"] = after.streams_aborted - before.streams_aborted
+        out["burst_left"] = (
+            (after.streams_started - before.streams_started)
+            - (after.streams_completed - before.streams_completed)
+            - out["burst_aborted"]
+        )
         out["burst_tokens_at_abort"] = sum(after.tokens_at_abort[len(before.tokens_at_abort) :])
         if kind == "lsp-assist":
             resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
@@ -249,7 +254,7 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
 
 
 def row(label: str, ours: str, naive: str) -> str:
-    return f"{label:<46}{ours:>18}{naive:>18}"
+    return f"{label:<56}{ours:>16}{naive:>18}"
 
 
 def med(values: list[float]) -> str:
@@ -288,7 +293,18 @@ async def main() -> int:
     print(
         row("  + prefetch of the next suggestion", str(ours["burst_prefetch"]), str(naive["burst_prefetch"]))
     )
-    print(row("typing burst: aborted mid-stream", str(ours["burst_aborted"]), str(naive["burst_aborted"])))
+    print(
+        row(
+            "typing burst: closed mid-stream (superseded/early stop)",
+            str(ours["burst_aborted"]),
+            str(naive["burst_aborted"]),
+        )
+    )
+    print(
+        row(
+            "typing burst: still streaming after the burst", str(ours["burst_left"]), str(naive["burst_left"])
+        )
+    )
     print(
         row(
             "typing burst: tokens sent before abort",
