@@ -74,7 +74,9 @@ async def _demo(path: Path, source: str, color: bool) -> int:
     from lsp_assist.cli.session import complete_text, open_runtime
 
     dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
-    rt = open_runtime(path.parent)
+    # The demo shows the model at work: no suggestion cache (a second run would show cache
+    # hits) and no speculative prefetch competing for the local model's single slot.
+    rt = open_runtime(path.parent, {"cache": {"enabled": False}, "completion": {"prefetch": False}})
     fast = rt.config.tier("fast")
     model = rt.providers["fast"].model if "fast" in rt.providers else "?"
     print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsp_assist.cli.positions import language_of
 from lsp_assist.domain import Cursor, Suggestion
@@ -10,8 +11,8 @@ from lsp_assist.pipeline.engine import CompletionRequest
 from lsp_assist.server import Runtime, build_runtime
 
 
-def open_runtime(workspace: Path | None = None) -> Runtime:
-    return build_runtime([workspace] if workspace else [])
+def open_runtime(workspace: Path | None = None, overrides: dict[str, Any] | None = None) -> Runtime:
+    return build_runtime([workspace] if workspace else [], overrides)
 
 
 async def complete_text(

@@ -20,13 +20,6 @@ from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.bindings import BindingCache
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
-from lsp_assist.context.definitions import (
-    Imported,
-    ModuleResolver,
-    class_bases,
-    definition_snippets,
-    python_imports,
-)
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.symbols import (
     LangSpec,
@@ -62,11 +55,9 @@ CLASS_REACH = 800
 SKIP_PROSE = 1
 PROSE_MIN_ROWS = 3  # docstrings/comments shorter than this cost less than the gap they leave
 SNIPPET_SHARE = 0.07  # cross-file windows rarely beat local lines (tuned on seed 2)
-DEFINITION_SHARE = 0.08  # at most; only what the signatures found use is taken
-DEFS_NEAR_ABOVE = 12
-DEFS_NEAR_BELOW = 4
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
+MAX_DEFINITION_SNIPPETS = 6
 
 _FALLBACK_IMPORT = re.compile(
     r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
@@ -141,7 +132,6 @@ class ContextEngine:
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
         self._binds = BindingCache()
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
-        self._resolver = ModuleResolver()
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -236,16 +226,8 @@ class ContextEngine:
         deadline = time.perf_counter() + deadline_ms / 1000.0
         data = doc.data() if tree is not None else b""
         others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
-        # Signatures of what the code at the cursor uses from other files come first; their
-        # share is taken only when there are such names, and only what they use.
-        def_snips: list[Snippet] = []
-        if crossfile:
-            def_snips = self._definitions(
-                doc, others_list, tree, spec, data, row, int(budget * DEFINITION_SHARE), deadline
-            )
-        want_similar = crossfile and bool(others_list) and self.snippet_share > 0
-        local_budget = budget - sum(len(s.text) for s in def_snips)
-        local_budget -= int(budget * self.snippet_share) if want_similar else 0
+        want_snippets = crossfile and (bool(others_list) or len(self.symbols) > 0)
+        local_budget = budget - (int(budget * self.snippet_share) if want_snippets else 0)
         parts = _Parts()
         marker = f"{spec.comment} ..." if spec is not None else ""
         sel = LineSelection(doc, row, local_budget, marker)
@@ -306,12 +288,12 @@ class ContextEngine:
             )
 
         # Cross-file snippets within their reserved share; what they leave goes back to the file.
-        snippets: list[Snippet] = list(def_snips)
-        if want_similar and time.perf_counter() < deadline:
-            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others_list]
-            reserve = budget - local_budget - sum(len(s.text) for s in def_snips)
-            snippets += self.ranker.rank(set(near), sources, reserve, deadline=deadline)
-        if snippets:
+        snippets: list[Snippet] = []
+        if want_snippets:
+            in_file: set[str] = set()
+            if tree is not None:
+                in_file = {s.name for s in self._tree_symbols(doc).find(tree, data, set(near))}
+            snippets = self._snippets(doc, others_list, near, in_file, budget - local_budget, deadline)
             for snip in snippets:
                 parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
             sel.budget = budget - sum(len(snip.text) for snip in snippets)
@@ -714,56 +696,42 @@ class ContextEngine:
             doc.language_id, line_prefix, line_suffix, prev_line, next_line, in_comment_or_string=inside
         )
 
-    def _definitions(
+    def _snippets(
         self,
         doc: Document,
         others: list[Document],
-        tree: Tree | None,
-        spec: LangSpec | None,
-        data: bytes,
-        row: int,
+        near: Counter[str],
+        found_in_file: set[str],
         budget: int,
         deadline: float,
     ) -> list[Snippet]:
-        """Signature snippets of names near the cursor that other files define."""
         if budget <= 0:
             return []
         for other in sorted(others, key=lambda d: d.uri):
             if time.perf_counter() > deadline:
                 break
             self.refresh_document(other)
-        if len(self.symbols) == 0:
-            return []
-        near_text = "\n".join(
-            doc.lines(max(0, row - DEFS_NEAR_ABOVE), min(doc.line_count, row + DEFS_NEAR_BELOW))
-        )
-        near = _near_identifiers(near_text)
-        if not near:
-            return []
-        imports: dict[str, Imported] = {}
-        if canonical(doc.language_id) == "python":
-            stmts = (
-                "\n".join(doc.lines(r.start, r.stop)) for r in self._imports(doc, tree, spec, Counter(), row)
-            )
-            imports = python_imports(stmts)
-        in_file: set[str] = set()
-        if tree is not None:
-            in_file = {s.name for s in self._tree_symbols(doc).find(tree, data, set(near))}
-        bases: list[str] = []
-        if imports or in_file:
-            for r in self._indent_headers(doc, row):
-                if doc.line(r).lstrip().startswith("class "):
-                    bases = class_bases(doc.line(r))
-                    break
-        return definition_snippets(
-            self.symbols,
-            self._resolver,
-            doc.display_path,
-            near_text,
-            near,
-            imports,
-            in_file,
-            budget,
-            deadline,
-            bases,
-        )
+        defs: list[Snippet] = []
+        used = 0
+        for name, _ in sorted(near.items(), key=lambda kv: (-kv[1], kv[0])):
+            if len(defs) >= MAX_DEFINITION_SNIPPETS or time.perf_counter() > deadline:
+                break
+            if name in found_in_file:
+                continue
+            for sym in self.symbols.lookup(name):
+                if sym.path == doc.display_path:
+                    continue
+                text = sym.signature
+                if sym.container:
+                    text = f"{text}  (in {sym.container})" if "\n" not in text else text
+                if used + len(text) <= budget // 2:
+                    defs.append(Snippet(path=sym.path, text=text, score=1.0, reason="definition"))
+                    used += len(text)
+                break
+        defs.sort(key=lambda s: (s.path, s.text))
+        similar: list[Snippet] = []
+        if others and time.perf_counter() < deadline:
+            query = set(near)
+            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
+            similar = self.ranker.rank(query, sources, budget - used, deadline=deadline)
+        return defs + similar

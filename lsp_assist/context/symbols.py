@@ -540,7 +540,6 @@ class SymbolIndex:
         self._by_path: dict[str, list[Symbol]] = {}
         self._by_name: dict[str, list[Symbol]] = {}
         self._versions: dict[str, object] = {}
-        self.generation = 0  # bumped when a file is added or removed (path caches key on it)
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -555,9 +554,7 @@ class SymbolIndex:
         self.set_symbols(path, extract_symbols(tree, source, language, path), version)
 
     def set_symbols(self, path: str, symbols: Iterable[Symbol], version: object = None) -> None:
-        if path not in self._by_path:
-            self.generation += 1
-        self._remove(path)
+        self.remove_file(path)
         syms = list(symbols)
         self._by_path[path] = syms
         self._versions[path] = version
@@ -572,11 +569,6 @@ class SymbolIndex:
         return self._versions.get(path)
 
     def remove_file(self, path: str) -> None:
-        if path in self._by_path:
-            self.generation += 1
-        self._remove(path)
-
-    def _remove(self, path: str) -> None:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
         if not old:
