@@ -26,7 +26,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from lsp_assist.config.schema import Config, TierConfig
-from lsp_assist.domain import Cursor, DocumentSnapshot, ModelRequest, Outcome, PromptContext, Suggestion
+from lsp_assist.domain import (
+    Cursor,
+    DocumentSnapshot,
+    ModelRequest,
+    Outcome,
+    PromptContext,
+    Suggestion,
+    Usage,
+)
 from lsp_assist.errors import (
     PolicyError,
     ProviderError,
@@ -571,6 +579,24 @@ class CompletionEngine:
         t_start = time.perf_counter()
         flight.started = t_start
 
+        def finish(
+            outcome: str, usage: Usage | None, stages: dict[str, float], err: BaseException | None
+        ) -> None:
+            """Release the governance permit: breaker verdict, quota tokens, the audit line."""
+            permit.finish(
+                outcome,
+                usage,
+                stages,
+                ctx.size,
+                err,
+                provider.model,
+                provider.endpoint_host,
+                provider=provider.name,
+                fallback_from=fallback_from,
+                retries=retries,
+                hedged=hedged,
+            )
+
         async def run() -> None:
             result: StreamResult | None = None
             try:
@@ -591,20 +617,7 @@ class CompletionEngine:
                     on_first_token=flight.mark_first_token,
                 )
             except asyncio.CancelledError:
-                outcome = "cancelled"
-                permit.finish(
-                    outcome,
-                    None,
-                    {},
-                    ctx.size,
-                    None,
-                    provider.model,
-                    provider.endpoint_host,
-                    provider=provider.name,
-                    fallback_from=fallback_from,
-                    retries=retries,
-                    hedged=hedged,
-                )
+                finish("cancelled", None, {}, None)
                 raise
             finally:
                 self._active.discard(flight)
@@ -615,19 +628,7 @@ class CompletionEngine:
             err = result.error
             stages = dict(result.stages)
             stages["total"] = (time.perf_counter() - t_start) * 1000.0
-            permit.finish(
-                "error" if err is not None else "model",
-                result.usage,
-                stages,
-                ctx.size,
-                err,
-                provider.model,
-                provider.endpoint_host,
-                provider=provider.name,
-                fallback_from=fallback_from,
-                retries=retries,
-                hedged=hedged,
-            )
+            finish("error" if err is not None else "model", result.usage, stages, err)
             if err is None and result.text:
                 c.cache.put(key, result.text)
                 c.typing.remember(req.uri, snap.text, offset, result.text, tier_name)
