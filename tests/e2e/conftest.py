@@ -6,15 +6,12 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
-
-from tests.fakes.fake_model_server import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,12 +125,3 @@ def texts(result: Any) -> list[str]:
         return []
     items = result.items if hasattr(result, "items") else result
     return [i.insert_text if isinstance(i.insert_text, str) else i.insert_text.value for i in items]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeModelServer]:
-    srv = FakeModelServer().start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
