@@ -41,6 +41,7 @@ from lsp_assist.errors import (
 )
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.inflight import Anchor, InflightStream, StreamResult, read_stream
+from lsp_assist.pipeline.prefetch import Prefetcher
 from lsp_assist.pipeline.resilience import first_success, hedge_after, retry_delay
 from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.telemetry.latency import StageClock
@@ -79,7 +80,7 @@ class CompletionEngine:
         self.c = parts
         self._live: dict[str, InflightStream] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._prefetch: dict[str, asyncio.Task[None]] = {}
+        self.prefetcher = Prefetcher(self)
         self.on_suggestion_ready: Callable[[str, int, Cursor], None] | None = None
         self.on_status: Callable[[dict[str, Any]], None] | None = None
         self.last_latency_ms: float = 0.0
@@ -98,9 +99,7 @@ class CompletionEngine:
         flight = self._live.pop(uri, None)
         if flight is not None:
             self._abort(flight)
-        task = self._prefetch.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        self.prefetcher.forget(uri)
 
     def _reparse(self, uri: str) -> None:
         doc = self.c.store.get(uri)
@@ -189,7 +188,7 @@ class CompletionEngine:
             return Suggestion("", Outcome.EXCLUDED, req.tier)
         offset = self._offset(req.uri, req.cursor)
         ticket = c.scheduler.ticket(req.uri)
-        self._drop_unrelated_prefetch(req.uri, snap, offset)
+        self.prefetcher.drop_unrelated(req.uri, snap, offset)
 
         hit = c.typing.lookup(req.uri, snap.text, offset)
         if hit is not None:
@@ -475,7 +474,7 @@ class CompletionEngine:
             if not flight.done:
                 self.c.cache.put(key, text)
             self.c.typing.remember(req.uri, snap.text, offset, text, tier_name)
-            self._schedule_prefetch(req, snap, offset, text)
+            self.prefetcher.schedule(req, snap, offset, text)
         provider = self.c.providers[tier_name]
         return Suggestion(
             text, Outcome.MODEL, tier_name, provider=provider.name, model=provider.model, complete=flight.done
@@ -641,8 +640,7 @@ class CompletionEngine:
                     self.on_suggestion_ready(req.uri, snap.version, req.cursor)
 
         flight.task = asyncio.get_running_loop().create_task(run())
-        self._background.add(flight.task)
-        flight.task.add_done_callback(self._reap)
+        self.track(flight.task)
         return flight
 
     def _abort_later(self, flight: InflightStream, grace_s: float = 0.15) -> None:
@@ -663,83 +661,32 @@ class CompletionEngine:
         flight.abort()
         self.c.aborted_streams += 1
 
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Keep a background task alive until it ends; cancelled at shutdown."""
+        self._background.add(task)
+        task.add_done_callback(self._reap)
+
+    def live_stream(self, uri: str) -> InflightStream | None:
+        return self._live.get(uri)
+
+    async def start_speculative_stream(
+        self, req: CompletionRequest, ctx: PromptContext, snap: DocumentSnapshot, offset: int, max_tokens: int
+    ) -> InflightStream:
+        """A fast-tier stream nobody waits for yet (prefetch). Raises PolicyError when it may not run."""
+        tier = self.config.tier("fast")
+        provider = self.c.providers.get("fast")
+        if provider is None or self._is_offline("fast"):
+            raise PolicyError("no model on the fast tier")
+        key = ctx.key("fast", provider.model)
+        return await self._start_stream(
+            req, "fast", tier, ctx, key, snap, offset, None,
+            feature="completion", max_tokens=max_tokens, live=False, speculative=True,
+        )  # fmt: skip
+
     def _reap(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("background stream failed: %s", task.exception())
-
-    # ------------------------------------------------------------------ prefetch
-
-    def _schedule_prefetch(
-        self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str
-    ) -> None:
-        if not self.config.completion.prefetch or req.feature != "completion":
-            return
-        old = self._prefetch.pop(req.uri, None)
-        if old is not None:
-            old.cancel()
-        task = asyncio.get_running_loop().create_task(self._prefetch_next(req, snap, offset, text))
-        self._prefetch[req.uri] = task
-        self._background.add(task)
-        task.add_done_callback(self._reap)
-
-    def _drop_unrelated_prefetch(self, uri: str, snap: DocumentSnapshot, offset: int) -> None:
-        task = self._prefetch.get(uri)
-        if task is None:
-            return
-        anchor: tuple[int, str] | None = getattr(task, "lsp_assist_anchor", None)
-        if anchor is not None:
-            start, accepted = anchor
-            typed = snap.text[start:offset]
-            if offset >= start and accepted.startswith(typed):
-                return  # the user is typing (or accepted) the suggestion the prefetch follows
-        task.cancel()
-        self._prefetch.pop(uri, None)
-
-    async def _prefetch_next(
-        self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str
-    ) -> None:
-        """Compute the suggestion that follows `text` as if it were accepted."""
-        task = asyncio.current_task()
-        if task is not None:
-            task.lsp_assist_anchor = (offset, text)  # type: ignore[attr-defined]
-        # Wait for the current live stream of this document to finish: one live call per document.
-        flight = self._live.get(req.uri)
-        if flight is not None and not flight.done:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(flight.final), timeout=10)
-        new_text = snap.text[:offset] + text + snap.text[offset:]
-        new_offset = offset + len(text)
-        lines = new_text[:new_offset].split("\n")
-        cursor = Cursor(len(lines) - 1, len(lines[-1]))
-        tier = self.config.tier("fast")
-        ctx = self.c.context.build_from_text(
-            new_text, snap.language_id, snap.path or snap.uri, cursor, tier.context_chars
-        )
-        ctx = self.c.redact_context(ctx)
-        hyp = replace(snap, text=new_text)
-        try:
-            flight = await self._start_stream(
-                req,
-                "fast",
-                tier,
-                ctx,
-                ctx.key("fast", self.c.providers["fast"].model),
-                hyp,
-                new_offset,
-                None,
-                feature="completion",
-                max_tokens=self.config.completion.prefetch_max_tokens,
-                live=False,
-                speculative=True,
-            )
-        except PolicyError:
-            return
-        try:
-            await asyncio.shield(flight.final)
-        except asyncio.CancelledError:
-            flight.abort()
-            raise
 
     # ------------------------------------------------------------------ escalation
 

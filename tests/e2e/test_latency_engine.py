@@ -164,3 +164,24 @@ async def test_request_attaches_to_the_stream_the_user_types_along(
         assert len(fake.model_requests()) == 1  # no second model call: it attached
         with contextlib.suppress(Exception):
             await asyncio.wait_for(first, 5)
+
+
+async def test_prefetch_makes_the_next_suggestion_instant_after_accepting(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return a + b\n")
+    fake.add_rule(r"return a \+ b$", Script(text=" * 2\n"))  # the prompt as if the suggestion were accepted
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"enrichment": False}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "prefetch.py")
+        open_doc(client, uri, SOURCE)
+        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        # The prefetch for the accepted state runs in the background.
+        assert await asyncio.to_thread(fake.wait_for, lambda s: s.streams_started >= 2, 10)
+        await asyncio.to_thread(fake.wait_for, lambda s: s.streams_completed + s.streams_aborted >= 2, 10)
+        calls = len(fake.model_requests())
+        change(client, uri, 2, 1, 4, "return a + b")  # the editor inserts the accepted suggestion
+        res = await inline(client, uri, 1, 16, invoked=False)
+        assert texts(res) == [" * 2"]
+        assert len(fake.model_requests()) == calls  # answered from the prefetch, no new call
