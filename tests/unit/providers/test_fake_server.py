@@ -43,6 +43,7 @@ def test_rules_queue_and_default() -> None:
         assert streamed_text(post(url, {"prompt": "other", "stream": True})) == "DEFAULT"
         whole = json.loads(post(url, {"prompt": "other", "stream": False}))
         assert whole["choices"][0]["text"] == "DEFAULT"
+        srv.wait_for(lambda s: s.streams_completed == 3, 5.0)  # counted just after the last write
         assert srv.stats.streams_completed == 3 and len(srv.model_requests()) == 4
 
 

@@ -41,6 +41,7 @@ async def test_streams_text_usage_and_finish(family: str, fake: FakeModelServer,
     assert chunks[-1].finish_reason == "stop"
     (req,) = fake.model_requests()
     assert req.path == FAMILIES[family][2]
+    await asyncio.to_thread(fake.wait_for, lambda s: s.streams_completed == 1, 5.0)
     assert fake.stats.streams_completed == 1
 
 
@@ -175,6 +176,8 @@ async def test_keep_alive_reuses_one_connection(family: str, fake: FakeModelServ
     await p.warm()
     for _ in range(3):
         await collect(p, request_for())
+    # The fake counts a stream completed after its last write, which can trail the client's read.
+    await asyncio.to_thread(fake.wait_for, lambda s: s.streams_completed == 3, 5.0)
     assert fake.stats.connections == 1 and fake.stats.streams_completed == 3
 
 
