@@ -7,7 +7,7 @@ from typing import Any
 
 from lsp_assist.cli.positions import language_of
 from lsp_assist.domain import Cursor, Suggestion
-from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.server import Runtime, build_runtime
 
 

@@ -22,7 +22,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 from lsp_assist.config.schema import Config, TierConfig
@@ -40,8 +39,10 @@ from lsp_assist.errors import (
     ProviderError,
 )
 from lsp_assist.pipeline.components import Components
+from lsp_assist.pipeline.escalation import escalate
 from lsp_assist.pipeline.inflight import Anchor, InflightStream, StreamResult, read_stream
 from lsp_assist.pipeline.prefetch import Prefetcher
+from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.pipeline.resilience import first_success, hedge_after, retry_delay
 from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.telemetry.latency import StageClock
@@ -50,15 +51,6 @@ log = logging.getLogger(__name__)
 
 _TAIL = 2048
 _HEAD = 512
-
-
-@dataclass(frozen=True)
-class CompletionRequest:
-    uri: str
-    cursor: Cursor
-    invoked: bool = False
-    feature: str = "completion"
-    tier: str = "fast"
 
 
 def _anchor(snap: DocumentSnapshot, offset: int) -> Anchor:
@@ -109,7 +101,7 @@ class CompletionEngine:
             except Exception as exc:  # the context build falls back to line-based trimming
                 log.debug("re-parse failed: %s", exc)
 
-    def _excluded(self, snap: DocumentSnapshot) -> str | None:
+    def excluded(self, snap: DocumentSnapshot) -> str | None:
         """Why this document must not reach a model, or None.
 
         A file path goes through the data boundary (secret globs, ignore files, policy).
@@ -125,7 +117,7 @@ class CompletionEngine:
         doc = self.c.store.get(uri)
         return -1 if doc is None else int(doc.version)
 
-    def _offset(self, uri: str, cursor: Cursor) -> int:
+    def offset_of(self, uri: str, cursor: Cursor) -> int:
         doc = self.c.store.get(uri)
         return 0 if doc is None else int(doc.offset(cursor))
 
@@ -182,11 +174,11 @@ class CompletionEngine:
         if snap is None:
             log.info("inline completion for a document that is not open; answering empty")
             return Suggestion("", Outcome.EMPTY, req.tier)
-        reason = self._excluded(snap)
+        reason = self.excluded(snap)
         if reason is not None:
             log.info("inline completion: file excluded from models (%s); answering empty", reason)
             return Suggestion("", Outcome.EXCLUDED, req.tier)
-        offset = self._offset(req.uri, req.cursor)
+        offset = self.offset_of(req.uri, req.cursor)
         ticket = c.scheduler.ticket(req.uri)
         self.prefetcher.drop_unrelated(req.uri, snap, offset)
 
@@ -213,7 +205,7 @@ class CompletionEngine:
 
         tier = self.config.tier(req.tier)
         too_big = len(snap.text) > self.config.completion.max_document_bytes
-        ctx = self._build_context(req.uri, req.cursor, tier, snap)
+        ctx = self.build_context(req.uri, req.cursor, tier, snap)
         clock.lap("context")
         if ctx is None:
             return Suggestion("", Outcome.EMPTY, req.tier)
@@ -244,7 +236,7 @@ class CompletionEngine:
             return await self._offline(req, ctx, clock, snap, offset, reason="document too large")
         return await self._model_path(req, ctx, key, clock, snap, offset)
 
-    def _build_context(
+    def build_context(
         self, uri: str, cursor: Cursor, tier: TierConfig, snap: DocumentSnapshot
     ) -> PromptContext | None:
         c = self.c
@@ -301,14 +293,14 @@ class CompletionEngine:
         last_error: BaseException | None = None
         for index, tier_name in enumerate(chain):
             tier = self.config.tier(tier_name)
-            if self._is_offline(tier_name):
+            if self.is_offline(tier_name):
                 # The offline floor makes no model call: no quota, limiter, breaker or audit line.
                 break
             hedge_with = chain[index + 1] if index + 1 < len(chain) else None
             retried = False
             while True:
                 try:
-                    flight = await self._start_stream(
+                    flight = await self.start_stream(
                         req,
                         tier_name,
                         tier,
@@ -360,7 +352,7 @@ class CompletionEngine:
             req, ctx, clock, snap, offset, reason=str(last_error or "no tier available")
         )
 
-    def _is_offline(self, tier_name: str) -> bool:
+    def is_offline(self, tier_name: str) -> bool:
         provider = self.c.providers.get(tier_name)
         return provider is self.c.offline or getattr(provider, "name", "") == "offline"
 
@@ -393,7 +385,7 @@ class CompletionEngine:
                 done, _ = await asyncio.wait([asyncio.shield(flight.quick)], timeout=hedge_after)
                 if not done and hedge_with is not None:
                     try:
-                        hedge = await self._start_stream(
+                        hedge = await self.start_stream(
                             req,
                             hedge_with,
                             self.config.tier(hedge_with),
@@ -508,7 +500,7 @@ class CompletionEngine:
 
     # ------------------------------------------------------------------ streams
 
-    async def _start_stream(
+    async def start_stream(
         self,
         req: CompletionRequest,
         tier_name: str,
@@ -675,10 +667,10 @@ class CompletionEngine:
         """A fast-tier stream nobody waits for yet (prefetch). Raises PolicyError when it may not run."""
         tier = self.config.tier("fast")
         provider = self.c.providers.get("fast")
-        if provider is None or self._is_offline("fast"):
+        if provider is None or self.is_offline("fast"):
             raise PolicyError("no model on the fast tier")
         key = ctx.key("fast", provider.model)
-        return await self._start_stream(
+        return await self.start_stream(
             req, "fast", tier, ctx, key, snap, offset, None,
             feature="completion", max_tokens=max_tokens, live=False, speculative=True,
         )  # fmt: skip
@@ -699,59 +691,7 @@ class CompletionEngine:
         progress: Callable[[str], None] | None = None,
     ) -> Suggestion:
         """Ask the quality tier for a fuller completion at `cursor`, store it, return it."""
-        clock = StageClock()
-        c = self.c
-        snap = c.store.snapshot(uri)
-        if snap is None:
-            return Suggestion("", Outcome.EMPTY, "quality")
-        if self._excluded(snap):
-            return Suggestion("", Outcome.EXCLUDED, "quality")
-        tier = self.config.tier("quality")
-        offset = self._offset(uri, cursor)
-        ctx = self._build_context(uri, cursor, tier, snap)
-        if ctx is None:
-            return Suggestion("", Outcome.EMPTY, "quality")
-        ctx = replace(ctx, mode="multi")
-        clock.lap("context")
-        key = ctx.key("quality", c.providers["quality"].model if "quality" in c.providers else "")
-        if not recompute:
-            cached = c.cache.get(key)
-            if cached:
-                c.typing.remember(uri, snap.text, offset, cached, "quality")
-                return Suggestion(cached, Outcome.CACHE, "quality", stages=clock.finish())
-        if progress:
-            progress("asking the quality model")
-        if self._is_offline("quality"):
-            # No quality model (not configured, or refused by policy): the offline engine
-            # answers, which is no model call and so passes no quota and writes no audit line.
-            text = await c.offline_suggest(ctx)
-            return Suggestion(
-                text, Outcome.FALLBACK if text else Outcome.EMPTY, "offline", provider="offline",
-                stages=clock.finish(),
-            )  # fmt: skip
-        req = CompletionRequest(uri, cursor, invoked=True, feature="escalation", tier="quality")
-        flight = await self._start_stream(req, "quality", tier, ctx, key, snap, offset, clock, live=False)
-        result = await asyncio.shield(flight.final)
-        if result.error is not None:
-            raise result.error
-        text = result.text
-        if progress:
-            progress("done")
-        if text:
-            c.cache.put(key, text)
-            c.typing.remember(uri, snap.text, offset, text, "quality")
-        stages = clock.finish()
-        self.c.stats.record(
-            "model" if text else "empty", "quality", stages, feature="escalation", model_call=True
-        )
-        return Suggestion(
-            text,
-            Outcome.MODEL if text else Outcome.EMPTY,
-            "quality",
-            provider=c.providers["quality"].name,
-            model=c.providers["quality"].model,
-            stages=stages,
-        )
+        return await escalate(self, uri, cursor, recompute=recompute, progress=progress)
 
     # ------------------------------------------------------------------ bookkeeping
 

@@ -19,7 +19,8 @@ from lsp_assist.domain import Cursor, DocumentSnapshot
 from lsp_assist.errors import PolicyError
 
 if TYPE_CHECKING:
-    from lsp_assist.pipeline.engine import CompletionEngine, CompletionRequest
+    from lsp_assist.pipeline.engine import CompletionEngine
+    from lsp_assist.pipeline.request import CompletionRequest
 
 _START_DELAY_S = 0.02  # let the answer's response go out first
 

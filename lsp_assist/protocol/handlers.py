@@ -28,7 +28,7 @@ from lsp_assist import __version__
 from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import LspAssistError, PolicyError
-from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.protocol import convert
 from lsp_assist.server import Runtime
 

@@ -24,7 +24,7 @@ from typing import Any
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext
 from lsp_assist.errors import LspAssistError, PolicyError, QuotaExceeded
-from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.pipeline.request import CompletionRequest
 
 log = logging.getLogger(__name__)
 

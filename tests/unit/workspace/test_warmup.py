@@ -12,7 +12,7 @@ import pytest
 from lsp_assist.cli.main import main as cli_main
 from lsp_assist.config.loader import ConfigLayers
 from lsp_assist.domain import Cursor, Outcome
-from lsp_assist.pipeline.engine import CompletionRequest
+from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.server import Runtime
 from lsp_assist.workspace.warmup import run_warmup
 from tests.fakes.fake_model_server import FakeModelServer
