@@ -457,6 +457,10 @@ class CompletionEngine:
             connect = min(ttft, flight.connect_ms)
             clock.add("connect", connect)
             clock.add("ttft", ttft - connect)
+        # Post-processing runs on each streamed piece; report it apart from generation.
+        post = min(clock.stages.get("generation", 0.0), flight.post_ms)
+        clock.stages["generation"] = clock.stages.get("generation", 0.0) - post
+        clock.add("postprocess", post)
         if self._version(req.uri) != snap.version:
             return Suggestion("", Outcome.STALE, tier_name)
         flight.answered = True

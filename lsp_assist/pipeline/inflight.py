@@ -82,6 +82,7 @@ class InflightStream:
     aborted: bool = False
     first_token_at: float = 0.0
     waiters: int = 0  # requests awaiting this stream right now
+    post_ms: float = 0.0  # time spent in post-processing the streamed text
     connect_ms: float = 0.0  # time the provider spent opening a connection
     orphaned: bool = False  # the request that started it was cancelled
     wasted_tokens: int = 0  # tokens read while nobody was waiting for them
@@ -176,11 +177,12 @@ async def read_stream(
                 if flight.orphaned and not flight.answered:
                     flight.wasted_tokens += 1  # read after its request was cancelled
                 flight.raw += chunk.text
+                t_post = time.perf_counter()
                 stop = assembler.feed(chunk.text)
-                if quick_on_first_line and not flight.quick.done():
-                    line = assembler.first_line()
-                    if line is not None:
-                        flight.quick.set_result(line)
+                line = assembler.first_line() if quick_on_first_line and not flight.quick.done() else None
+                flight.post_ms += (time.perf_counter() - t_post) * 1000.0
+                if line is not None:
+                    flight.quick.set_result(line)
                 if stop:
                     break
         except asyncio.CancelledError:
@@ -202,7 +204,10 @@ async def read_stream(
         with contextlib.suppress(Exception):
             await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
         # A failed stream's partial output may be cut mid-token: never serve it.
+        t_post = time.perf_counter()
         text = assembler.text() if error is None else ""
+        flight.post_ms += (time.perf_counter() - t_post) * 1000.0
+        stages["postprocess"] = flight.post_ms
         gen_start = stages.get("ttft", 0.0)
         stages["generation"] = max(0.0, (time.perf_counter() - t0) * 1000.0 - gen_start)
         if usage.completion_tokens == 0:
