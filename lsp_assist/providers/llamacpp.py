@@ -26,6 +26,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import BadResponse
 from lsp_assist.providers.http import ClientPool, parse_json_object, sse_events
 from lsp_assist.providers.native import NativeProvider, strip_suffix, usage_of
+from lsp_assist.providers.streaming import bearer_headers
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
@@ -49,9 +50,7 @@ class LlamaCppProvider(NativeProvider):
         max_predict_ms: int | None = None,
         name: str | None = None,
     ) -> None:
-        headers = {"Accept": "text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = bearer_headers(api_key)
         root = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1")
         super().__init__(tier, clients, api_key, api_base=root, headers=headers, name=name)
         self._max_predict_ms = (
@@ -59,9 +58,6 @@ class LlamaCppProvider(NativeProvider):
             if max_predict_ms is not None
             else max(200, tier.total_timeout_ms - tier.first_token_timeout_ms)
         )
-
-    def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": self._headers["Authorization"]} if self._api_key else {}
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         ctx = request.context

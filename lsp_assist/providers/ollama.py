@@ -32,6 +32,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import BadResponse
 from lsp_assist.providers.http import WARM_TIMEOUT, ClientPool, ndjson_objects
 from lsp_assist.providers.native import NativeProvider, strip_suffix, usage_of
+from lsp_assist.providers.streaming import bearer_headers
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 DEFAULT_KEEP_ALIVE = "30m"
@@ -52,15 +53,10 @@ class OllamaProvider(NativeProvider):
         keep_alive: str | int = DEFAULT_KEEP_ALIVE,
         name: str | None = None,
     ) -> None:
-        headers = {"Accept": "application/x-ndjson"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = bearer_headers(api_key, "application/x-ndjson")
         root = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1", "/api")
         super().__init__(tier, clients, api_key, api_base=root, headers=headers, name=name)
         self._keep_alive = keep_alive
-
-    def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": self._headers["Authorization"]} if self._api_key else {}
 
     async def warm(self) -> None:
         """Open a connection and load the model (a generate without a prompt). Never raises."""

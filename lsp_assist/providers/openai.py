@@ -28,7 +28,7 @@ from lsp_assist.providers.http import (
     parse_json_object,
     sse_events,
 )
-from lsp_assist.providers.streaming import StreamingProvider
+from lsp_assist.providers.streaming import StreamingProvider, bearer_headers
 
 # api.openai.com accepts at most 4 stop sequences; other servers take more.
 _OPENAI_MAX_STOPS = 4
@@ -143,18 +143,13 @@ class OpenAIProvider(StreamingProvider):
             raise ConfigError(f"unknown api {tier.api!r}: expected 'completions' or 'chat'")
         if not tier.base_url:
             raise ConfigError("a base_url is required for an OpenAI-compatible tier")
-        headers = {"Accept": "text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = bearer_headers(api_key)
         super().__init__(
             tier, clients, api_key, api_base=tier.base_url, headers=headers, name=name, warm_path=warm_path
         )
         self._default_template = default_template
         self._extra = dict(extra_body or {})
         self._template_model = template_model or tier.model
-
-    def _auth_headers(self) -> dict[str, str]:
-        return {"Authorization": self._headers["Authorization"]} if self._api_key else {}
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""

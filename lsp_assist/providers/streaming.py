@@ -43,6 +43,14 @@ class ConnectTimer:
             self._started = None
 
 
+def bearer_headers(api_key: str | None, accept: str = "text/event-stream") -> dict[str, str]:
+    """Request headers for the APIs that take ``Authorization: Bearer <key>``."""
+    headers = {"Accept": accept}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 class StreamingProvider:
     """Base class: subclasses set `family` and implement `body` and `parse`."""
 
@@ -100,7 +108,9 @@ class StreamingProvider:
 
     # -- for subclasses -------------------------------------------------------------------------
     def _auth_headers(self) -> dict[str, str]:
-        return {}
+        """Headers a warm-up request needs: the bearer token when there is one."""
+        auth = self._headers.get("Authorization")
+        return {"Authorization": auth} if auth else {}
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""
@@ -151,4 +161,4 @@ class StreamingProvider:
                 self._clients.replenish(self._base, self.warm)
 
 
-__all__ = ["ConnectTimer", "StreamingProvider"]
+__all__ = ["ConnectTimer", "StreamingProvider", "bearer_headers"]
