@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import time
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
@@ -112,8 +113,14 @@ class DataBoundary:
         exclude: Sequence[str] = (),
         respect_gitignore: bool = False,
         allowed_hosts: Sequence[str] | None = None,
+        verdict_ttl_s: float = 0.0,
     ) -> None:
         self.roots = [os.path.abspath(r) for r in workspace_roots]
+        # A verdict costs a stat() per ignore file per directory level; the request path asks
+        # for every open document on every request. With a TTL the answer is reused that long
+        # (an edited ignore file then takes effect within the TTL). 0: always re-check.
+        self.verdict_ttl_s = verdict_ttl_s
+        self._verdicts: dict[str, tuple[float, str | None]] = {}
         # Longest first, so a nested workspace root wins over its parent.
         self.roots.sort(key=len, reverse=True)
         self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
@@ -124,11 +131,25 @@ class DataBoundary:
 
     def set_roots(self, workspace_roots: Sequence[str]) -> None:
         self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
+        self._verdicts.clear()
 
     def excluded(self, path: str | None) -> str | None:
         """A reason when `path` must never reach a model, else None."""
         if not path:
             return "no file path (fail closed)"
+        if self.verdict_ttl_s <= 0:
+            return self._verdict(path)
+        now = time.monotonic()
+        cached = self._verdicts.get(path)
+        if cached is not None and now - cached[0] < self.verdict_ttl_s:
+            return cached[1]
+        verdict = self._verdict(path)
+        if len(self._verdicts) > 4096:
+            self._verdicts.clear()
+        self._verdicts[path] = (now, verdict)
+        return verdict
+
+    def _verdict(self, path: str) -> str | None:
         abspath = os.path.abspath(path)
         root = self._root_of(abspath)
         rel = os.path.relpath(abspath, root) if root else abspath.lstrip("/\\")

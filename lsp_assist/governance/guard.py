@@ -60,6 +60,9 @@ from lsp_assist.governance.settings import FEATURES, GovernanceSettings, parse_s
 log = logging.getLogger(__name__)
 
 AUDIT_SUBDIR = "audit"
+# Exclusion verdicts are reused this long on the request path; an edited ignore file takes
+# effect within it.
+BOUNDARY_TTL_S = 2.0
 AUDIT_FILE = "audit.jsonl"
 
 
@@ -185,6 +188,7 @@ class Governance:
             exclude=settings.exclude,
             respect_gitignore=settings.respect_gitignore,
             allowed_hosts=settings.allowed_hosts,
+            verdict_ttl_s=BOUNDARY_TTL_S,
         )
         self.quota = QuotaStore(self.cache_dir / "quota", settings.quotas, wall_clock=wall_clock)
         audit_path = (

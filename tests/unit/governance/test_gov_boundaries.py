@@ -121,3 +121,19 @@ def test_credentials_per_environment() -> None:
     assert key_status("fast", TierConfig(), prod, env) == "not needed"
     text = describe_key("fast", tier, prod, env)
     assert text == "$OPENAI_KEY_PROD: set" and "prod-key-value" not in text
+
+
+def test_verdicts_are_reused_within_the_ttl_then_rechecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lsp_assist.governance.boundaries as mod
+
+    now = [1000.0]
+    monkeypatch.setattr(mod.time, "monotonic", lambda: now[0])
+    b = mod.DataBoundary([str(tmp_path)], verdict_ttl_s=2.0)
+    target = str(tmp_path / "notes.py")
+    assert b.excluded(target) is None
+    (tmp_path / ".lsp-assist-ignore").write_text("notes.py\n")
+    assert b.excluded(target) is None  # the cached verdict, within the TTL
+    now[0] += 2.5
+    assert b.excluded(target) is not None  # re-checked after it
