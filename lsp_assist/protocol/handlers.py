@@ -9,6 +9,7 @@ response (editors show those to the user as failures).
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import sys
@@ -44,7 +45,41 @@ NOTIFY_STATUS = "lspAssist/status"
 
 
 class AssistProtocol(LanguageServerProtocol):
-    """Answers ill-typed requests with InvalidParams instead of silence (pygls only logs)."""
+    """pygls' protocol with two repairs: ill-typed requests get InvalidParams instead of
+    silence (pygls only logs), and finished handler futures are forgotten.
+
+    pygls 2.1.1 records the future of every generator handler (all built-in notification
+    handlers: didOpen, didChange, didClose...) and of every coroutine a generator yields
+    to in `_request_futures` under a fresh uuid, and only a request's own reply removes
+    an entry, so each didChange left ~1.9 KB behind for the life of the process.
+    `_execute_handler` is where every entry is recorded; after it runs, the entry it made
+    gets a done-callback that removes it (only if it is still the same future: a request
+    id can be reused once its reply has gone).
+    """
+
+    #: Off only in benchmarks/soak.py, to measure the leak this repairs in the same run.
+    forget_done_futures = True
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        if not self.forget_done_futures:
+            return
+        futures: dict[Any, Any] = self._request_futures
+        future = futures.get(msg_id)
+        if future is not None:
+            # Runs at once when the handler already finished (a synchronous generator).
+            future.add_done_callback(functools.partial(_forget_future, futures, msg_id))
+
+    def pending_futures(self) -> int:
+        """How many handler and client-request futures are recorded (for stats and tests)."""
+        return len(self._request_futures)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -64,6 +99,11 @@ class AssistProtocol(LanguageServerProtocol):
                     ),
                 )
             raise
+
+
+def _forget_future(futures: dict[Any, Any], msg_id: Any, future: Any) -> None:
+    if futures.get(msg_id) is future:
+        futures.pop(msg_id, None)
 
 
 class AssistServer(LanguageServer):
@@ -282,7 +322,15 @@ def _register(server: AssistServer) -> None:
         assert ls.rt.stats is not None
         report = ls.rt.stats.report()
         gov = ls.rt.governance.status() if ls.rt.governance is not None else {}
-        return {"report": ls.rt.stats.format(), "summary": _jsonable(report), "governance": _jsonable(gov)}
+        proto = ls.protocol
+        pending = proto.pending_futures() if isinstance(proto, AssistProtocol) else -1
+        return {
+            "report": ls.rt.stats.format(),
+            "summary": _jsonable(report),
+            "governance": _jsonable(gov),
+            # Futures pygls holds (this request's own included): stays small unless they leak.
+            "protocol": {"pendingFutures": pending},
+        }
 
     async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:
         engine = ls.rt.engine
