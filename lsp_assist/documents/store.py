@@ -262,10 +262,32 @@ class DocumentStore:
         self._notify(self.on_change, doc)
         return doc
 
+    def is_stale(self, uri: str, version: int) -> bool:
+        """True when a didChange for `version` must not be applied: the document is already
+        at that version or a later one.
+
+        LSP versions only increase (by any step: Neovim's changedtick jumps), and a
+        re-opened document comes as didOpen, which resets the version. So a change for a
+        version we already passed arrived late or twice. An incremental one would splice
+        ranges computed against a text we no longer have; a full-text one would roll the
+        text back to one the client has already moved on from, and the client's next
+        incremental edit would land on the wrong text. Both are dropped.
+        """
+        doc = self._docs.get(uri)
+        return doc is not None and version <= doc.version
+
     def change(self, uri: str, version: int, changes: Sequence[TextChange]) -> Document | None:
-        """Apply changes in order (LSP semantics); None if the document is not open."""
+        """Apply changes in order (LSP semantics); None if the document is not open or
+        `version` is older than the document's (dropped with a log line, see `is_stale`).
+
+        The same version is accepted again: one didChange with several content changes is
+        applied one call per change, each converted against the text the previous left.
+        """
         doc = self._docs.get(uri)
         if doc is None:
+            return None
+        if version < doc.version:
+            _log.warning("stale change for version %d after %d dropped", version, doc.version)
             return None
         for change in changes:
             doc._apply(change)

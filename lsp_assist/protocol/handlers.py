@@ -250,10 +250,12 @@ def _register(server: AssistServer) -> None:
         if ls.rt.store.get(uri) is None:
             log.info("didChange for a document that is not open; ignored")
             return
+        version = params.text_document.version
+        if ls.rt.store.is_stale(uri, version):
+            log.warning("didChange for version %d after version %d dropped", version, _version(ls, uri))
+            return
         try:
-            convert.apply_changes(
-                ls.rt.store, uri, params.text_document.version, params.content_changes, ls.encoding
-            )
+            convert.apply_changes(ls.rt.store, uri, version, params.content_changes, ls.encoding)
         except Exception:
             log.exception("didChange could not be applied; resyncing needs a didOpen")
         if ls.rt.engine is not None:

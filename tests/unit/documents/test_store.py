@@ -155,3 +155,23 @@ def test_lines_matches_line_by_line() -> None:
             for b in range(a, 6):
                 want = [doc.line(r) for r in range(max(0, a), min(b, doc.line_count))]
                 assert doc.lines(a, b) == want
+
+
+def test_a_change_for_an_older_version_is_dropped() -> None:
+    store = DocumentStore()
+    doc = store.open("file:///a.py", "python", 1, "a = 1\n")
+    store.change(doc.uri, 6, [TextChange(None, None, "b = 2\n")])
+    # A full text for version 5 arriving late: applying it would roll the text back.
+    assert store.is_stale(doc.uri, 5)
+    assert store.change(doc.uri, 5, [TextChange(None, None, "OLD = 0\n")]) is None
+    # So would an incremental one, spliced into a text it was not computed against.
+    assert store.change(doc.uri, 4, [TextChange(Cursor(0, 0), Cursor(0, 1), "zz")]) is None
+    assert doc.text == "b = 2\n" and doc.version == 6
+    store.change(doc.uri, 7, [TextChange(Cursor(0, 0), Cursor(0, 0), "x")])
+    assert doc.text == "xb = 2\n" and doc.version == 7
+    # The current version is stale for a new notification (a replay); versions may jump.
+    assert store.is_stale(doc.uri, 7) and not store.is_stale(doc.uri, 12)
+    assert not store.is_stale("file:///not-open.py", 1)
+    # Re-opening resets the version (didOpen is how a client restarts its count).
+    store.open(doc.uri, "python", 1, "new\n")
+    assert not store.is_stale(doc.uri, 2)

@@ -1,0 +1,63 @@
+"""Issue 13 over real stdio: stale versions, symlinks around exclusion, default endpoints.
+
+Each test starts the real `lsp-assist serve` against the loopback fake model and checks
+what the fake received (the prompt) or, for remote hosts, what the network trap saw.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import doc_uri, inline, lsp_session, open_doc, openai_tiers, texts
+from tests.fakes.fake_model_server import FakeModelServer, Script, prompt_of
+
+
+def _opts(fake: FakeModelServer, **governance: Any) -> dict[str, Any]:
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False, "enrichment": False}
+    opts["governance"] = governance
+    return opts
+
+
+def _change(client: LanguageClient, uri: str, version: int, change: Any) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[change],
+        )
+    )
+
+
+def prompts(fake: FakeModelServer) -> list[str]:
+    return [prompt_of(r.body) + str((r.body or {}).get("suffix", "")) for r in fake.model_requests()]
+
+
+# --------------------------------------------------------------------------- stale didChange
+
+
+async def test_a_late_full_text_change_for_an_older_version_is_not_applied(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="1\n")
+    async with lsp_session(tmp_path, _opts(fake)) as client:
+        uri = doc_uri(tmp_path, "stale.py")
+        open_doc(client, uri, "a = 1\n")
+        _change(client, uri, 6, types.TextDocumentContentChangeWholeDocument(text="current = 6\n"))
+        # Version 5 arrives after 6 (a client that reorders, or a replay).
+        _change(client, uri, 5, types.TextDocumentContentChangeWholeDocument(text="rolled_back = 5\n"))
+        # The client's next edit is computed against version 6's text: append "x = " on line 1.
+        pos = types.Position(line=1, character=0)
+        _change(
+            client,
+            uri,
+            7,
+            types.TextDocumentContentChangePartial(range=types.Range(start=pos, end=pos), text="x = "),
+        )
+        assert texts(await inline(client, uri, 1, 4)) == ["1"]
+    sent = prompts(fake)
+    assert sent and "current = 6\nx = " in sent[-1]
+    assert all("rolled_back" not in p for p in sent)
