@@ -11,6 +11,12 @@ or None. Sources, first match wins:
    (so a nested `!pattern` can re-include);
 4. `.gitignore` files the same way when `respect_gitignore` is on.
 
+Symlinks: a path is judged twice, as named and as `realpath` resolves it (against the
+workspace roots resolved the same way), and excluded when either verdict excludes it. So
+`config.txt -> .env.production`, a link into an ignored directory, and a link named
+`.env` all stay out, whether asked about as the file being edited or as a sibling tab
+offered for cross-file context (both go through `excluded`).
+
 Fail closed: a path we cannot place (None, non-file URI) is excluded, and an ignore file
 that exists but cannot be read excludes everything under its directory. Paths outside
 every workspace root still get rules 1 and 2 (a stray `~/.ssh/id_rsa` opened in the editor
@@ -92,6 +98,24 @@ def check_endpoint(base_url: str, has_key: bool, allowed_hosts: Sequence[str] | 
         )
 
 
+def _real_roots(roots: Sequence[str]) -> list[str]:
+    """The roots with symlinks resolved (a workspace opened through a link), longest first."""
+    real: list[str] = []
+    for r in roots:
+        try:
+            real.append(os.path.realpath(r))
+        except (OSError, ValueError):
+            real.append(r)
+    return sorted(dict.fromkeys(real), key=len, reverse=True)
+
+
+def _root_of(abspath: str, roots: Sequence[str]) -> str | None:
+    for r in roots:
+        if abspath == r or abspath.startswith(r.rstrip(os.sep) + os.sep):
+            return r
+    return None
+
+
 class _Spec:
     """One compiled ignore file, re-read when its mtime changes."""
 
@@ -116,6 +140,7 @@ class DataBoundary:
         verdict_ttl_s: float = 0.0,
     ) -> None:
         self.roots = [os.path.abspath(r) for r in workspace_roots]
+        self.real_roots = _real_roots(self.roots)
         # A verdict costs a stat() per ignore file per directory level; the request path asks
         # for every open document on every request. With a TTL the answer is reused that long
         # (an edited ignore file then takes effect within the TTL). 0: always re-check.
@@ -131,6 +156,7 @@ class DataBoundary:
 
     def set_roots(self, workspace_roots: Sequence[str]) -> None:
         self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
+        self.real_roots = _real_roots(self.roots)
         self._verdicts.clear()
 
     def excluded(self, path: str | None) -> str | None:
@@ -151,7 +177,20 @@ class DataBoundary:
 
     def _verdict(self, path: str) -> str | None:
         abspath = os.path.abspath(path)
-        root = self._root_of(abspath)
+        try:
+            real = os.path.realpath(abspath)
+        except (OSError, ValueError):
+            return "path cannot be resolved (fail closed)"
+        reason = self._verdict_of(abspath, self.roots)
+        # Also as resolved, unless resolving changed neither the path nor the roots.
+        if reason is None and (real != abspath or self.real_roots != self.roots):
+            reason = self._verdict_of(real, self.real_roots)
+            if reason is not None:
+                reason = f"symlink target: {reason}"
+        return reason
+
+    def _verdict_of(self, abspath: str, roots: Sequence[str]) -> str | None:
+        root = _root_of(abspath, roots)
         rel = os.path.relpath(abspath, root) if root else abspath.lstrip("/\\")
         rel_posix = PurePosixPath(*PurePosixPath(rel.replace(os.sep, "/")).parts).as_posix()
         if rel_posix.startswith("../"):
@@ -168,12 +207,6 @@ class DataBoundary:
         if root is None:
             return None
         return self._ignore_files(root, rel_posix)
-
-    def _root_of(self, abspath: str) -> str | None:
-        for r in self.roots:
-            if abspath == r or abspath.startswith(r.rstrip(os.sep) + os.sep):
-                return r
-        return None
 
     def _ignore_files(self, root: str, rel: str) -> str | None:
         parts = rel.split("/")

@@ -61,3 +61,42 @@ async def test_a_late_full_text_change_for_an_older_version_is_not_applied(
     sent = prompts(fake)
     assert sent and "current = 6\nx = " in sent[-1]
     assert all("rolled_back" not in p for p in sent)
+
+
+# --------------------------------------------------------------------------- symlinks
+
+HIDDEN = "payroll_marker_q7"
+VISIBLE = "tool_marker_k2"
+MAIN = "def run():\n    s = make_session()\n    t = make_tool()\n    \n"
+
+
+async def test_symlinks_to_excluded_files_get_no_call_and_give_no_context(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return s\n")
+    ws = tmp_path / "ws"
+    (ws / "private").mkdir(parents=True)
+    (ws / ".lsp-assist-ignore").write_text("private/\n")
+    env_text = "def add(a, b):\n    \n"
+    (ws / ".env.production").write_text(env_text)
+    (ws / "settings.py").symlink_to(ws / ".env.production")
+    helper = f'def make_session():\n    """{HIDDEN}"""\n    return 1\n'
+    (ws / "private" / "session.py").write_text(helper)
+    (ws / "session_helper.py").symlink_to(ws / "private" / "session.py")
+    tool = f'def make_tool():\n    """{VISIBLE}"""\n    return 2\n'
+    (ws / "tools.py").write_text(tool)
+    async with lsp_session(tmp_path, _opts(fake)) as client:
+        link_uri = doc_uri(tmp_path, "settings.py")
+        open_doc(client, link_uri, env_text)
+        assert texts(await inline(client, link_uri, 1, 4)) == []
+        assert fake.model_requests() == []
+        # Tabs: the link into the ignored directory, a normal helper, then the file edited.
+        open_doc(client, doc_uri(tmp_path, "session_helper.py"), helper)
+        open_doc(client, doc_uri(tmp_path, "tools.py"), tool)
+        uri = doc_uri(tmp_path, "main.py")
+        open_doc(client, uri, MAIN)
+        assert texts(await inline(client, uri, 3, 4)) == ["return s"]
+    sent = prompts(fake)
+    assert len(sent) == 1
+    assert VISIBLE in sent[0], "the normal sibling tab gave no context (the test could not fail)"
+    assert HIDDEN not in sent[0]

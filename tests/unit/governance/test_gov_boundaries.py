@@ -137,3 +137,40 @@ def test_verdicts_are_reused_within_the_ttl_then_rechecked(
     assert b.excluded(target) is None  # the cached verdict, within the TTL
     now[0] += 2.5
     assert b.excluded(target) is not None  # re-checked after it
+
+
+def test_symlinks_are_judged_by_their_target_and_their_name(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "private").mkdir(parents=True)
+    (ws / ".lsp-assist-ignore").write_text("private/\n")
+    (ws / ".env.production").write_text("DB_PASSWORD=hunter2hunter2\n")
+    (ws / "private" / "payroll.py").write_text("SALARY = 1\n")
+    (ws / "app.py").write_text("x = 1\n")
+    (ws / "settings.py").symlink_to(ws / ".env.production")
+    (ws / "report.py").symlink_to(ws / "private" / "payroll.py")
+    (ws / "mirror").symlink_to(ws / "private", target_is_directory=True)
+    (ws / ".env").symlink_to(ws / "app.py")  # an innocent target under a secret name
+    (ws / "alias.py").symlink_to(ws / "app.py")
+    b = DataBoundary([str(ws)])
+    assert "symlink target" in (b.excluded(str(ws / "settings.py")) or "")
+    assert b.excluded(str(ws / "report.py")) is not None
+    assert b.excluded(str(ws / "mirror" / "payroll.py")) is not None
+    assert b.excluded(str(ws / ".env")) is not None
+    assert b.excluded(str(ws / "alias.py")) is None
+    # Outside the workspace the target still meets the secret globs.
+    home = tmp_path / "home" / ".ssh"
+    home.mkdir(parents=True)
+    (home / "id_rsa").write_text("k")
+    (ws / "notes.txt").symlink_to(home / "id_rsa")
+    assert b.excluded(str(ws / "notes.txt")) is not None
+
+
+def test_a_workspace_opened_through_a_symlink_keeps_its_ignore_files(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "gen").mkdir(parents=True)
+    (real / ".lsp-assist-ignore").write_text("gen/\n")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    via_link = DataBoundary([str(tmp_path / "link")])
+    assert via_link.excluded(str(tmp_path / "link" / "gen" / "out.py")) is not None
+    assert via_link.excluded(str(real / "gen" / "out.py")) is not None
+    assert via_link.excluded(str(real / "main.py")) is None
