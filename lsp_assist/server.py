@@ -21,7 +21,7 @@ from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
-from lsp_assist.errors import ConfigError, LspAssistError
+from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.guard import Governance
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
@@ -144,9 +144,9 @@ class Runtime:
                 continue
             try:
                 api_key = self.governance.api_key(name, tier)
-                if tier.base_url or not self.governance.tier_allowed(name):
+                if not self.governance.tier_allowed(name):
                     self.governance.check_tier_endpoint(name, tier)
-                providers[name] = build_provider(
+                provider = build_provider(
                     name,
                     tier,
                     clients=self.clients,
@@ -155,6 +155,10 @@ class Runtime:
                     corpus=self._corpus,
                     api_key=api_key,
                 )
+                # Building does no I/O; the endpoint is checked where requests will really
+                # go, which is the family's default URL when base_url is empty.
+                self._check_endpoint(name, tier, provider)
+                providers[name] = provider
                 if tier.provider == "local":
                     local_shared[local_key] = providers[name]
             except (ConfigError, LspAssistError) as exc:
@@ -198,6 +202,19 @@ class Runtime:
         for err in errors:
             log.warning("configuration: %s", err)
         return errors
+
+    def _check_endpoint(self, name: str, tier: TierConfig, provider: Provider) -> None:
+        """Raise EndpointRefused when the provider's effective endpoint may not be called."""
+        url = effective_url(provider)
+        try:
+            self.governance.check_tier_endpoint(name, tier, base_url=url)
+        except EndpointRefused as exc:
+            if tier.base_url:
+                raise
+            raise EndpointRefused(
+                f"{exc} (the default endpoint of provider {tier.provider!r}, {url}; "
+                f"set tiers.{name}.base_url or governance.allowed_hosts)"
+            ) from None
 
     async def retire_old(self) -> None:
         """Close what a rebuild replaced (engine streams, local model processes)."""
@@ -283,6 +300,17 @@ class Runtime:
             except Exception as exc:
                 log.debug("closing provider: %s", exc)
         await self.clients.aclose_all()
+
+
+def effective_url(provider: Provider) -> str:
+    """Where the provider's requests go: its base URL; "" when it runs in this process or
+    in a process we start on loopback (offline, local). A provider that names a host but
+    no URL is treated as https to that host, so allowed_hosts still applies to it."""
+    url = getattr(provider, "base_url", None)
+    if isinstance(url, str) and url:
+        return url
+    host = provider.endpoint_host
+    return f"https://{host}" if host else ""
 
 
 def build_runtime(

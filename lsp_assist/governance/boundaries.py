@@ -25,7 +25,10 @@ directory level per call, cached).
 
 `check_endpoint(base_url, has_key)` raises `EndpointRefused` for a host outside
 `allowed_hosts` (loopback is always allowed) and for a key over plain HTTP to a
-non-loopback host. Messages name the host only, never the URL's user-info.
+non-loopback host. `allowed_hosts` None (the key absent) allows any host; an empty list
+allows loopback only. The caller passes the URL requests will really go to, a provider's
+default included (server.py `effective_url`): an empty URL means in-process. Messages
+name the host only, never the URL's user-info.
 """
 
 from __future__ import annotations

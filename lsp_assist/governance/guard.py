@@ -238,12 +238,16 @@ class Governance:
     def key_status(self, tier_name: str, tier: TierConfig) -> str:
         return key_status(tier_name, tier, self.settings, self._environ)
 
-    def check_tier_endpoint(self, tier_name: str, tier: TierConfig) -> None:
-        """Raise `EndpointRefused` if this tier may not be used (tier not allowed, host, plain HTTP)."""
+    def check_tier_endpoint(self, tier_name: str, tier: TierConfig, base_url: str | None = None) -> None:
+        """Raise `EndpointRefused` if this tier may not be used (tier not allowed, host, plain HTTP).
+
+        `base_url`: the URL requests will really go to (a provider's default when the tier
+        names none); defaults to `tier.base_url`.
+        """
         if not self.tier_allowed(tier_name):
             raise EndpointRefused(f"tier {tier_name!r} is not in governance.tiers_allowed")
         has_key = self.api_key(tier_name, tier) is not None
-        self.boundary.check_endpoint(tier.base_url, has_key)
+        self.boundary.check_endpoint(tier.base_url if base_url is None else base_url, has_key)
 
     def tier_allowed(self, tier_name: str) -> bool:
         allowed = self.settings.tiers_allowed

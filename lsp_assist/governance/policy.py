@@ -6,8 +6,9 @@ named by `$LSP_ASSIST_POLICY`; when both exist both apply (the stricter wins).
 
 How each key combines with the user's settings (`apply_policy`):
 
-- `allowed_hosts`: intersection (a user list can only narrow the policy's list; an empty
-  user list, meaning "any", becomes the policy's list);
+- `allowed_hosts`: intersection (a user list can only narrow the policy's list; no user
+  list, meaning "any", becomes the policy's list; an empty list on either side means
+  loopback only);
 - `exclude`: union; `respect_gitignore`: or;
 - `quotas` and `rate_limits`: the minimum of each limit (unset counts as unlimited);
 - `audit.enabled = true` forces auditing on; `audit.path`, `max_bytes`, `backups` set by

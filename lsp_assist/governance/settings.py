@@ -9,7 +9,7 @@ TOML shape (every key optional)::
     [governance]
     environment = "prod"                      # default: $LSP_ASSIST_ENVIRONMENT, else "dev"
     environment_names = ["dev", "test", "prod"]
-    allowed_hosts = ["api.openai.com", "*.example.internal"]   # empty = any; loopback always allowed
+    allowed_hosts = ["api.openai.com", "*.example.internal"]   # absent = any; [] = loopback only
     exclude = ["*.sql", "private/**"]         # extra globs (gitignore syntax, case-insensitive)
     respect_gitignore = true
     tiers_allowed = ["fast", "backup"]        # absent = all tiers
@@ -132,7 +132,7 @@ class GovernanceSettings:
     environment_names: tuple[str, ...] = DEFAULT_ENVIRONMENTS
     environments: dict[str, dict[str, str]] = field(default_factory=dict)
     strict_environment: bool = False
-    allowed_hosts: tuple[str, ...] | None = None  # None: any host; () : loopback only
+    allowed_hosts: tuple[str, ...] | None = None  # None (key absent): any host; (): loopback only
     exclude: tuple[str, ...] = ()
     respect_gitignore: bool = False
     audit: AuditSettings = field(default_factory=AuditSettings)
@@ -378,7 +378,10 @@ def parse_settings(
     hosts: tuple[str, ...] | None = None
     if "allowed_hosts" in raw:
         parsed_hosts = _str_list(raw["allowed_hosts"], "governance.allowed_hosts", errs)
-        hosts = tuple(h.strip().lower() for h in parsed_hosts if h.strip()) if parsed_hosts else None
+        # [] is "no remote host" (loopback only), not "any": absent means any.
+        hosts = (
+            tuple(h.strip().lower() for h in parsed_hosts if h.strip()) if parsed_hosts is not None else None
+        )
     tiers_allowed: tuple[str, ...] | None = None
     if "tiers_allowed" in raw:
         tiers_allowed = _str_list(raw["tiers_allowed"], "governance.tiers_allowed", errs)

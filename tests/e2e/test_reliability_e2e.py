@@ -6,6 +6,7 @@ what the fake received (the prompt) or, for remote hosts, what the network trap 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import doc_uri, inline, lsp_session, open_doc, openai_tiers, texts
+from tests.e2e.test_governance_e2e import shown, trap_env, trapped, wait_until
 from tests.fakes.fake_model_server import FakeModelServer, Script, prompt_of
 
 
@@ -100,3 +102,37 @@ async def test_symlinks_to_excluded_files_get_no_call_and_give_no_context(
     assert len(sent) == 1
     assert VISIBLE in sent[0], "the normal sibling tab gave no context (the test could not fail)"
     assert HIDDEN not in sent[0]
+
+
+# --------------------------------------------------------------------------- default endpoints
+
+
+async def test_a_default_provider_url_outside_allowed_hosts_is_refused_and_shown(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    env, trap = trap_env(tmp_path, TEST_ANTHROPIC_KEY="test-key-not-real")
+    opts = _opts(fake, allowed_hosts=["api.example.com"])
+    opts["tiers"]["quality"] = {
+        "provider": "anthropic",
+        "model": "claude-haiku-4-5",
+        "api_key_env": "TEST_ANTHROPIC_KEY",
+    }
+    opts["tiers"]["backup"] = {"provider": "mistral", "model": "codestral-latest"}
+    async with lsp_session(tmp_path, opts, env=env) as client:
+        assert await wait_until(lambda: "codestral.mistral.ai" in shown(client)), shown(client)
+        text = shown(client)
+        assert "api.anthropic.com" in text and "allowed_hosts" in text and "tiers.quality" in text
+        assert "test-key-not-real" not in text
+        uri = doc_uri(tmp_path, "m.py")
+        open_doc(client, uri, "def add(a, b):\n    \n")
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="lspAssist.escalate", arguments=[uri, {"line": 1, "character": 4}]
+                )
+            ),
+            timeout=20,
+        )
+        await asyncio.sleep(0.3)  # room for a (wrong) warm-up to fire
+    seen = trapped(trap)
+    assert "api.anthropic.com" not in seen and "codestral.mistral.ai" not in seen, seen
