@@ -21,8 +21,11 @@ def run(args: argparse.Namespace) -> int:
         args.log_level or os.environ.get("LSP_ASSIST_LOG_LEVEL", "info"),
         args.log_file or os.environ.get("LSP_ASSIST_LOG_FILE"),
     )
+    from lsp_assist.protocol import logsink
     from lsp_assist.protocol.handlers import create_server
 
+    if args.tcp is None:
+        logsink.hold_until_client()  # stdio: the editor reads stderr as errors
     server = create_server()
     if args.tcp is not None:
         server.start_tcp("127.0.0.1", args.tcp)  # loopback only: the protocol carries code

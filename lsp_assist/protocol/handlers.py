@@ -30,7 +30,7 @@ from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
-from lsp_assist.protocol import convert
+from lsp_assist.protocol import convert, logsink
 from lsp_assist.server import Runtime
 
 log = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ class AssistServer(LanguageServer):
         super().__init__("lsp-assist", __version__, protocol_cls=AssistProtocol)
         self.runtime = Runtime()
         self.encoding = "utf-16"
+        self.log_handler: logsink.ClientLogHandler | None = None
 
     def _start_io_async(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Read stdin with the event loop instead of pygls' thread-pool reader.
@@ -152,6 +153,9 @@ class AssistServer(LanguageServer):
     @property
     def rt(self) -> Runtime:
         return self.runtime
+
+    def log_to_client(self, kind: types.MessageType, text: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=text))
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         try:
@@ -224,6 +228,9 @@ def _register(server: AssistServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AssistServer, params: types.InitializedParams) -> None:
+        # From now on log lines reach the client as logMessage with their level (editors file
+        # a server's stderr under errors).
+        ls.log_handler = logsink.attach(ls.log_to_client)
         if ls.rt.errors:
             ls.show("configuration problems (running on defaults for these): " + "; ".join(ls.rt.errors[:5]))
         _wire_engine(ls)
@@ -312,6 +319,8 @@ def _register(server: AssistServer) -> None:
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AssistServer, params: None) -> None:
         await ls.rt.aclose()
+        logsink.detach(ls.log_handler)
+        ls.log_handler = None
 
     @server.command(CMD_ACCEPTED)
     def accepted(ls: AssistServer, *args: Any) -> dict[str, bool]:

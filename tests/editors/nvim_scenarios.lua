@@ -339,10 +339,187 @@ if params.accept_key then
   })
 end
 
+-- The screen rows (for the split check): `vim.fn.screenstring` after a redraw.
+local function screen_rows()
+  vim.cmd("redraw")
+  local rows = {}
+  for r = 1, vim.o.lines - 1 do
+    local chars = {}
+    for c = 1, vim.o.columns do
+      table.insert(chars, vim.fn.screenstring(r, c))
+    end
+    table.insert(rows, (table.concat(chars):gsub("%s+$", "")))
+  end
+  return rows
+end
+
+-- Two splits of one buffer: the ghost shows in the window with the cursor only; records
+-- its highlight group definition and extmark options too.
+scenarios.window = {
+  {
+    name = "shown",
+    act = function()
+      vim.cmd("split")
+      enter_insert_at_end()
+    end,
+    wait = ghost_is(params.ghost),
+    record = function()
+      local marks = vim.api.nvim_buf_get_extmarks(buf, inline.ns, 0, -1, { details = true })
+      results.details = marks[1] and marks[1][4] or nil
+      results.hl = vim.api.nvim_get_hl(0, { name = "LspAssistGhost", link = false })
+      results.hl_raw = vim.api.nvim_get_hl(0, { name = "LspAssistGhost" })
+      results.screen = screen_rows()
+      results.windows = #vim.api.nvim_tabpage_list_wins(0)
+    end,
+  },
+}
+
+-- <C-]> while the request is on its way: nothing may show when the reply arrives.
+scenarios.inflight = {
+  {
+    name = "pending",
+    act = enter_insert_at_end,
+    settle = tonumber(params.press_after_ms or 150), -- past the debounce: the request is out
+  },
+  {
+    name = "dismissed",
+    act = function()
+      feed("<C-]>", "m")
+    end,
+    settle = tonumber(params.watch_ms or 1500), -- the fake model answers within this
+    record = function()
+      results.after = snapshot()
+      results.pending_after = inline.pending ~= nil and inline.pending(buf)
+    end,
+  },
+}
+
+-- Neovim 0.12's built-in renderer, stubbed (no 0.12 binary here): the keys act on it and
+-- suggestionReady asks it again instead of drawing a second ghost.
+local stub = _G.lsp_assist_stub
+local function offer(text)
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  local r, c = cursor[1] - 1, cursor[2]
+  stub.current = { insert_text = text, range = { start = { row = r, col = c }, end_ = { row = r, col = c } }, client_id = 1 }
+end
+scenarios.builtin = {
+  {
+    name = "insert",
+    act = enter_insert_at_end,
+    wait = function()
+      return vim.fn.mode() == "i" and stub and stub.enabled[buf]
+    end,
+  },
+  {
+    name = "accept_word",
+    act = function()
+      offer(params.ghost)
+      feed("<M-Right>", "m")
+    end,
+    wait = function()
+      return line(row) == params.after_word
+    end,
+    record = function()
+      results.after_word = snapshot()
+    end,
+  },
+  {
+    name = "accept_line",
+    act = function()
+      offer(params.ghost_after_word)
+      feed("<M-l>", "m")
+    end,
+    wait = function()
+      return line(row) == params.after_line
+    end,
+    record = function()
+      results.after_line = snapshot()
+    end,
+  },
+  {
+    name = "dismiss",
+    act = function()
+      offer("never inserted")
+      feed("<C-]>", "m")
+    end,
+    wait = function()
+      return stub.current == nil
+    end,
+    settle = 100,
+    record = function()
+      results.after_dismiss = snapshot()
+    end,
+  },
+  {
+    name = "ready",
+    act = function()
+      local client = inline.get_client(buf)
+      local cursor = vim.api.nvim_win_get_cursor(0)
+      results.refreshes_before = stub.refreshes
+      client.handlers["lspAssist/suggestionReady"](nil, {
+        uri = vim.uri_from_bufnr(buf),
+        version = vim.lsp.util.buf_versions[buf],
+        position = { line = cursor[1] - 1, character = cursor[2] },
+      }, { client_id = client.id, method = "lspAssist/suggestionReady" })
+    end,
+    wait = function()
+      return stub.refreshes > results.refreshes_before
+    end,
+    settle = 300,
+    record = function()
+      results.after_ready = snapshot()
+      results.refreshes_after = stub.refreshes
+      results.get_calls = stub.get_calls
+      results.own_marks_ever = stub.own_marks_ever
+    end,
+  },
+}
+
 local steps = scenarios[env.LSP_ASSIST_SCENARIO]
 if not steps then
   fail("unknown scenario " .. tostring(env.LSP_ASSIST_SCENARIO))
   return
+end
+
+if env.LSP_ASSIST_SCENARIO == "builtin" then
+  -- A stand-in for 0.12's vim.lsp.inline_completion with its public surface: enable(),
+  -- is_enabled(), get({ on_accept }) (scheduled, hides the item, true when one is shown),
+  -- select(); it re-requests on CursorMovedI like the real one (counted as refreshes).
+  local s = { enabled = {}, current = nil, refreshes = 0, get_calls = {}, own_marks_ever = 0 }
+  _G.lsp_assist_stub = s
+  stub = s
+  vim.lsp.inline_completion = {
+    enable = function(on, filter)
+      local b = filter and filter.bufnr or 0
+      s.enabled[b] = on ~= false
+      vim.api.nvim_create_autocmd("CursorMovedI", {
+        buffer = b,
+        callback = function()
+          s.refreshes = s.refreshes + 1
+          -- The plugin's own renderer must never draw on this branch.
+          s.own_marks_ever = s.own_marks_ever + #vim.api.nvim_buf_get_extmarks(b, inline.ns, 0, -1, {})
+        end,
+      })
+    end,
+    is_enabled = function()
+      return true
+    end,
+    select = function() end,
+    get = function(opts)
+      table.insert(s.get_calls, opts and opts.on_accept and "on_accept" or "default")
+      if not s.current then
+        return false
+      end
+      vim.schedule(function()
+        local item = s.current
+        s.current = nil
+        if opts and opts.on_accept then
+          opts.on_accept(item)
+        end
+      end)
+      return true
+    end,
+  }
 end
 
 local ok_setup, err_setup = pcall(function()

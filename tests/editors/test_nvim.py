@@ -129,6 +129,8 @@ def _run_harness(tmp_path: Path, port: int) -> dict[str, Any]:
     )
     assert results.exists(), f"no results (rc={proc.returncode})\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     data: dict[str, Any] = json.loads(results.read_text())
+    log = tmp_path / "state" / "nvim" / "lsp.log"
+    data["lsp_log"] = log.read_text(errors="replace").splitlines() if log.exists() else []
     return data
 
 
@@ -159,6 +161,9 @@ def test_ghost_text_accept_dismiss(tmp_path: Path, fake_model_port: int) -> None
     health = "\n".join(r["health"])
     assert "lsp-assist" in health and "server command:" in health, health
     assert "inline completion advertised" in health, health
+    # The server's own INFO lines are not filed as errors (they come as logMessage, Info).
+    stderr_errors = [line for line in r["lsp_log"] if line.startswith("[ERROR]") and "stderr" in line]
+    assert stderr_errors == [], stderr_errors[:5]
 
 
 def _run_bad_state(tmp_path: Path, scenario: str) -> dict[str, Any]:

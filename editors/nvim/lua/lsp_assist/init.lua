@@ -25,6 +25,8 @@ local state = {
 }
 
 --- Shows each distinct message once (until `reset_notices`), so bad states do not storm.
+local define_highlights
+
 local function notify_once(key, msg, level)
   if state.notified[key] then
     return
@@ -72,6 +74,8 @@ local function set_keymaps(buf)
   end
   local builtin = M.use_builtin()
   -- In an <expr> mapping the buffer is locked (textlock): return a <Cmd> that does the edit.
+  -- On 0.12 the built-in renderer shows the ghost; its get() runs our on_accept later
+  -- (scheduled), outside the textlock.
   map(km.accept, function()
     if inline.visible(buf) then
       return termcodes("<Cmd>lua require('lsp_assist.inline').accept('all')<CR>")
@@ -85,17 +89,27 @@ local function set_keymaps(buf)
     if inline.visible(buf) then
       return termcodes("<Cmd>lua require('lsp_assist.inline').accept('word')<CR>")
     end
+    if builtin and require("lsp_assist.builtin").accept("word") then
+      return ""
+    end
     return termcodes(km.accept_word)
   end, "lsp-assist: accept next word")
   map(km.accept_line, function()
     if inline.visible(buf) then
       return termcodes("<Cmd>lua require('lsp_assist.inline').accept('line')<CR>")
     end
+    if builtin and require("lsp_assist.builtin").accept("line") then
+      return ""
+    end
     return termcodes(km.accept_line)
   end, "lsp-assist: accept line")
   map(km.dismiss, function()
-    if inline.visible(buf) then
+    -- Also while a request is on its way: its reply must not show a refused ghost.
+    if inline.visible(buf) or inline.pending(buf) then
       return termcodes("<Cmd>lua require('lsp_assist.inline').dismiss()<CR>")
+    end
+    if builtin and require("lsp_assist.builtin").dismiss(buf) then
+      return ""
     end
     return termcodes(km.dismiss)
   end, "lsp-assist: dismiss suggestion")
@@ -135,9 +149,9 @@ end
 local function on_attach(client, buf)
   state.buffers[buf] = true
   if M.use_builtin() then
+    -- One renderer only: the built-in also shows escalations (the server answers the next
+    -- request at that position with the stored quality suggestion).
     vim.lsp.inline_completion.enable(true, { bufnr = buf })
-    -- The own renderer still serves escalations (the built-in has no manual trigger).
-    inline.attach(buf, false)
   elseif inline.client_supports(client, "textDocument/inlineCompletion", buf) then
     inline.attach(buf, true)
   else
@@ -218,7 +232,12 @@ function M.attach(buf)
     handlers = {
       ["lspAssist/status"] = on_status,
       ["lspAssist/suggestionReady"] = function(_, params)
-        inline.on_suggestion_ready(params)
+        if M.use_builtin() then
+          -- The built-in draws the ghost: it asks again, the plugin draws nothing itself.
+          require("lsp_assist.builtin").on_suggestion_ready(params)
+        else
+          inline.on_suggestion_ready(params)
+        end
       end,
     },
     on_init = function()
@@ -283,6 +302,18 @@ local function append_position(buf)
   return row, col
 end
 
+--- Enter Insert mode with the cursor at (row, col) of the current buffer.
+local function insert_at(row, col)
+  local line = vim.api.nvim_buf_get_lines(0, row, row + 1, false)[1] or ""
+  if col >= #line then
+    vim.api.nvim_win_set_cursor(0, { row + 1, math.max(#line - 1, 0) })
+    vim.cmd("startinsert!") -- append at the end of the line
+  else
+    vim.api.nvim_win_set_cursor(0, { row + 1, col })
+    vim.cmd("startinsert")
+  end
+end
+
 --- Enter Insert mode at (row, col) and ask for the suggestion there once it has begun.
 local function insert_and_show(buf, client, text, row, col)
   vim.api.nvim_create_autocmd("InsertEnter", {
@@ -294,14 +325,7 @@ local function insert_and_show(buf, client, text, row, col)
       end)
     end,
   })
-  local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
-  if col >= #line then
-    vim.api.nvim_win_set_cursor(0, { row + 1, math.max(#line - 1, 0) })
-    vim.cmd("startinsert!") -- append at the end of the line
-  else
-    vim.api.nvim_win_set_cursor(0, { row + 1, col })
-    vim.cmd("startinsert")
-  end
+  insert_at(row, col)
 end
 
 --- Ask the quality tier for this position; show its suggestion when it arrives.
@@ -327,6 +351,14 @@ function M.escalate(on_done)
   execute(client, buf, "lspAssist.escalate", { params.textDocument.uri, params.position }, function(result)
     if not result or not result.text or result.text == "" then
       vim.notify("lsp-assist: the quality model had no suggestion", levels.INFO)
+    elseif vim.api.nvim_get_current_buf() == buf and M.use_builtin() then
+      -- The server stored the result for this position: the built-in's next request there
+      -- returns it (entering Insert mode makes one).
+      if from_normal and vim.fn.mode():sub(1, 1) == "n" then
+        insert_at(row, col)
+      else
+        require("lsp_assist.builtin").refresh(buf)
+      end
     elseif vim.api.nvim_get_current_buf() == buf then
       local unchanged = vim.api.nvim_buf_get_changedtick(buf) == tick
       local now = vim.api.nvim_win_get_cursor(0)
@@ -417,6 +449,19 @@ function M.statusline()
   return ""
 end
 
+--- LspAssistGhost: explicit colours for 256-colour terminals and truecolor, not a link to
+--- Comment (0.11's default Comment has only a truecolor value, so in a terminal without
+--- truecolor the ghost looked exactly like typed text). Grey, italic.
+define_highlights = function()
+  vim.api.nvim_set_hl(0, "LspAssistGhost", {
+    fg = "#808080",
+    ctermfg = 244,
+    italic = true,
+    cterm = { italic = true },
+    default = true,
+  })
+end
+
 function M.is_setup()
   return state.setup_done
 end
@@ -425,8 +470,10 @@ end
 function M.setup(opts)
   config.set(opts)
   state.setup_done = true
-  vim.api.nvim_set_hl(0, "LspAssistGhost", { link = "Comment", default = true })
+  define_highlights()
   local group = vim.api.nvim_create_augroup("lsp_assist", { clear = true })
+  -- A colour scheme clears highlight groups: define ours again (default: a user's own wins).
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     callback = function(args)

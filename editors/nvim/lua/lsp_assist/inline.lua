@@ -156,6 +156,23 @@ local function normalize(item, client, req_row, req_col, req_line)
   }
 end
 
+--- Show this namespace's marks only in `win` (a buffer shown in two splits gets the ghost
+--- text only where the cursor is). 0.11 has nvim__ns_set, 0.10 nvim__win_add_ns; on older
+--- builds the marks show in every window of the buffer.
+local function scope_to_window(win)
+  local api = vim.api
+  if api.nvim__ns_set then
+    pcall(api.nvim__ns_set, M.ns, { wins = { win } })
+  elseif api.nvim__win_add_ns and api.nvim__win_del_ns then
+    for _, other in ipairs(api.nvim_list_wins()) do
+      if other ~= win then
+        pcall(api.nvim__win_del_ns, other, M.ns)
+      end
+    end
+    pcall(api.nvim__win_add_ns, win, M.ns)
+  end
+end
+
 --- Remove the ghost text (keeps the suggestion list unless `forget`).
 function M.hide(buf)
   if vim.api.nvim_buf_is_valid(buf) then
@@ -239,7 +256,9 @@ function M.render(buf)
     first = first:sub(1, #first - #replaced)
   end
   local hl = config.options.hl_group
-  local opts = { hl_mode = "combine", priority = 200 }
+  -- "replace": the ghost keeps its own colours; "combine" would pick up the highlight under
+  -- it (the bracket match after a ")" is bold on grey) and look like typed code.
+  local opts = { hl_mode = "replace", priority = 200 }
   if first ~= "" then
     opts.virt_text = { { first, hl } }
     opts.virt_text_pos = "inline"
@@ -251,6 +270,7 @@ function M.render(buf)
     end
     opts.virt_lines = virt_lines
   end
+  scope_to_window(vim.api.nvim_get_current_win())
   vim.api.nvim_buf_set_extmark(buf, M.ns, row, col, opts)
   st.shown = { sugg = sugg, typed = typed, ghost = ghost, end_col = end_col }
   return true
@@ -261,6 +281,14 @@ function M.visible(buf)
   buf = buf or vim.api.nvim_get_current_buf()
   local st = states[buf]
   return st ~= nil and st.shown ~= nil
+end
+
+--- True while a request is scheduled or in flight for `buf`.
+---@return boolean
+function M.pending(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local st = states[buf]
+  return st ~= nil and (st.timer ~= nil or st.req_id ~= nil)
 end
 
 --- The ghost text currently shown (for tests and statuslines), or nil.
@@ -351,6 +379,17 @@ function M.schedule(buf)
   )
 end
 
+--- The part of `ghost` that accepting a "word" or a "line" inserts.
+---@param ghost string
+---@param kind "word"|"line"
+---@return string
+function M.partial(ghost, kind)
+  if kind == "word" then
+    return ghost:match("^%s*[%w_]+") or ghost:match("^%s*[^%w_%s]+") or ghost:match("^%s+") or ghost
+  end
+  return ghost:match("^[^\n]+") or ghost:match("^\n[^\n]*") or ghost
+end
+
 --- Accept the shown suggestion: `kind` = "all" (default), "word" or "line". Returns false if none.
 function M.accept(kind)
   kind = kind or "all"
@@ -377,12 +416,7 @@ function M.accept(kind)
     return true
   end
   local ghost = shown.ghost
-  local part
-  if kind == "word" then
-    part = ghost:match("^%s*[%w_]+") or ghost:match("^%s*[^%w_%s]+") or ghost:match("^%s+") or ghost
-  else -- line
-    part = ghost:match("^[^\n]+") or ghost:match("^\n[^\n]*") or ghost
-  end
+  local part = M.partial(ghost, kind)
   local rest = ghost:sub(#part + 1)
   local lines = vim.split(part, "\n", { plain = true })
   vim.api.nvim_buf_set_text(buf, row, col, row, col, lines)
@@ -414,9 +448,11 @@ function M.accept(kind)
   return true
 end
 
+--- Dismiss what is shown and cancel what is on its way (a reply arriving after <C-]> must
+--- not show a ghost the user already refused).
 function M.dismiss()
   local buf = vim.api.nvim_get_current_buf()
-  local had = M.visible(buf)
+  local had = M.visible(buf) or M.pending(buf)
   M.clear(buf)
   S(buf).dismissed = true
   return had
@@ -493,7 +529,7 @@ function M.attach(buf, auto)
       end
     end,
   })
-  vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, {
+  vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave", "WinLeave" }, {
     group = group,
     buffer = buf,
     callback = function()

@@ -1,0 +1,90 @@
+"""Headless Neovim 0.11: the rough edges a user hit (issue 14), each checked in the real editor.
+
+Ghost colour without truecolor, `hl_mode = "replace"`, the ghost only in the window with the
+cursor, <C-]> while a request is in flight, and the 0.12 branch (a stubbed
+`vim.lsp.inline_completion`: no 0.12 binary is installable here) where <M-Right>, <M-l> and
+<C-]> act on the built-in renderer and suggestionReady never draws a second ghost.
+Scenarios live in nvim_scenarios.lua; the real server runs against the loopback fake model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.editors.test_nvim_features import FAST_LINE, FAST_MODEL, HEADER, TYPED, _answer, _run, fake
+from tests.fakes.fake_model_server import FakeModelServer
+
+pytestmark = pytest.mark.nvim
+
+__all__ = ["fake"]  # the fixture, re-used from test_nvim_features
+
+ROW = 3
+GHOST = FAST_LINE.removeprefix(TYPED)
+
+
+def test_ghost_colour_replace_mode_and_only_in_the_cursor_window(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = _answer({FAST_MODEL: [FAST_LINE]})
+    r = _run(tmp_path, fake, "window", HEADER + TYPED + "\n", {"row": ROW, "ghost": GHOST})
+    # Explicit colours for 256-colour terminals and truecolor, not a link to Comment (whose
+    # 0.11 default has only a truecolor value).
+    assert "link" not in r["hl_raw"], r["hl_raw"]
+    assert isinstance(r["hl"].get("ctermfg"), int) and isinstance(r["hl"].get("fg"), int), r["hl"]
+    # The ghost keeps its own colours instead of combining with the bracket-match highlight.
+    assert r["details"]["hl_mode"] == "replace", r["details"]
+    assert r["details"]["virt_text"][0][1] == "LspAssistGhost"
+    # Two windows show the buffer; the ghost is drawn in one of them only.
+    assert r["windows"] == 2
+    rows_with_line = [row for row in r["screen"] if TYPED in row]
+    assert len(rows_with_line) == 2, r["screen"]
+    assert sum(FAST_LINE in row for row in rows_with_line) == 1, rows_with_line
+
+
+def test_dismiss_while_the_request_is_in_flight(tmp_path: Path, fake: FakeModelServer) -> None:
+    script = _answer({FAST_MODEL: [FAST_LINE]})
+    script.ttft_ms = 700  # the reply comes after <C-]>
+    fake.default = script
+    r = _run(
+        tmp_path,
+        fake,
+        "inflight",
+        HEADER + TYPED + "\n",
+        {"row": ROW, "press_after_ms": 150, "watch_ms": 1800},
+    )
+    assert fake.model_requests(), "the request never reached the model"
+    assert r["after"]["marks"] == [], r["after"]
+    assert r["after"]["mode"] == "i"
+    assert r["after"]["lines"][ROW] == TYPED  # <C-]> inserted nothing
+    assert r["pending_after"] is False
+
+
+def test_builtin_renderer_branch_with_a_stubbed_inline_completion(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = _answer({FAST_MODEL: [FAST_LINE]})
+    r = _run(
+        tmp_path,
+        fake,
+        "builtin",
+        HEADER + TYPED + "\n",
+        {
+            "row": ROW,
+            "ghost": GHOST,
+            "after_word": "total = compute_total",
+            "ghost_after_word": "(prices, rate=0.2)",
+            "after_line": FAST_LINE,
+        },
+    )
+    # <M-Right> / <M-l> took the shown item from the built-in and inserted a word, then the line.
+    assert r["after_word"]["lines"][ROW] == "total = compute_total"
+    assert r["after_word"]["cursor"] == [ROW + 1, len("total = compute_total")]
+    assert r["after_line"]["lines"][ROW] == FAST_LINE
+    # <C-]> hid the built-in's item without inserting it.
+    assert r["after_dismiss"]["lines"][ROW] == FAST_LINE
+    assert r["get_calls"][:3] == ["on_accept", "on_accept", "on_accept"], r["get_calls"]
+    # suggestionReady made the built-in ask again; the plugin drew nothing of its own.
+    assert r["refreshes_after"] > r["refreshes_before"]
+    assert r["after_ready"]["marks"] == [] and r["own_marks_ever"] == 0
