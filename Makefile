@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
-	$(BIN)/pip install --quiet -e '.[local,test]'
+	$(BIN)/pip install --quiet -e '.[local,team,otel,test]'
 	touch $(STAMP)
 
 setup: $(STAMP)

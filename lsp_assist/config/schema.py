@@ -9,6 +9,7 @@ clients rely on: rename nothing here without a migration.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -110,6 +111,45 @@ class WorkspaceConfig:
 
 
 @dataclass
+class AttributionConfig:
+    """What every model call says about who made it, in the forms gateways read."""
+
+    openai_user: bool = True  # OpenAI-family bodies carry `user` (LiteLLM/OpenAI per-user spend)
+    litellm: bool = False  # LiteLLM: body `metadata.tags` and the `x-litellm-tags` header
+    # Extra request headers; values may use {business_line}, {feature}, {user}, {tier}, {environment}.
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TeamConfig:
+    """Running lsp-assist for a team: a shared governance store and attribution.
+
+    Typed in full by `lsp_assist.governance.team_settings` (quota and limit tables).
+    """
+
+    store: str = ""  # "" = local store; "redis://HOST:PORT/DB" (loopback) or "rediss://..." (TLS)
+    password_env: str = ""  # NAME of the environment variable holding the Redis password
+    namespace: str = "lsp-assist"  # key prefix; the governance environment is appended
+    on_unavailable: str = "local"  # local | open | closed: what applies while the store is down
+    timeout_ms: int = 250  # one store round trip at most; then the call falls back
+    business_line: str = ""  # who pays: quotas, limits and attribution per business line
+    user: str = ""  # default: $LSP_ASSIST_USER, else the login name
+    quotas: dict[str, Any] = field(default_factory=dict)  # business_lines.<name> / users.<name|default>
+    rate_limits: dict[str, Any] = field(default_factory=dict)  # same shape, rpm + max_concurrent
+    attribution: AttributionConfig = field(default_factory=AttributionConfig)
+
+
+@dataclass
+class TelemetryConfig:
+    """OpenTelemetry export (extra `otel`): traces and GenAI metrics over OTLP/HTTP."""
+
+    otlp_endpoint: str = ""  # e.g. "http://127.0.0.1:4318"; empty = no export
+    service_name: str = "lsp-assist"
+    headers_env: str = ""  # NAME of an env var with "k=v,k2=v2" headers (collector auth)
+    export_interval_ms: int = 10000  # metrics
+
+
+@dataclass
 class Config:
     tiers: dict[str, TierConfig] = field(default_factory=_default_tiers)
     cache: CacheConfig = field(default_factory=CacheConfig)
@@ -120,6 +160,8 @@ class Config:
     # Governance settings are a free-form table here and typed in lsp_assist.governance.settings,
     # so that module owns its schema (policy locking, quotas, audit...).
     governance: dict[str, object] = field(default_factory=dict)
+    team: TeamConfig = field(default_factory=TeamConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     log_level: str = "info"
     log_file: str = ""
 

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from lsp_assist.config.schema import Config, TierConfig
 from lsp_assist.domain import PromptContext, Usage
@@ -43,6 +44,7 @@ from lsp_assist.errors import (
     BreakerOpen,
     EndpointRefused,
     Excluded,
+    PolicyError,
     QuotaExceeded,
     RateLimited,
     RateLimitSkip,
@@ -56,6 +58,10 @@ from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.quota import QuotaStore
 from lsp_assist.governance.redaction import redact, redact_context
 from lsp_assist.governance.settings import FEATURES, GovernanceSettings, parse_settings
+
+if TYPE_CHECKING:  # the team modules import redis (extra `team`): only when a store is configured
+    from lsp_assist.governance.shared_store import SharedLease
+    from lsp_assist.governance.team import TeamGovernance
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +98,17 @@ class Permit:
         self.lease = lease
         self.started = time.monotonic()
         self.finished = False
+        self.shared: SharedLease | None = None  # the team store's slots, when it admitted the call
+
+    def abandon(self) -> None:
+        """Give everything back without an audit line: the call was refused after all."""
+        if self.finished:
+            return
+        self.finished = True
+        self.lease.release()
+        self.breaker.release()
+        if self.shared is not None:
+            self.shared.release()
 
     def finish(
         self,
@@ -129,8 +146,11 @@ class Permit:
             self.breaker.release()
         else:
             self.breaker.record_success()
+        tokens = 0 if usage is None else usage.prompt_tokens + usage.completion_tokens
         if usage is not None:
-            self.gov.quota.add_tokens(self.feature, self.tier, usage.prompt_tokens + usage.completion_tokens)
+            self.gov.quota.add_tokens(self.feature, self.tier, tokens)
+        if self.shared is not None:
+            self.shared.release(tokens)
         self.gov._audit_call(
             feature=self.feature,
             tier=self.tier,
@@ -175,8 +195,10 @@ class Governance:
         wall_clock: Callable[[], float] = time.time,
         on_breaker_change: StateListener | None = None,
         environ: Mapping[str, str] | None = None,
+        team: TeamGovernance | None = None,
     ) -> None:
         self.settings = settings
+        self.team = team
         self.locked_keys = frozenset(locked_keys)
         self.cache_dir = Path(cache_dir)
         self.workspace_roots = list(workspace_roots)
@@ -219,8 +241,19 @@ class Governance:
             policy, perrs = load_policy(policy_paths)
             errors += perrs
         settings, locked = apply_policy(settings, policy)
+        team = None
+        if config.team.store:
+            from lsp_assist.governance.team_setup import build_team
+
+            team, terrs = build_team(config.team, settings, policy_paths)
+            errors += terrs
         gov = cls(
-            settings, cache_dir, workspace_roots, locked_keys=locked, on_breaker_change=on_breaker_change
+            settings,
+            cache_dir,
+            workspace_roots,
+            locked_keys=locked,
+            on_breaker_change=on_breaker_change,
+            team=team,
         )
         return gov, errors
 
@@ -288,10 +321,44 @@ class Governance:
             and self.limits_for(provider_key, tier).refusal() is None
         )
 
-    def admit(self, feature: str, tier: str, provider_key: str) -> Permit:
+    async def admit_async(self, feature: str, tier: str, provider_key: str) -> Permit:
+        """`admit`, with the team's shared store when one is configured.
+
+        The store replaces the local quotas and limits while it answers (one round trip);
+        while it is down `team.on_unavailable` decides: local limits, none, or no call.
+        """
+        team = self.team
+        if team is None:
+            return self.admit(feature, tier, provider_key)
+        if team.available:
+            permit = self.admit(feature, tier, provider_key, local_limits=False)
+            try:
+                shared = await team.admit(feature, tier, provider_key)
+            except PolicyError as exc:
+                permit.abandon()
+                self._refused(f"team:{exc.__class__.__name__}")
+                raise
+            except BaseException:
+                permit.abandon()
+                raise
+            if shared is not None:
+                permit.shared = shared
+                return permit
+            permit.abandon()  # the store went down during this call: the fallback decides
+        mode = team.fallback()
+        if mode == "closed":
+            from lsp_assist.governance.team import TeamStoreUnavailable
+
+            self._refused("team:unavailable")
+            raise TeamStoreUnavailable("the team store is unreachable and the policy is fail-closed")
+        return self.admit(feature, tier, provider_key, local_limits=mode == "local")
+
+    def admit(self, feature: str, tier: str, provider_key: str, *, local_limits: bool = True) -> Permit:
         """Admit one model call or raise EndpointRefused / QuotaExceeded / BreakerOpen / RateLimitSkip.
 
         Must run on the event loop thread (the rate limiter reads the loop clock).
+        `local_limits=False`: quotas and limits are someone else's (the team store); only
+        the tier and the breaker are checked here.
         """
         if not self.tier_allowed(tier):
             self._refused("tier")
@@ -299,14 +366,14 @@ class Governance:
         breaker = self.breaker_for(provider_key)
         limits = self.limits_for(provider_key, tier)
         breaker_ok = breaker.would_allow()
-        limit_reason = limits.refusal()
+        limit_reason = limits.refusal() if local_limits else None
         if breaker_ok and limit_reason is None:
-            if not self.quota.try_consume(feature, tier):
+            if local_limits and not self.quota.try_consume(feature, tier):
                 self._refused(f"quota:{feature}")
                 raise QuotaExceeded(f"the {feature} quota for today is spent")
             # Nothing awaited since the checks above, so both succeed.
             taken = breaker.allow()
-            lease = limits.try_acquire()
+            lease = limits.try_acquire() if local_limits else limits.track()
             if taken and lease is not None:
                 return Permit(self, feature, tier, provider_key, breaker, limits, lease)
             if lease is not None:  # pragma: no cover - defensive
@@ -315,7 +382,7 @@ class Governance:
                 breaker.release()
             self._refused("race")
             raise RateLimitSkip(f"{provider_key} is busy")
-        if self.quota.exhausted(feature, tier):
+        if local_limits and self.quota.exhausted(feature, tier):
             self._refused(f"quota:{feature}")
             raise QuotaExceeded(f"the {feature} quota for today is spent")
         if not breaker_ok:
@@ -385,6 +452,8 @@ class Governance:
         warning = ""
         if failing:
             warning = f"{', '.join(failing)} failing; using the fallback"
+        elif self.team is not None and not self.team.available:
+            warning = f"team store unreachable; {self.team.fallback()} limits apply"
         elif spent or spent_tiers:
             warning = f"quota spent: {', '.join([*spent, *spent_tiers])}"
         return {
@@ -404,10 +473,29 @@ class Governance:
                 "write_errors": self.audit.write_errors,
             },
             "locked_keys": sorted(self.locked_keys),
+            "team": None if self.team is None else self.team.snapshot(),
         }
 
     def close(self) -> None:
         self.quota.close()
+        team, self.team = self.team, None
+        if team is not None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop left: the connections die with the process
+            task = loop.create_task(team.aclose())
+            _CLOSING.add(task)
+            task.add_done_callback(_CLOSING.discard)
+
+    async def aclose(self) -> None:
+        self.quota.close()
+        team, self.team = self.team, None
+        if team is not None:
+            await team.aclose()
+
+
+_CLOSING: set[asyncio.Task[None]] = set()
 
 
 __all__ = ["Governance", "Permit", "counts_as_failure", "default_audit_path"]

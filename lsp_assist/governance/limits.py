@@ -101,6 +101,12 @@ class ProviderLimits:
         self.admitted += 1
         return Lease(self)
 
+    def track(self) -> Lease:
+        """A lease counted in `in_flight` but not checked: the shared store admitted the call."""
+        self.in_flight += 1
+        self.admitted += 1
+        return Lease(self)
+
     def cool_down(self, seconds: float) -> None:
         """Honour a 429 Retry-After: refuse calls to this provider for `seconds`."""
         if seconds > 0:

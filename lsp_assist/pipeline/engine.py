@@ -538,7 +538,7 @@ class CompletionEngine:
             # here first, as the cancellation it is.
             for other in busy:
                 self._abort(other)
-        permit = c.governance.admit(feat, tier_name, c.provider_key(tier_name))
+        permit = await c.governance.admit_async(feat, tier_name, c.provider_key(tier_name))
         log.debug(
             "stream: tier=%s feature=%s live=%s speculative=%s mode=%s",
             tier_name,
