@@ -23,15 +23,18 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.team_settings import default_user
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
 from lsp_assist.pipeline.scheduler import Scheduler
 from lsp_assist.pipeline.typing_index import TypingIndex
+from lsp_assist.providers.attribution import Attribution, attribution_wanted
 from lsp_assist.providers.base import Provider
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
+from lsp_assist.providers.streaming import StreamingProvider
 from lsp_assist.telemetry.stats import STATS_FILE, StatsCollector
 from lsp_assist.workspace.service import WorkspaceService
 from lsp_assist.workspace.warmup import run_warmup
@@ -63,6 +66,17 @@ def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
             total_timeout_ms=max(tier.total_timeout_ms, local.total_timeout_ms),
         )
     return tier
+
+
+def team_attribution(config: Config, governance: Any) -> Attribution | None:
+    """The labels every model call carries for gateways, when `[team]` asks for them."""
+    t = config.team
+    team = getattr(governance, "team", None)
+    business_line = team.settings.business_line if team is not None else t.business_line
+    if not attribution_wanted(business_line, t.store, t.attribution):
+        return None
+    environment = str(getattr(getattr(governance, "settings", None), "environment", ""))
+    return Attribution(business_line, t.user or default_user(), environment, t.attribution)
 
 
 class Runtime:
@@ -164,6 +178,10 @@ class Runtime:
             except (ConfigError, LspAssistError) as exc:
                 errors.append(f"tiers.{name}: {exc}; this tier falls back to the offline engine")
                 providers[name] = offline
+        attribution = team_attribution(config, self.governance)
+        for p in providers.values():
+            if attribution is not None and isinstance(p, StreamingProvider):
+                p.attribution = attribution
         old_providers = self.providers
         self.providers = providers
 

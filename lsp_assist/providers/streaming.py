@@ -25,6 +25,7 @@ import httpx
 from lsp_assist.config.schema import TierConfig
 from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import ConfigError
+from lsp_assist.providers.attribution import Attribution
 from lsp_assist.providers.http import ClientPool, error_for_status, error_for_transport, host_of
 
 
@@ -77,6 +78,8 @@ class StreamingProvider:
         self._host = host_of(self._base)
         self._headers = dict(headers)
         self._warm_path = warm_path
+        # Set by the server when [team] is configured: labels every call for gateways.
+        self.attribution: Attribution | None = None
         # `read` is the longest gap between chunks; the pipeline enforces the first-token
         # and total deadlines, this is only the safety net (as in OpenAIProvider).
         read_s = max(tier.total_timeout_ms, tier.first_token_timeout_ms) / 1000 + 1.0
@@ -126,6 +129,10 @@ class StreamingProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         url, body = self.body(request)
+        headers = self._headers
+        if self.attribution is not None:
+            body = {**body, **self.attribution.body_fields(self.family, request.feature)}
+            headers = {**headers, **self.attribution.headers(request.feature)}
         ctx = request.context
         secrets = (self._api_key, ctx.prefix, ctx.suffix)
         client = self._clients.get(self._base)
@@ -137,7 +144,7 @@ class StreamingProvider:
                 "POST",
                 url,
                 json=body,
-                headers=self._headers,
+                headers=headers,
                 timeout=self._timeout,
                 extensions={"trace": connect.trace},
             ) as resp:

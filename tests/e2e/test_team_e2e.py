@@ -35,7 +35,12 @@ def options(fake: FakeModelServer, redis: RedisServer, governance: dict[str, Any
         "tiers": {"fast": tier, "quality": tier, "backup": {"provider": "offline"}},
         "completion": {"deadline_ms": 5000},
         "governance": governance,
-        "team": {"store": redis.url, "business_line": "payments", "timeout_ms": 300},
+        "team": {
+            "store": redis.url,
+            "business_line": "payments",
+            "timeout_ms": 300,
+            "attribution": {"headers": {"X-Business-Line": "{business_line}", "X-Feature": "{feature}"}},
+        },
     }
 
 
@@ -108,6 +113,11 @@ async def test_daily_quota_lets_exactly_n_calls_through_across_processes(
     assert all(all(r) for r in results), "every request is answered before its deadline"
     # Locally each process would allow 7 (21 in all); the store lets exactly 7 through.
     assert calls(fake) == quota
+    # Each call says who made it, as a gateway reads it (OpenAI `user`, the header map).
+    reqs = [r for r in fake.model_requests() if (r.body or {}).get("model") == MODEL]
+    assert {(r.body or {}).get("user") for r in reqs} <= {f"dev{i}" for i in range(PROCESSES)}
+    assert all(r.headers.get("x-business-line") == "payments" for r in reqs)
+    assert all(r.headers.get("x-feature") == "completion" for r in reqs)
 
 
 async def test_rate_limit_holds_across_processes(
