@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import importlib.util
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
 from lsp_assist.providers.streaming import StreamingProvider
+from lsp_assist.telemetry.otel import Telemetry, build_telemetry
 from lsp_assist.telemetry.stats import STATS_FILE, StatsCollector
 from lsp_assist.workspace.service import WorkspaceService
 from lsp_assist.workspace.warmup import run_warmup
@@ -107,6 +109,8 @@ class Runtime:
         self.sources: list[str] = []
         self._last_activity = time.monotonic()
         self._rewarm: asyncio.Task[None] | None = None
+        self.telemetry: Telemetry | None = None
+        self._telemetry_key = ""
         # Set by the LSP layer: a circuit breaker changed state (name, old, new).
         self.on_breaker_change: Callable[[str, str, str], None] | None = None
 
@@ -189,6 +193,7 @@ class Runtime:
             self.stats = StatsCollector(config.budget, self.cache_dir / STATS_FILE)
         else:
             self.stats.budget = config.budget
+        self._wire_telemetry(config, errors)
         self.scheduler.min_s = config.completion.debounce_min_ms / 1000.0
         self.scheduler.max_s = (
             max(config.completion.debounce_min_ms, config.completion.debounce_max_ms) / 1000.0
@@ -303,8 +308,32 @@ class Runtime:
         """The `lspAssist.warmCache` command: index, connections, local model, precompute."""
         return await run_warmup(self, progress)
 
+    def _wire_telemetry(self, config: Config, errors: list[str]) -> None:
+        """OpenTelemetry export: (re)built when its settings change, hooked to stats and calls."""
+        team = getattr(self.governance, "team", None)
+        business_line = team.settings.business_line if team is not None else config.team.business_line
+        environment = str(self.governance.settings.environment)
+        key = repr((config.telemetry, business_line, environment))
+        if key != self._telemetry_key:
+            old, self.telemetry = self.telemetry, None
+            if old is not None:
+                threading.Thread(target=old.shutdown, name="otel-shutdown", daemon=True).start()
+            self.telemetry, terrs = build_telemetry(
+                config.telemetry, business_line=business_line, environment=environment
+            )
+            errors.extend(terrs)
+            self._telemetry_key = key
+        if self.telemetry is not None:
+            self.governance.call_observers.append(self.telemetry.observe_call)
+        if self.stats is not None:
+            self.stats.observers = [] if self.telemetry is None else [self.telemetry.observe_request]
+
     async def aclose(self) -> None:
         self.workspace.close()
+        if self.telemetry is not None:
+            # Flushes what is queued; bounded by the exporters' timeouts, off the loop.
+            await asyncio.to_thread(self.telemetry.shutdown)
+            self.telemetry = None
         if self.stats is not None:
             self.stats.flush()
         await self.retire_old()

@@ -223,6 +223,8 @@ class Governance:
         self._limits: dict[str, ProviderLimits] = {}
         self._workspace_hash = self.audit.workspace_hash(workspace_roots[0] if workspace_roots else None)
         self.refusals: dict[str, int] = {}
+        # Called with every model call's record (metadata only, as audited): OpenTelemetry.
+        self.call_observers: list[Callable[[Mapping[str, object]], None]] = []
 
     @classmethod
     def from_config(
@@ -416,32 +418,37 @@ class Governance:
         redactions: int,
         http_status: int | None,
     ) -> None:
-        if not self.audit.enabled:
+        if not self.audit.enabled and not self.call_observers:
             return
         u = usage or Usage()
-        self.audit.write(
-            {
-                "environment": self.settings.environment,
-                "feature": feature,
-                "tier": tier,
-                "provider": provider,
-                "model": model,
-                "endpoint_host": endpoint_host,
-                "request_bytes": int(request_bytes),
-                "prompt_tokens": int(u.prompt_tokens),
-                "completion_tokens": int(u.completion_tokens),
-                "tokens_estimated": bool(u.estimated),
-                "stages_ms": dict(stages),
-                "outcome": outcome,
-                "error_class": None if error is None else type(error).__name__,
-                "http_status": http_status,
-                "fallback_from": fallback_from,
-                "hedged": hedged,
-                "retries": retries,
-                "redactions": redactions,
-                "workspace": self._workspace_hash,
-            }
-        )
+        record: dict[str, object] = {
+            "environment": self.settings.environment,
+            "feature": feature,
+            "tier": tier,
+            "provider": provider,
+            "model": model,
+            "endpoint_host": endpoint_host,
+            "request_bytes": int(request_bytes),
+            "prompt_tokens": int(u.prompt_tokens),
+            "completion_tokens": int(u.completion_tokens),
+            "tokens_estimated": bool(u.estimated),
+            "stages_ms": dict(stages),
+            "outcome": outcome,
+            "error_class": None if error is None else type(error).__name__,
+            "http_status": http_status,
+            "fallback_from": fallback_from,
+            "hedged": hedged,
+            "retries": retries,
+            "redactions": redactions,
+            "workspace": self._workspace_hash,
+        }
+        if self.audit.enabled:
+            self.audit.write(record)
+        for observe in self.call_observers:
+            try:
+                observe(record)
+            except Exception as exc:  # telemetry must never break a model call
+                log.debug("call observer failed: %s", exc)
 
     def status(self) -> dict[str, object]:
         """For the status bar and `doctor`: breaker states, spent quotas, skips. No secrets."""

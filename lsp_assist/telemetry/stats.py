@@ -14,7 +14,7 @@ import math
 import os
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,8 @@ class StatsCollector:
         self.wasted_tokens = 0
         self._buffer: list[dict[str, Any]] = []
         self._flush_scheduled = False
+        # Called with every request record (OpenTelemetry export); must not block.
+        self.observers: list[Callable[[RequestRecord], None]] = []
 
     def record(
         self,
@@ -93,6 +95,11 @@ class StatsCollector:
         if model_call:
             self.model_calls += 1
         self._append(asdict(rec))
+        for observe in self.observers:
+            try:
+                observe(rec)
+            except Exception as exc:  # telemetry must never break the request path
+                log.debug("stats observer failed: %s", exc)
         return rec
 
     def record_waste(self, tokens: int) -> None:
