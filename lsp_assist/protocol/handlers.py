@@ -27,10 +27,10 @@ from pygls.protocol import LanguageServerProtocol
 
 from lsp_assist import __version__
 from lsp_assist.config.loader import unwrap_client_settings
-from lsp_assist.domain import Cursor
+from lsp_assist.domain import Cursor, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
-from lsp_assist.protocol import convert, logsink
+from lsp_assist.protocol import convert, logsink, status
 from lsp_assist.server import Runtime
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,10 @@ class AssistServer(LanguageServer):
         self.runtime = Runtime()
         self.encoding = "utf-16"
         self.log_handler: logsink.ClientLogHandler | None = None
+        self.health: dict[str, Any] = {"state": "ok", "message": ""}
+        self.last_request: dict[str, Any] = {}
+        # A few status updates a second at most, however fast the user types.
+        self.status_throttle = status.StatusThrottle(self._send_status, interval_s=0.25)
 
     def _start_io_async(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Read stdin with the event loop instead of pygls' thread-pool reader.
@@ -164,8 +168,7 @@ class AssistServer(LanguageServer):
             log.debug("showMessage failed: %s", exc)
 
     def status(self, state: str = "ok", message: str = "") -> None:
-        engine = self.rt.engine
-        tier = self.rt.config.tier("fast")
+        """Health (and the last request's tier and latency) to the client's status item, now."""
         gov_status: dict[str, Any] = {}
         if self.rt.governance is not None:
             try:
@@ -174,15 +177,27 @@ class AssistServer(LanguageServer):
                 gov_status = {}
         if gov_status.get("warning") and state == "ok":
             state, message = "warning", str(gov_status.get("warning"))
-        self.protocol.notify(
-            NOTIFY_STATUS,
-            {
-                "tier": f"fast:{tier.provider}",
-                "lastLatencyMs": round(engine.last_latency_ms, 1) if engine else 0,
-                "state": state,
-                "message": message,
-            },
-        )
+        self.health = {"state": state, "message": message}
+        self.status_throttle.now(self._status_payload())
+
+    def note_request(self, result: Suggestion) -> None:
+        """An answered request: its tier and latency reach the status item (throttled)."""
+        fields = status.request_fields(result)
+        if fields is None:
+            return
+        self.last_request = fields
+        self.status_throttle.update(self._status_payload())
+
+    def _status_payload(self) -> dict[str, Any]:
+        tier = self.rt.config.tier("fast")
+        base: dict[str, Any] = {"tier": "fast", "provider": tier.provider}
+        return {**base, **self.last_request, **self.health}
+
+    def _send_status(self, payload: dict[str, Any]) -> None:
+        try:
+            self.protocol.notify(NOTIFY_STATUS, payload)
+        except Exception as exc:  # the client may be gone
+            log.debug("status failed: %s", exc)
 
 
 def _version(ls: AssistServer, uri: str) -> int:
@@ -298,6 +313,7 @@ def _register(server: AssistServer) -> None:
         invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
         version = _version(ls, uri)
         result = await engine.complete(CompletionRequest(uri=uri, cursor=cursor, invoked=invoked))
+        ls.note_request(result)
         if _version(ls, uri) != version:
             return types.InlineCompletionList(items=[])  # never answer for text that changed
         position = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)

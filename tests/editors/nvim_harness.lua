@@ -129,6 +129,8 @@ end, 20000, function()
     results.ghost = marks[1]
     results.line_before_accept = line(target_row)
     results.screen = screen(math.min(vim.o.lines - 1, 8))
+    results.statusline = require("lsp_assist").statusline()
+    results.status_rows = screen(vim.o.lines)
     feed("<Tab>", "m") -- through the plugin's <expr> mapping
 
     wait_then("accepted", function()

@@ -22,15 +22,10 @@ import {
 
 import { OnceNotifier, RestartBackoff } from './backoff';
 import { resolveServer, Resolved } from './serverPath';
+import { StatusParams, statusView } from './status';
 import { collectServerConfig, declaredKeys, didChangeParams, JsonObject, SECTION } from './settings';
 
 /** Server -> client notification payloads (the server contract). */
-interface StatusParams {
-  tier?: string;
-  lastLatencyMs?: number;
-  state?: 'ok' | 'warning' | 'error';
-  message?: string;
-}
 interface SuggestionReadyParams {
   uri: string;
   version?: number;
@@ -106,13 +101,7 @@ class Extension implements vscode.Disposable {
 
   private onStatus(params: StatusParams): void {
     this.lastStatus = { ...this.lastStatus, ...params };
-    const s = this.lastStatus;
-    const tier = s.tier ?? 'fast';
-    const latency = typeof s.lastLatencyMs === 'number' ? ` ${Math.round(s.lastLatencyMs)} ms` : '';
-    const state = s.state ?? 'ok';
-    const icon = state === 'ok' ? '$(sparkle)' : state === 'warning' ? '$(warning)' : '$(error)';
-    const tooltip = s.message ? `lsp-assist: ${s.message}` : `lsp-assist: tier ${tier}${latency}`;
-    this.setStatus(`${icon} ${tier}${latency}`, tooltip, state);
+    this.setStatus(...statusView(this.lastStatus));
   }
 
   private onSuggestionReady(params: SuggestionReadyParams): void {

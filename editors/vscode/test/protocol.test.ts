@@ -286,6 +286,23 @@ describe('lsp-assist server over vscode-languageserver-protocol', { timeout: 120
     );
   });
 
+  test('lspAssist/status carries the last request tier and a real latency', skip, async () => {
+    await inlineCompletion();
+    const deadline = Date.now() + 5000;
+    const latest = () =>
+      notifications
+        .filter((n) => n.method === 'lspAssist/status')
+        .map((n) => n.params as { tier?: string; lastLatencyMs?: number; outcome?: string })
+        .filter((p) => typeof p.outcome === 'string');
+    while (latest().length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const last = latest().at(-1);
+    assert.ok(last, 'no lspAssist/status after a request');
+    assert.equal(last.tier, 'fast');
+    assert.ok((last.lastLatencyMs ?? 0) > 0, `latency ${String(last.lastLatencyMs)}`);
+  });
+
   test('server log lines arrive as window/logMessage with their level, not on stderr', skip, async () => {
     // The workspace index logs an INFO line shortly after initialized.
     const deadline = Date.now() + 15_000;

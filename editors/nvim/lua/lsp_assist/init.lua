@@ -137,6 +137,10 @@ local function on_status(_, params)
     return
   end
   state.status = vim.tbl_extend("force", state.status, params)
+  vim.schedule(function()
+    pcall(vim.cmd.redrawstatus)
+    pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "LspAssistStatus", modeline = false })
+  end)
   if params.state == "warning" or params.state == "error" then
     notify_once(
       "status:" .. tostring(params.message),
@@ -437,16 +441,29 @@ function M.get_status()
   return state.status
 end
 
---- A short statusline string, e.g. "fast 42ms" or "⚠ quota spent".
+--- A short statusline string, e.g. "lsp-assist fast 42ms" or "⚠ lsp-assist: quota spent".
 function M.statusline()
   local s = state.status
   if s.state == "warning" or s.state == "error" then
     return "⚠ " .. (s.message or s.state)
   end
+  if s.progress then
+    return "lsp-assist " .. s.progress
+  end
   if s.tier then
-    return s.tier .. (s.lastLatencyMs and (" " .. math.floor(s.lastLatencyMs) .. "ms") or "")
+    local ms = tonumber(s.lastLatencyMs)
+    return "lsp-assist " .. s.tier .. ((ms and ms > 0) and (" " .. math.floor(ms + 0.5) .. "ms") or "")
   end
   return ""
+end
+
+--- With `statusline = true` and no 'statusline' of the user's own: the default status line's
+--- look (file, flags, ruler) plus the lsp-assist item.
+local function install_statusline()
+  if not config.options.statusline or vim.go.statusline ~= "" then
+    return
+  end
+  vim.go.statusline = "%<%f %h%w%m%r%=%{v:lua.require'lsp_assist'.statusline()}  %-14.(%l,%c%V%) %P"
 end
 
 --- LspAssistGhost: explicit colours for 256-colour terminals and truecolor, not a link to
@@ -471,6 +488,7 @@ function M.setup(opts)
   config.set(opts)
   state.setup_done = true
   define_highlights()
+  install_statusline()
   local group = vim.api.nvim_create_augroup("lsp_assist", { clear = true })
   -- A colour scheme clears highlight groups: define ours again (default: a user's own wins).
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })

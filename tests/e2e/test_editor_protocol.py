@@ -1,0 +1,64 @@
+"""What the editors' status item, messages and ghost text get from the server, over real stdio.
+
+The real `lsp-assist serve` against the loopback fake model server: the status item's tier
+and last latency (throttled), and the messages a user sees when the model is unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_lsp import LanguageClient
+
+from tests.e2e.conftest import doc_uri, inline, lsp_session, open_doc, openai_tiers, texts
+from tests.fakes.fake_model_server import FakeModelServer, Script
+
+SOURCE = "def add(a, b):\n    \n"
+
+
+def track(client: LanguageClient, method: str) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+
+    @client.feature(method)  # type: ignore[untyped-decorator]
+    def _note(ls: LanguageClient, params: Any) -> None:
+        seen.append(params if isinstance(params, dict) else params._asdict())
+
+    return seen
+
+
+async def wait_until(predicate: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return bool(predicate())
+
+
+async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return a + b\n", ttft_ms=40)
+    async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
+        statuses = track(client, "lspAssist/status")
+        uri = doc_uri(tmp_path, "calc.py")
+        open_doc(client, uri, SOURCE)
+        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        assert await wait_until(lambda: any(s.get("outcome") == "model" for s in statuses))
+        last = [s for s in statuses if s.get("outcome") == "model"][-1]
+        assert last["tier"] == "fast" and last["provider"] == "openai"
+        assert last["lastLatencyMs"] >= 40  # the fake waits 40 ms before its first token
+        # A burst of answered requests (typing-through / cache, instant): a few updates a
+        # second at most, and the last one arrives after the burst.
+        before = len(statuses)
+        started = time.monotonic()
+        for _ in range(30):
+            await inline(client, uri, 1, 4)
+        elapsed = time.monotonic() - started
+        await asyncio.sleep(0.4)
+        during = len(statuses) - before
+        assert 1 <= during <= int(elapsed / 0.25) + 2, (during, elapsed)
+        assert statuses[-1]["outcome"] in ("cache", "typing_through", "model")
