@@ -1,4 +1,5 @@
-"""The `lsp-assist` command line: serve, complete, demo, doctor, stats, context, usage, warmup."""
+"""The `lsp-assist` command line: serve, complete, demo, doctor, stats, context, usage, warmup,
+capacity."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ _MODULES = (
     "lsp_assist.cli.context_cmd",
     "lsp_assist.cli.usage_cmd",
     "lsp_assist.cli.warmup_cmd",
+    "lsp_assist.cli.capacity_cmd",
 )
 
 

@@ -156,6 +156,8 @@ class Stats:
     streams_aborted: int
     tokens_at_abort: tuple[int, ...]  # per aborted stream, tokens sent before the disconnect
     tokens_sent: int  # over all streams
+    max_active: int = 0  # most model requests served at once (with a cap: at most the cap)
+    queued: int = 0  # model requests that waited for a slot (with a cap)
 
 
 def prompt_of(body: JSON | None) -> str:
@@ -187,8 +189,22 @@ class _ClientGone(Exception):
 class FakeModelServer:
     """A threaded loopback HTTP server. Start with `start()` or use as a context manager."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, default: Script | None = None) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default: Script | None = None,
+        *,
+        max_concurrent: int | None = None,
+    ) -> None:
         self._lock = threading.Condition()
+        # A concurrency limit like a model server's batch size (vLLM max_num_seqs): requests
+        # beyond it wait for a slot (queue, latency grows) or, with `reject_over_cap`, get 429.
+        self.max_concurrent = max_concurrent
+        self.reject_over_cap = False
+        self._active = 0
+        self._max_active = 0
+        self._queued = 0
         self.default: Script = default or Script()
         self._queue: deque[Script] = deque()
         self._rules: list[tuple[re.Pattern[str], Script]] = []
@@ -262,6 +278,7 @@ class FakeModelServer:
             self._rules.clear()
             self._requests.clear()
             self._connections = self._started = self._completed = self._aborted = 0
+            self._max_active = self._queued = 0
             self.stream_times = []
             self._tokens_at_abort.clear()
             self._tokens_sent = 0
@@ -298,6 +315,8 @@ class FakeModelServer:
                 streams_aborted=self._aborted,
                 tokens_at_abort=tuple(self._tokens_at_abort),
                 tokens_sent=self._tokens_sent,
+                max_active=self._max_active,
+                queued=self._queued,
             )
 
     def wait_for(self, predicate: Callable[[Stats], bool], timeout: float = 5.0) -> bool:
@@ -321,6 +340,8 @@ class FakeModelServer:
             self._aborted,
             tuple(self._tokens_at_abort),
             self._tokens_sent,
+            self._max_active,
+            self._queued,
         )
 
     def _bump(self, **changes: int) -> None:
@@ -414,6 +435,40 @@ class _Handler(BaseHTTPRequestHandler):
             self._control(path, body or {})
             return
         self._recorded(body)
+        if not self._take_slot():
+            return
+        try:
+            self._serve_model(path, body)
+        finally:
+            self._free_slot()
+
+    def _take_slot(self) -> bool:
+        """Wait for a slot under the fake's concurrency cap; False if the client left meanwhile."""
+        fake = self.fake
+        waited = False
+        with fake._lock:
+            while fake.max_concurrent is not None and fake._active >= fake.max_concurrent:
+                if fake.reject_over_cap:
+                    break
+                if not waited:
+                    waited = True
+                    fake._queued += 1
+                fake._lock.wait(0.01)
+                if self._client_gone():
+                    return False
+            else:
+                fake._active += 1
+                fake._max_active = max(fake._max_active, fake._active)
+                return True
+        self._send_json(429, _openai_error(429, "over the concurrency limit"), {"Retry-After": "1"})
+        return False
+
+    def _free_slot(self) -> None:
+        with self.fake._lock:
+            self.fake._active -= 1
+            self.fake._lock.notify_all()
+
+    def _serve_model(self, path: str, body: JSON | None) -> None:
         dialect = _dialect_for(path)
         if dialect is not None:
             self._native(body or {}, dialect)
@@ -946,12 +1001,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens-per-s", type=float, default=0.0)
     parser.add_argument("--fault", default=None)
     parser.add_argument("--exit-on-stdin-eof", action="store_true")
+    parser.add_argument("--max-concurrent", type=int, default=None, help="concurrency cap (requests queue)")
+    parser.add_argument("--reject-over-cap", action="store_true", help="answer 429 over the cap instead")
     args = parser.parse_args(argv)
     srv = FakeModelServer(
         args.host,
         args.port,
         Script(text=args.text, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s, fault=args.fault),
+        max_concurrent=args.max_concurrent,
     )
+    srv.reject_over_cap = args.reject_over_cap
     srv.start()
     sys.stdout.write(f"PORT={srv.port}\n")
     sys.stdout.flush()

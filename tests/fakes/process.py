@@ -21,9 +21,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class FakeModelProcess:
-    def __init__(self) -> None:
+    def __init__(self, *extra_args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.fake_model_server", "--port", "0", "--exit-on-stdin-eof"],
+            [
+                sys.executable,
+                "-m",
+                "tests.fakes.fake_model_server",
+                "--port",
+                "0",
+                "--exit-on-stdin-eof",
+                *extra_args,
+            ],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -1,0 +1,1 @@
+"""The capacity planner: simulated developers typing against an endpoint (`lsp-assist capacity`)."""
