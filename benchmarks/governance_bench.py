@@ -21,6 +21,7 @@ from lsp_assist.governance.audit import AuditLog
 from lsp_assist.governance.boundaries import DataBoundary
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.quota import QuotaStore
+from lsp_assist.governance.record import CallRecord
 from lsp_assist.governance.redaction import redact
 from lsp_assist.governance.settings import QuotaLimit, QuotaSettings, parse_settings
 
@@ -75,7 +76,16 @@ async def main() -> None:
 
         def cycle() -> None:
             p = gov.admit("completion", "fast", "openai@h")
-            p.finish("model", Usage(900, 30), {"ttft": 80.0, "total": 120.0}, 4000, None, "m", "h")
+            p.finish(
+                CallRecord(
+                    "model",
+                    model="m",
+                    endpoint_host="h",
+                    usage=Usage(900, 30),
+                    stages={"ttft": 80.0, "total": 120.0},
+                    request_bytes=4000,
+                )
+            )
 
         bench("Governance.admit + Permit.finish", cycle)
         gov.close()

@@ -30,6 +30,7 @@ class ConfigError(LspAssistError):
 
 class ProviderError(LspAssistError):
     counts_as_failure = True
+    http_status: int | None = None  # the HTTP status that caused it, for the audit line
 
 
 class ProviderTimeout(ProviderError):

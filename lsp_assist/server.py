@@ -103,7 +103,7 @@ class Runtime:
         self.cache_dir = resolve_cache_dir(self.config)
         self.stats: StatsCollector | None = None
         self.engine: CompletionEngine | None = None
-        self.governance: Any = None
+        self.governance: Governance | None = None
         self.providers: dict[str, Provider] = {}
         self.errors: list[str] = []
         self.sources: list[str] = []
@@ -219,6 +219,7 @@ class Runtime:
         self.engine = CompletionEngine(config, parts)
         if old_engine is not None:
             self.engine.on_suggestion_ready = old_engine.on_suggestion_ready
+            self.engine.answers.on_answered = old_engine.answers.on_answered
             self.engine.on_status = old_engine.on_status
         self._retired = (old_engine, old_providers)
         self.errors = errors
@@ -229,8 +230,10 @@ class Runtime:
     def _check_endpoint(self, name: str, tier: TierConfig, provider: Provider) -> None:
         """Raise EndpointRefused when the provider's effective endpoint may not be called."""
         url = effective_url(provider)
+        gov = self.governance
+        assert gov is not None  # built before the providers
         try:
-            self.governance.check_tier_endpoint(name, tier, base_url=url)
+            gov.check_tier_endpoint(name, tier, base_url=url)
         except EndpointRefused as exc:
             if tier.base_url:
                 raise

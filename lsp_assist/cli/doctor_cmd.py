@@ -45,12 +45,14 @@ async def _doctor(workspace: Path) -> int:
     problems = 0
     print(f"lsp-assist {__version__} (Python {sys.version.split()[0]})")
     rt = build_runtime([workspace])
+    gov = rt.governance
+    assert gov is not None  # build_runtime built it
     try:
         print(f"config sources: {', '.join(rt.sources) or 'built-in defaults only'}")
         for err in rt.errors:
             problems += 1
             print(f"  PROBLEM config: {err}")
-        locked: frozenset[str] = rt.governance.locked_keys
+        locked: frozenset[str] = gov.locked_keys
         if locked:
             print(f"locked by administrator policy: {', '.join(sorted(locked))}")
         writable = "writable" if os.access(rt.cache_dir, os.W_OK) else "NOT writable"
@@ -66,7 +68,7 @@ async def _doctor(workspace: Path) -> int:
                 line += f" base_url={tier.base_url}"
             print(line)
             if tier.api_key_env:
-                status = rt.governance.key_status(name, tier)
+                status = gov.key_status(name, tier)
                 print(f"    key ({tier.api_key_env}): {status}")
                 if status == "missing":
                     problems += 1

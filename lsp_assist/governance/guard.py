@@ -5,11 +5,8 @@
     gov.check_tier_endpoint("fast", tier_cfg)     # raises EndpointRefused (at startup/config)
     ctx, n = gov.redact_context(ctx)              # before the cache key and the provider
     permit = gov.admit("completion", "fast", "openai@api.example.com")
-    try:
-        ... stream from the provider ...
-    except BaseException as e:
-        permit.finish("error", usage, stages, request_bytes, e, model, host); raise
-    permit.finish("model", usage, stages, request_bytes, None, model, host)
+    ... stream from the provider ...
+    permit.finish(CallRecord("model", model=..., usage=..., stages=..., redactions=n))
 
 `admit` checks, in this order, and raises the matching `PolicyError`: the tier is allowed
 (`EndpointRefused`), the feature's and tier's quota (`QuotaExceeded`), the provider's
@@ -17,7 +14,7 @@ circuit breaker (`BreakerOpen`), then its rate limit and concurrency cap (`RateL
 Nothing is consumed unless every check passes (the quota request is counted only when the
 breaker and limiter would admit), so a refused call costs no quota.
 
-`Permit.finish` (idempotent; also called by `with permit:` on exit if you forget) releases
+`Permit.finish(record)` (idempotent; also called by `with permit:` on exit if you forget) releases
 the concurrency slot, feeds the breaker (success, counting failure, or no verdict for
 cancellations), applies a 429 `Retry-After` to the provider's limiter, adds tokens to the
 quotas and writes one audit line.
@@ -56,6 +53,7 @@ from lsp_assist.governance.credentials import key_status, resolve_api_key
 from lsp_assist.governance.limits import Lease, ProviderLimits
 from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.quota import QuotaStore
+from lsp_assist.governance.record import CallRecord
 from lsp_assist.governance.redaction import redact, redact_context
 from lsp_assist.governance.settings import FEATURES, GovernanceSettings, parse_settings
 
@@ -110,64 +108,28 @@ class Permit:
         if self.shared is not None:
             self.shared.release()
 
-    def finish(
-        self,
-        outcome: str,
-        usage: Usage | None,
-        stages: Mapping[str, float],
-        request_bytes: int,
-        error: BaseException | None,
-        model: str,
-        endpoint_host: str | None,
-        *,
-        provider: str | None = None,
-        fallback_from: str | None = None,
-        hedged: bool = False,
-        retries: int = 0,
-        redactions: int = 0,
-        http_status: int | None = None,
-    ) -> None:
-        """Release the slot, feed the breaker, count tokens, write the audit line. Idempotent.
-
-        `outcome`: "model" (served), "error", "timeout", "cancelled", "fallback" (served by
-        this call as a fallback for another tier)... `stages`: milliseconds per stage; put
-        "ttft" and "total" in it for the usage report. `error`: the exception, if any (only
-        its class name is audited).
-        """
+    def finish(self, record: CallRecord) -> None:
+        """Release the slot, feed the breaker, count tokens, write the audit line. Idempotent."""
         if self.finished:
             return
         self.finished = True
         self.lease.release()
+        error = record.error
         if error is not None:
             self.breaker.record_failure(error)
             if isinstance(error, RateLimited) and error.retry_after:
                 self.limits.cool_down(error.retry_after)
-        elif outcome == "cancelled":
+        elif record.outcome == "cancelled":
             self.breaker.release()
         else:
             self.breaker.record_success()
+        usage = record.usage
         tokens = 0 if usage is None else usage.prompt_tokens + usage.completion_tokens
         if usage is not None:
             self.gov.quota.add_tokens(self.feature, self.tier, tokens)
         if self.shared is not None:
             self.shared.release(tokens)
-        self.gov._audit_call(
-            feature=self.feature,
-            tier=self.tier,
-            provider=provider or self.provider_key,
-            model=model,
-            endpoint_host=endpoint_host,
-            request_bytes=request_bytes,
-            usage=usage,
-            stages=stages,
-            outcome=outcome,
-            error=error,
-            fallback_from=fallback_from,
-            hedged=hedged,
-            retries=retries,
-            redactions=redactions,
-            http_status=http_status,
-        )
+        self.gov._audit_call(self, record)
 
     def __enter__(self) -> Permit:
         return self
@@ -178,7 +140,7 @@ class Permit:
         # A safety net so a slot is never leaked; the pipeline should call finish() itself.
         if not self.finished:
             cancelled = isinstance(ev, asyncio.CancelledError) or ev is None
-            self.finish("cancelled" if cancelled else "error", None, {}, 0, ev, "", None)
+            self.finish(CallRecord("cancelled" if cancelled else "error", error=ev))
 
 
 class Governance:
@@ -260,6 +222,16 @@ class Governance:
         return gov, errors
 
     # --- data boundaries and credentials ------------------------------------------------
+
+    def excluded(self, path: str | None) -> str | None:
+        """Why `path` must not reach a model (no content in the reason), or None."""
+        reason: str | None = self.boundary.excluded(path)
+        return reason
+
+    @property
+    def hedging_enabled(self) -> bool:
+        hedging = self.settings.hedging
+        return bool(hedging.enabled and hedging.max_extra >= 1)
 
     def check_file(self, path: str | None) -> None:
         """Raise `Excluded` (reason in the message, no content) if `path` must not reach a model."""
@@ -399,54 +371,37 @@ class Governance:
 
     # --- audit and status ---------------------------------------------------------------
 
-    def _audit_call(
-        self,
-        *,
-        feature: str,
-        tier: str,
-        provider: str,
-        model: str,
-        endpoint_host: str | None,
-        request_bytes: int,
-        usage: Usage | None,
-        stages: Mapping[str, float],
-        outcome: str,
-        error: BaseException | None,
-        fallback_from: str | None,
-        hedged: bool,
-        retries: int,
-        redactions: int,
-        http_status: int | None,
-    ) -> None:
+    def _audit_call(self, permit: Permit, record: CallRecord) -> None:
         if not self.audit.enabled and not self.call_observers:
             return
-        u = usage or Usage()
-        record: dict[str, object] = {
+        u = record.usage or Usage()
+        error = record.error
+        line: dict[str, object] = {
             "environment": self.settings.environment,
-            "feature": feature,
-            "tier": tier,
-            "provider": provider,
-            "model": model,
-            "endpoint_host": endpoint_host,
-            "request_bytes": int(request_bytes),
+            "feature": permit.feature,
+            "tier": permit.tier,
+            "provider": record.provider or permit.provider_key,
+            "model": record.model,
+            "endpoint_host": record.endpoint_host,
+            "request_bytes": int(record.request_bytes),
             "prompt_tokens": int(u.prompt_tokens),
             "completion_tokens": int(u.completion_tokens),
             "tokens_estimated": bool(u.estimated),
-            "stages_ms": dict(stages),
-            "outcome": outcome,
+            "stages_ms": dict(record.stages),
+            "outcome": record.outcome,
             "error_class": None if error is None else type(error).__name__,
-            "http_status": http_status,
-            "fallback_from": fallback_from,
-            "hedged": hedged,
-            "retries": retries,
-            "redactions": redactions,
+            "http_status": record.status,
+            "fallback_from": record.fallback_from,
+            "hedged": record.hedged,
+            "retries": record.retries,
+            "redactions": record.redactions,
             "workspace": self._workspace_hash,
         }
         if self.audit.enabled:
-            self.audit.write(record)
+            self.audit.write(line)
         for observe in self.call_observers:
             try:
-                observe(record)
+                observe(line)
             except Exception as exc:  # telemetry must never break a model call
                 log.debug("call observer failed: %s", exc)
 
@@ -505,4 +460,4 @@ class Governance:
 _CLOSING: set[asyncio.Task[None]] = set()
 
 
-__all__ = ["Governance", "Permit", "counts_as_failure", "default_audit_path"]
+__all__ = ["CallRecord", "Governance", "Permit", "counts_as_failure", "default_audit_path"]

@@ -2,17 +2,22 @@
 
 Keeping them in one plain object (instead of globals) lets tests build a pipeline with
 a fake provider or an in-memory cache, and lets a configuration change rebuild only the
-parts it touches.
+parts it touches. `CompletionEngine` turns them into the stage parts (prompt builder,
+stream launcher, tier runner, answer store).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import ModelRequest, PromptContext
 from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.inflight import Assembler
+from lsp_assist.pipeline.ports import GovernancePort
+from lsp_assist.pipeline.postprocess import StreamAssembler
 from lsp_assist.pipeline.scheduler import Scheduler
 from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.base import Provider
@@ -21,27 +26,23 @@ from lsp_assist.telemetry.stats import StatsCollector
 
 @dataclass
 class Components:
-    store: Any  # lsp_assist.documents.store.DocumentStore
-    context: Any  # lsp_assist.context.builder.ContextEngine
-    governance: Any  # lsp_assist.governance.guard.Governance
+    store: DocumentStore
+    context: ContextEngine
+    governance: GovernancePort
     providers: dict[str, Provider]  # tier name -> provider
     offline: Provider
     cache: SuggestionCache
     stats: StatsCollector
     scheduler: Scheduler = field(default_factory=Scheduler)
     typing: TypingIndex = field(default_factory=TypingIndex)
-    assembler_factory: Callable[[PromptContext], Any] | None = None
+    assembler_factory: Callable[[PromptContext], Assembler] | None = None
     chain: dict[str, Sequence[str]] = field(
         default_factory=lambda: {"fast": ("fast", "backup"), "quality": ("quality", "fast", "backup")}
     )
-    aborted_streams: int = 0
-    redactions: int = 0
 
-    def assembler(self, ctx: PromptContext) -> Any:
+    def assembler(self, ctx: PromptContext) -> Assembler:
         if self.assembler_factory is not None:
             return self.assembler_factory(ctx)
-        from lsp_assist.pipeline.postprocess import StreamAssembler
-
         return StreamAssembler(ctx, ctx.mode)
 
     def tier_chain(self, tier: str) -> Sequence[str]:
@@ -59,12 +60,6 @@ class Components:
             return tier
         return f"{p.name}:{p.endpoint_host or 'local'}:{p.model}"
 
-    def redact_context(self, ctx: PromptContext) -> PromptContext:
-        """Remove key-like strings from every part that leaves the machine."""
-        out, n = self.governance.redact_context(ctx)
-        self.redactions += n
-        return out  # type: ignore[no-any-return]
-
     async def offline_suggest(self, ctx: PromptContext) -> str:
         """Run the offline rule engine (instant, no network) and clean its answer."""
         req = ModelRequest(context=ctx, max_tokens=64, temperature=0.0)
@@ -75,5 +70,4 @@ class Components:
             return ""
         asm = self.assembler(ctx)
         asm.feed(raw)
-        text: str = asm.text()
-        return text
+        return asm.text()

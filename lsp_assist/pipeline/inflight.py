@@ -87,6 +87,7 @@ class InflightStream:
     orphaned: bool = False  # the request that started it was cancelled
     wasted_tokens: int = 0  # tokens read while nobody was waiting for them
     provider: object = None  # the provider streaming it (identity only)
+    http_status: int | None = None  # the response's status, when the provider sent one
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()
@@ -163,8 +164,12 @@ async def read_stream(
                 if chunk.usage is not None:
                     usage = chunk.usage
                 if chunk.meta:
-                    stages.update(chunk.meta)
-                    flight.connect_ms = chunk.meta.get("connect", 0.0)
+                    meta = dict(chunk.meta)
+                    status = meta.pop("status", None)  # for the audit line, not a stage
+                    if status is not None:
+                        flight.http_status = int(status)
+                    stages.update(meta)
+                    flight.connect_ms = meta.get("connect", 0.0)
                 if not chunk.text:
                     continue
                 if first:

@@ -13,42 +13,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from lsp_assist.domain import Cursor, DocumentSnapshot
+from lsp_assist.config.schema import Config
+from lsp_assist.domain import Cursor
 from lsp_assist.errors import PolicyError
-
-if TYPE_CHECKING:
-    from lsp_assist.pipeline.engine import CompletionEngine
-    from lsp_assist.pipeline.request import CompletionRequest
+from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
+from lsp_assist.pipeline.prompt import PromptBuilder
+from lsp_assist.pipeline.request import CompletionRequest, Target
 
 _START_DELAY_S = 0.02  # let the answer's response go out first
 
 
 class Prefetcher:
-    def __init__(self, engine: CompletionEngine) -> None:
-        self.engine = engine
+    def __init__(self, config: Config, prompts: PromptBuilder, launcher: StreamLauncher) -> None:
+        self.config = config
+        self.prompts = prompts
+        self.launcher = launcher
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._anchors: dict[str, tuple[int, str]] = {}  # uri -> (offset, suggestion followed)
 
-    def schedule(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
-        """Prefetch the suggestion after `text`, shown at `offset` of `snap`."""
-        engine = self.engine
-        if not engine.config.completion.prefetch or req.feature != "completion":
+    def schedule(self, req: CompletionRequest, target: Target, text: str) -> None:
+        """Prefetch the suggestion after `text`, shown at `target`."""
+        if not self.config.completion.prefetch or req.feature != "completion":
             return
         self.forget(req.uri)
-        task = asyncio.get_running_loop().create_task(self._run(req, snap, offset, text))
+        task = asyncio.get_running_loop().create_task(self._run(target, text))
         self._tasks[req.uri] = task
-        self._anchors[req.uri] = (offset, text)
-        engine.track(task)
+        self._anchors[req.uri] = (target.offset, text)
+        self.launcher.track(task)
 
-    def drop_unrelated(self, uri: str, snap: DocumentSnapshot, offset: int) -> None:
+    def drop_unrelated(self, target: Target) -> None:
         """Cancel the document's prefetch unless the user is typing or accepted its suggestion."""
+        uri = target.uri
         task = self._tasks.get(uri)
         if task is None:
             return
         start, followed = self._anchors.get(uri, (0, ""))
-        if offset >= start and followed.startswith(snap.text[start:offset]):
+        if target.offset >= start and followed.startswith(target.snap.text[start : target.offset]):
             return
         self.forget(uri)
 
@@ -58,32 +59,31 @@ class Prefetcher:
         if task is not None:
             task.cancel()
 
-    async def _run(self, req: CompletionRequest, snap: DocumentSnapshot, offset: int, text: str) -> None:
-        engine = self.engine
-        c = engine.c
+    async def _run(self, target: Target, text: str) -> None:
         await asyncio.sleep(_START_DELAY_S)
         # One live call per document: wait for the stream that produced `text` to end.
-        live = engine.live_stream(req.uri)
+        live = self.launcher.live_stream(target.uri)
         if live is not None and not live.done:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(live.final), timeout=10)
+        snap, offset = target.snap, target.offset
         new_text = snap.text[:offset] + text + snap.text[offset:]
         new_offset = offset + len(text)
         lines = new_text[:new_offset].split("\n")
         cursor = Cursor(len(lines) - 1, len(lines[-1]))
-        tier = engine.config.tier("fast")
-        ctx = c.context.build_from_text(
-            new_text, snap.language_id, snap.path or snap.uri, cursor, tier.context_chars
+        if self.launcher.provider("fast") is None or self.launcher.is_offline("fast"):
+            return  # no model on the fast tier
+        prompt = self.prompts.for_text(new_text, snap.language_id, snap.path or snap.uri, cursor, "fast")
+        spec = StreamSpec(
+            Target(replace(snap, text=new_text), new_offset, target.cursor),
+            prompt,
+            feature="completion",
+            max_tokens=self.config.completion.prefetch_max_tokens,
+            live=False,
+            speculative=True,
         )
-        ctx = c.redact_context(ctx)
         try:
-            flight = await engine.start_speculative_stream(
-                req,
-                ctx,
-                replace(snap, text=new_text),
-                new_offset,
-                engine.config.completion.prefetch_max_tokens,
-            )
+            flight = await self.launcher.launch(spec)
         except PolicyError:
             return  # busy, over quota or rate-limited: prefetch is the first thing to give up
         try:

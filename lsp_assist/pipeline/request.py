@@ -1,10 +1,10 @@
-"""What one completion request asks for (the pipeline's input)."""
+"""What one completion request asks for (the pipeline's input), and where its answer goes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsp_assist.domain import Cursor
+from lsp_assist.domain import Cursor, DocumentSnapshot
 
 
 @dataclass(frozen=True)
@@ -14,3 +14,20 @@ class CompletionRequest:
     invoked: bool = False
     feature: str = "completion"
     tier: str = "fast"
+
+
+@dataclass(frozen=True)
+class Target:
+    """The document version, cursor and offset a suggestion is computed for.
+
+    Taken before any await: every answer is checked against `snap.version` before it is
+    returned, cached for typing-through against `snap.text`, and announced at `cursor`.
+    """
+
+    snap: DocumentSnapshot
+    offset: int
+    cursor: Cursor
+
+    @property
+    def uri(self) -> str:
+        return self.snap.uri

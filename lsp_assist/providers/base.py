@@ -36,6 +36,13 @@ class Provider(Protocol):
         """The host requests go to (for audit and allowed_hosts), None when in-process."""
         ...
 
+    @property
+    def single_slot(self) -> bool:
+        """True when the backend generates one stream at a time and a new request interrupts
+        the running one (the embedded llama.cpp server): the pipeline then closes the older
+        stream itself first, and speculative work never takes the slot from a waited-for one."""
+        ...
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         """Stream the completion. Stop iterating (or cancel) to abort the upstream call."""
         ...

@@ -260,6 +260,14 @@ def error_for_status(
     response: httpx.Response, *, provider: str, secrets: Iterable[str | None] = ()
 ) -> ProviderError:
     """The error for an HTTP status >= 400. Read the body (`await response.aread()`) first."""
+    err = _error_for_status(response, provider=provider, secrets=secrets)
+    err.http_status = response.status_code
+    return err
+
+
+def _error_for_status(
+    response: httpx.Response, *, provider: str, secrets: Iterable[str | None]
+) -> ProviderError:
     status = response.status_code
     host = response.request.url.host
     try:

@@ -191,6 +191,10 @@ class OfflineProvider:
     def endpoint_host(self) -> str | None:
         return None
 
+    @property
+    def single_slot(self) -> bool:
+        return False  # rules run inline, nothing to interrupt
+
     def suggest(self, ctx: PromptContext) -> str:
         try:
             return suggest(ctx, self._corpus())

@@ -1,7 +1,7 @@
 """The streaming skeleton every HTTP provider shares (OpenAI-compatible and native APIs).
 
 `StreamingProvider.stream` does, the same way for every API family: one keep-alive
-client per origin from the `ClientPool`; a first ``StreamChunk("", meta={"connect": ms})``
+client per origin from the `ClientPool`; a first ``StreamChunk("", meta={"connect": ms, "status": 200})``
 timed by an httpx trace hook; HTTP status and transport errors mapped onto
 `lsp_assist.errors` with secrets scrubbed; the response closed when the consumer stops
 iterating or is cancelled (leaving ``client.stream(...)`` drops an HTTP/1.1 connection, so
@@ -99,6 +99,10 @@ class StreamingProvider:
         return self._host
 
     @property
+    def single_slot(self) -> bool:
+        return False  # a remote server runs concurrent streams
+
+    @property
     def base_url(self) -> str:
         return self._base
 
@@ -152,7 +156,7 @@ class StreamingProvider:
                     await resp.aread()
                     raise error_for_status(resp, provider=self._name, secrets=secrets)
                 streaming = True
-                yield StreamChunk("", meta={"connect": connect.ms})
+                yield StreamChunk("", meta={"connect": connect.ms, "status": float(resp.status_code)})
                 # aclosing: the parser is finalised here, not later by the garbage collector.
                 async with contextlib.aclosing(self.parse(resp, request)) as chunks:
                     async for chunk in chunks:

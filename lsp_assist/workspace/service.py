@@ -19,10 +19,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
+from lsp_assist.config.schema import Config
+from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.languages import canonical, language_id_for_path
+from lsp_assist.documents.store import DocumentStore
 from lsp_assist.workspace.index import RefreshResult, WorkspaceIndex, build_symbol_index
 
 log = logging.getLogger(__name__)
@@ -31,10 +35,31 @@ SAVE_DEBOUNCE_S = 0.5
 PERSIST_DELAY_S = 5.0
 
 
-class WorkspaceService:
-    """Workspace indexes of one `Runtime` (typed loosely to avoid an import cycle)."""
+class Boundary(Protocol):
+    def excluded(self, path: str | None) -> str | None: ...
 
-    def __init__(self, runtime: Any) -> None:
+
+class WorkspaceHost(Protocol):
+    """What the workspace index needs of the running server (`lsp_assist.server.Runtime`)."""
+
+    config: Config
+    store: DocumentStore
+    context: ContextEngine
+
+    @property
+    def workspace_roots(self) -> Sequence[Path]: ...
+
+    @property
+    def cache_dir(self) -> Path: ...
+
+    @property
+    def governance(self) -> Boundary | None: ...
+
+
+class WorkspaceService:
+    """Workspace indexes of one server (`WorkspaceHost`)."""
+
+    def __init__(self, runtime: WorkspaceHost) -> None:
         self.rt = runtime
         self.indexes: dict[str, WorkspaceIndex] = {}
         self.last: dict[str, Any] = {}
@@ -56,7 +81,7 @@ class WorkspaceService:
 
     def _excluded(self, path: str) -> str | None:
         gov = self.rt.governance
-        return None if gov is None else gov.boundary.excluded(path)
+        return None if gov is None else gov.excluded(path)
 
     def _current_indexes(self) -> list[WorkspaceIndex]:
         """One index per root, rebuilt when the roots or the limits changed."""

@@ -19,21 +19,40 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from lsp_assist.documents.store import Document
-from lsp_assist.domain import Cursor, ModelRequest, PromptContext
+from lsp_assist.config.schema import Config
+from lsp_assist.documents.store import Document, DocumentStore
+from lsp_assist.domain import Cursor
 from lsp_assist.errors import LspAssistError, PolicyError, QuotaExceeded
-from lsp_assist.pipeline.request import CompletionRequest
+from lsp_assist.pipeline.engine import CompletionEngine
+from lsp_assist.pipeline.launcher import StreamSpec
+from lsp_assist.pipeline.prompt import Prompt
+from lsp_assist.pipeline.request import CompletionRequest, Target
+from lsp_assist.providers.base import Provider
+from lsp_assist.workspace.service import WorkspaceService
 
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 3.0
-CONTEXT_DEADLINE_MS = 15.0  # the same deadline as the request path, so keys agree
+
+
+class WarmupHost(Protocol):
+    """What warmup needs of the running server (`lsp_assist.server.Runtime`)."""
+
+    config: Config
+    store: DocumentStore
+    workspace: WorkspaceService
+    providers: dict[str, Provider]
+
+    @property
+    def engine(self) -> CompletionEngine | None: ...
+
+    async def warm(self) -> None: ...
 
 
 async def run_warmup(
-    runtime: Any, progress: Callable[[str], None] | None = None, *, connections: bool = True
+    runtime: WarmupHost, progress: Callable[[str], None] | None = None, *, connections: bool = True
 ) -> dict[str, Any]:
     """Warm everything; returns a JSON-able summary. Never raises for a partial failure.
 
@@ -66,14 +85,14 @@ async def run_warmup(
     return summary
 
 
-async def prime_local_model(runtime: Any) -> bool:
+async def prime_local_model(runtime: WarmupHost) -> bool:
     """One tiny completion on an open document, so llama.cpp caches that prompt prefix."""
     engine = runtime.engine
     provider = runtime.providers.get("fast")
     if engine is None or provider is None or provider.name != "local":
         return False
     for doc in runtime.store.documents():
-        if runtime.governance.boundary.excluded(doc.path) is not None:
+        if engine.prompts.excluded(doc.snapshot()) is not None:
             continue
         last = max(0, doc.line_count - 1)
         cursor = Cursor(last, len(doc.line(last)))
@@ -86,7 +105,7 @@ async def prime_local_model(runtime: Any) -> bool:
     return False
 
 
-def recent_files(runtime: Any, limit: int) -> list[str]:
+def recent_files(runtime: WarmupHost, limit: int) -> list[str]:
     """Indexed files changed recently: `git log` order when git answers, else newest mtime."""
     out: list[str] = []
     for idx in runtime.workspace.indexes.values():
@@ -121,7 +140,7 @@ def likely_cursors(doc: Document) -> list[Cursor]:
     return [Cursor(last, len(doc.line(last)))]
 
 
-async def precompute(runtime: Any) -> dict[str, Any]:
+async def precompute(runtime: WarmupHost) -> dict[str, Any]:
     """Fill the suggestion cache at likely positions; stops at the limit or the quota."""
     engine = runtime.engine
     cfg = runtime.config
@@ -129,8 +148,7 @@ async def precompute(runtime: Any) -> dict[str, Any]:
     provider = runtime.providers.get("fast")
     if engine is None or provider is None or limit == 0:
         return {"precomputed": 0}
-    c = engine.c
-    tier = cfg.tier("fast")
+    prompts = engine.prompts
     open_paths = {d.path for d in runtime.store.documents()}
     paths = await asyncio.to_thread(recent_files, runtime, limit)
     done = skipped = 0
@@ -138,7 +156,7 @@ async def precompute(runtime: Any) -> dict[str, Any]:
     for path in paths:
         if done >= limit:
             break
-        if path in open_paths or c.governance.boundary.excluded(path) is not None:
+        if path in open_paths or prompts.governance.excluded(path) is not None:
             skipped += 1
             continue
         try:
@@ -146,27 +164,21 @@ async def precompute(runtime: Any) -> dict[str, Any]:
         except OSError:
             skipped += 1
             continue
-        rec = runtime.workspace.index_for(path).records.get(path)
+        index = runtime.workspace.index_for(path)
+        rec = index.records.get(path) if index is not None else None
         language = rec.language if rec is not None else "plaintext"
         doc = Document(Path(path).as_uri(), language, 0, text, path)
         for cursor in likely_cursors(doc):
             if done >= limit:
                 break
-            others = [
-                d
-                for d in runtime.store.documents()
-                if d.uri != doc.uri and not c.governance.boundary.excluded(d.path)
-            ]
-            ctx = c.context.build(
-                doc, cursor, tier.context_chars, others=others, deadline_ms=CONTEXT_DEADLINE_MS
-            )
-            ctx = c.redact_context(ctx)
-            key = ctx.key("fast", provider.model)
-            if c.cache.get(key) is not None:
+            # Exactly the prompt (and key) the request path builds at this position.
+            prompt = prompts.for_document(doc, cursor, "fast")
+            if engine.answers.cached(prompt.key) is not None:
                 skipped += 1
                 continue
+            target = Target(doc.snapshot(), doc.offset(cursor), cursor)
             try:
-                text_out = await _generate(runtime, ctx)
+                text_out = await _generate(engine, target, prompt)
             except QuotaExceeded as exc:
                 stopped = f"warmup quota reached ({exc})"
                 break
@@ -174,7 +186,6 @@ async def precompute(runtime: Any) -> dict[str, Any]:
                 stopped = f"precompute stopped: {exc}"
                 break
             if text_out:
-                c.cache.put(key, text_out)
                 done += 1
         if stopped:
             break
@@ -184,59 +195,18 @@ async def precompute(runtime: Any) -> dict[str, Any]:
     return out
 
 
-async def _generate(runtime: Any, ctx: PromptContext) -> str:
-    """One model call for the `warmup` feature, shaped like the request path's."""
-    engine = runtime.engine
-    c = engine.c
-    cfg = runtime.config
-    tier = cfg.tier("fast")
-    provider = c.providers["fast"]
-    permit = c.governance.admit("warmup", "fast", c.provider_key("fast"))
-    enrich = cfg.completion.enrichment and ctx.mode == "multi"
-    budget = max(tier.max_tokens, cfg.completion.enrichment_max_tokens) if enrich else tier.max_tokens
-    req = ModelRequest(
-        context=ctx,
-        max_tokens=budget if enrich else min(budget, ctx.max_tokens or budget),
-        temperature=tier.temperature,
-        stop=tuple(dict.fromkeys(ctx.stop)),
-        fim_template=tier.fim_template,
-        feature="warmup",
-    )
-    asm = c.assembler(ctx)
-    usage = None
-    error: BaseException | None = None
-    t0 = time.perf_counter()
-
-    async def consume() -> None:
-        nonlocal usage
-        async for chunk in provider.stream(req):
-            if chunk.usage is not None:
-                usage = chunk.usage
-            if chunk.text and asm.feed(chunk.text):
-                break
-
-    outcome = "model"
+async def _generate(engine: CompletionEngine, target: Target, prompt: Prompt) -> str:
+    """One model call for the `warmup` feature through the request path's launcher: the
+    same request shape and governance; the answer lands in the cache under `prompt.key`.
+    Background work: it never takes the local model's only slot from a waited-for stream."""
+    spec = StreamSpec(target, prompt, feature="warmup", live=False, speculative=True, remember=False)
+    flight = await engine.launcher.launch(spec)
     try:
-        await asyncio.wait_for(consume(), timeout=tier.total_timeout_ms / 1000.0)
+        result = await asyncio.shield(flight.final)
     except asyncio.CancelledError:
-        outcome = "cancelled"
+        engine.launcher.abort(flight)
         raise
-    except Exception as exc:  # a timeout or provider failure ends this one precompute
-        error, outcome = exc, "error"
-    finally:
-        stages = {"total": (time.perf_counter() - t0) * 1000.0}
-        permit.finish(
-            outcome,
-            usage,
-            stages,
-            ctx.size,
-            error,
-            provider.model,
-            provider.endpoint_host,
-            provider=provider.name,
-        )
-    if error is not None:
-        log.info("precompute: model call failed (%s)", type(error).__name__)
+    if result.error is not None:
+        log.info("precompute: model call failed (%s)", type(result.error).__name__)
         return ""
-    text: str = asm.finish()
-    return text
+    return "" if result.aborted else result.text

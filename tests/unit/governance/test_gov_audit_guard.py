@@ -22,6 +22,7 @@ from lsp_assist.errors import (
 )
 from lsp_assist.governance.audit import FIELDS, AuditLog, audit_files
 from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.record import CallRecord
 from lsp_assist.governance.settings import parse_settings
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -88,16 +89,17 @@ async def test_admit_finish_writes_audit_and_counts(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, {"quotas": {"completion": {"requests_per_day": 5, "tokens_per_day": 1000}}})
     permit = gov.admit("completion", "fast", "openai@api.example.com")
     permit.finish(
-        "model",
-        Usage(prompt_tokens=100, completion_tokens=20, estimated=False),
-        {"ttft": 80.0, "total": 140.0},
-        4096,
-        None,
-        "gpt-4o-mini",
-        "api.example.com",
-        redactions=3,
+        CallRecord(
+            "model",
+            model="gpt-4o-mini",
+            endpoint_host="api.example.com",
+            usage=Usage(prompt_tokens=100, completion_tokens=20, estimated=False),
+            stages={"ttft": 80.0, "total": 140.0},
+            request_bytes=4096,
+            redactions=3,
+        )
     )
-    permit.finish("model", None, {}, 0, None, "x", None)  # idempotent
+    permit.finish(CallRecord("model", model="x"))  # idempotent
     [rec] = read_audit(gov)
     assert rec["feature"] == "completion" and rec["tier"] == "fast" and rec["model"] == "gpt-4o-mini"
     assert rec["prompt_tokens"] == 100 and rec["tokens_estimated"] is False
@@ -111,10 +113,10 @@ async def test_admit_finish_writes_audit_and_counts(tmp_path: Path) -> None:
 
 async def test_quota_exhaustion_is_per_feature(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, {"quotas": {"escalation": {"requests_per_day": 1}}})
-    gov.admit("escalation", "quality", "q").finish("model", None, {}, 0, None, "m", None)
+    gov.admit("escalation", "quality", "q").finish(CallRecord("model", model="m"))
     with pytest.raises(QuotaExceeded):
         gov.admit("escalation", "quality", "q")
-    gov.admit("completion", "fast", "f").finish("model", None, {}, 0, None, "m", None)
+    gov.admit("completion", "fast", "f").finish(CallRecord("model", model="m"))
     assert gov.status()["quota_spent_features"] == ["escalation"]
     assert "escalation" in str(gov.status()["warning"])
 
@@ -123,7 +125,9 @@ async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
     now = [0.0]
     gov = make_gov(tmp_path, {"breaker": {"failure_threshold": 2, "cooldown_s": 10}}, now)
     for _ in range(2):
-        gov.admit("completion", "fast", "p").finish("error", None, {}, 0, Unavailable("503"), "m", "h")
+        gov.admit("completion", "fast", "p").finish(
+            CallRecord("error", model="m", endpoint_host="h", error=Unavailable("503"))
+        )
     with pytest.raises(BreakerOpen):
         gov.admit("completion", "fast", "p")
     assert "p failing" in str(gov.status()["warning"])
@@ -131,8 +135,8 @@ async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
     probe = gov.admit("completion", "fast", "p")
     with pytest.raises(BreakerOpen):  # one probe only
         gov.admit("completion", "fast", "p")
-    probe.finish("model", None, {}, 0, None, "m", "h")
-    gov.admit("completion", "fast", "p").finish("model", None, {}, 0, None, "m", "h")
+    probe.finish(CallRecord("model", model="m", endpoint_host="h"))
+    gov.admit("completion", "fast", "p").finish(CallRecord("model", model="m", endpoint_host="h"))
     assert gov.status()["open_breakers"] == []
     assert gov.status()["warning"] == ""
     outcomes = [r["error_class"] for r in read_audit(gov)]
@@ -152,13 +156,15 @@ async def test_rate_limit_and_concurrency_skip_without_spending_quota(tmp_path: 
         gov.admit("completion", "fast", "p")
     assert gov.quota.remaining("completion").requests == 9  # the skip cost nothing
     assert gov.limits_for("p").skips["concurrency"] == 1
-    first.finish("cancelled", None, {}, 0, None, "m", None)
-    gov.admit("completion", "fast", "p").finish("model", None, {}, 0, None, "m", None)
+    first.finish(CallRecord("cancelled", model="m"))
+    gov.admit("completion", "fast", "p").finish(CallRecord("model", model="m"))
 
 
 async def test_429_retry_after_cools_provider(tmp_path: Path) -> None:
     gov = make_gov(tmp_path, {})
-    gov.admit("completion", "fast", "p").finish("error", None, {}, 0, RateLimited("429", 30.0), "m", None)
+    gov.admit("completion", "fast", "p").finish(
+        CallRecord("error", model="m", error=RateLimited("429", 30.0))
+    )
     with pytest.raises(RateLimitSkip, match="cooling"):
         gov.admit("completion", "fast", "p")
 

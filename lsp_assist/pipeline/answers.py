@@ -1,0 +1,81 @@
+"""`AnswerStore`: where answers go once they exist, so the next request can reuse them.
+
+One place caches a suggestion under its prompt key, remembers it for typing-through at the
+position it was shown, announces a longer one with `suggestionReady`, and keeps the last
+request's latency and tier (the status item reads them). Every feature stores answers
+through it, so the rule "cache it and remember it for typing-through" lives once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lsp_assist.documents.store import DocumentStore
+from lsp_assist.domain import Cursor
+from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.request import Target
+from lsp_assist.pipeline.typing_index import TypingHit, TypingIndex
+
+#: (uri, version, cursor): a fuller suggestion than the one shown is ready at `cursor`.
+ReadyListener = Callable[[str, int, Cursor], None]
+#: (latency ms, tier, outcome) of each finished inline-completion request.
+AnsweredListener = Callable[[float, str, str], None]
+
+
+class AnswerStore:
+    def __init__(self, cache: SuggestionCache, typing: TypingIndex, store: DocumentStore) -> None:
+        self.cache = cache
+        self.typing = typing
+        self.store = store
+        self.on_suggestion_ready: ReadyListener | None = None
+        # A hook for the status item (and tracing): called after every answered request.
+        self.on_answered: AnsweredListener | None = None
+        self.last_latency_ms = 0.0
+        self.last_tier = ""
+
+    def version(self, uri: str) -> int:
+        doc = self.store.get(uri)
+        return -1 if doc is None else int(doc.version)
+
+    def current(self, target: Target) -> bool:
+        """The document is still at the version the answer was computed for."""
+        return self.version(target.uri) == target.snap.version
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def typing_through(self, target: Target) -> TypingHit | None:
+        return self.typing.lookup(target.uri, target.snap.text, target.offset)
+
+    def cached(self, key: str) -> str | None:
+        return self.cache.get(key)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def remember(self, target: Target, text: str, tier: str) -> None:
+        """Typing-through memory only (an answer shown at `target`)."""
+        self.typing.remember(target.uri, target.snap.text, target.offset, text, tier)
+
+    def keep(self, key: str, target: Target, text: str, tier: str) -> None:
+        """Cache `text` under `key` and remember it at `target`."""
+        if not text:
+            return
+        self.cache.put(key, text)
+        self.remember(target, text, tier)
+
+    def stream_ended(self, key: str, target: Target, text: str, tier: str, *, shown: str) -> None:
+        """A stream's full answer: keep it, and announce it when it is longer than `shown`."""
+        self.keep(key, target, text, tier)
+        listener = self.on_suggestion_ready
+        if len(text) > len(shown) and listener is not None and self.current(target):
+            listener(target.uri, target.snap.version, target.cursor)
+
+    def answered(self, latency_ms: float, tier: str, outcome: str) -> None:
+        """Every finished request (the status item's figures)."""
+        self.last_latency_ms = latency_ms
+        self.last_tier = tier
+        listener = self.on_answered
+        if listener is not None:
+            listener(latency_ms, tier, outcome)
+
+    def forget(self, uri: str) -> None:
+        self.typing.forget(uri)

@@ -1,0 +1,283 @@
+"""`StreamLauncher`: starts model streams and owns every stream that is still running.
+
+`launch(spec)` builds the `ModelRequest` from the prompt and the tier, applies the
+one-slot rule of the provider (`Provider.single_slot`), asks governance to admit the
+call, and starts a reader task (`inflight.read_stream`). It keeps:
+- the live-stream registry: the one stream per document a later request may attach to;
+- the set of active streams (the one-slot rule looks at it);
+- the background tasks (cancelled at shutdown).
+When a stream ends it releases the permit with one `CallRecord` and hands a full answer
+to the `AnswerStore`. `abort` closes a stream now (the HTTP response is closed, so the
+model stops generating); `abort_later` after a short grace unless someone waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lsp_assist.config.schema import Config
+from lsp_assist.domain import ModelRequest, PromptContext, Usage
+from lsp_assist.errors import PolicyError
+from lsp_assist.governance.record import CallRecord
+from lsp_assist.pipeline.answers import AnswerStore
+from lsp_assist.pipeline.inflight import Anchor, Assembler, InflightStream, StreamResult, read_stream
+from lsp_assist.pipeline.ports import GovernancePort
+from lsp_assist.pipeline.prompt import Prompt
+from lsp_assist.pipeline.request import Target
+from lsp_assist.providers.base import Provider
+from lsp_assist.telemetry.latency import StageClock
+from lsp_assist.telemetry.stats import StatsCollector
+
+log = logging.getLogger(__name__)
+
+_TAIL = 2048
+_HEAD = 512
+# Features whose multi-line answers are read on into the enrichment budget.
+_ENRICHED = ("completion", "warmup")
+
+
+def anchor_of(target: Target) -> Anchor:
+    text, offset = target.snap.text, target.offset
+    return Anchor(
+        uri=target.uri,
+        version=target.snap.version,
+        before_len=offset,
+        before_tail=text[max(0, offset - _TAIL) : offset],
+        after_head=text[offset : offset + _HEAD],
+    )
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One model call to start: what to ask, for whom, and how it is accounted."""
+
+    target: Target
+    prompt: Prompt
+    feature: str = "completion"
+    max_tokens: int | None = None
+    live: bool = True  # registered as the document's live stream (attachable)
+    speculative: bool = False  # nobody waits for it yet: it yields the one slot
+    fallback_from: str | None = None
+    retries: int = 0
+    hedged: bool = False
+    # Remember the answer for typing-through at the target; False caches only (precompute
+    # for a file that is not open: no one types along with it yet).
+    remember: bool = True
+
+    @property
+    def tier(self) -> str:
+        return self.prompt.tier
+
+
+class StreamLauncher:
+    def __init__(
+        self,
+        config: Config,
+        providers: Mapping[str, Provider],
+        governance: GovernancePort,
+        answers: AnswerStore,
+        stats: StatsCollector,
+        *,
+        assembler: Callable[[PromptContext], Assembler],
+        provider_key: Callable[[str], str],
+        offline: Provider | None = None,
+    ) -> None:
+        self.config = config
+        self.providers = providers
+        self.governance = governance
+        self.answers = answers
+        self.stats = stats
+        self.assembler = assembler
+        self.provider_key = provider_key
+        self.offline = offline
+        self._live: dict[str, InflightStream] = {}
+        self._active: set[InflightStream] = set()  # every stream still reading
+        self._background: set[asyncio.Task[Any]] = set()
+        self.aborted = 0
+
+    # -- what may run --------------------------------------------------------------------------
+
+    def provider(self, tier: str) -> Provider | None:
+        return self.providers.get(tier)
+
+    def is_offline(self, tier: str) -> bool:
+        """The tier is served by the offline rule engine (no model call)."""
+        provider = self.providers.get(tier)
+        return provider is not None and (provider is self.offline or provider.name == "offline")
+
+    def request_for(self, spec: StreamSpec) -> tuple[ModelRequest, bool]:
+        """The provider request for `spec`, and whether it reads on into the enrichment."""
+        tier = self.config.tier(spec.tier)
+        ctx = spec.prompt.context
+        completion = self.config.completion
+        enrich = completion.enrichment and spec.feature in _ENRICHED and ctx.mode == "multi"
+        budget = spec.max_tokens or tier.max_tokens
+        if enrich:
+            budget = max(budget, completion.enrichment_max_tokens)
+        request = ModelRequest(
+            context=ctx,
+            max_tokens=budget if enrich else min(budget, ctx.max_tokens or budget),
+            temperature=tier.temperature,
+            stop=tuple(dict.fromkeys(ctx.stop)),
+            fim_template=tier.fim_template,
+            feature=spec.feature,  # type: ignore[arg-type]
+        )
+        return request, enrich
+
+    # -- starting ------------------------------------------------------------------------------
+
+    async def launch(self, spec: StreamSpec, clock: StageClock | None = None) -> InflightStream:
+        """Start the stream; raises `PolicyError` when it may not run (nothing is started)."""
+        tier_name = spec.tier
+        provider = self.providers.get(tier_name)
+        if provider is None:
+            raise PolicyError(f"tier {tier_name} is not configured")
+        if provider.single_slot:
+            busy = [f for f in self._active if f.provider is provider and not f.done]
+            if spec.speculative and busy:
+                # Speculative work never takes the only slot from a stream someone waits for.
+                raise PolicyError("the local model is busy; prefetch skipped")
+            # A one-slot server (the embedded llama.cpp) would interrupt the older stream
+            # itself when this one arrives and the older would read as a failure: close it
+            # here first, as the cancellation it is.
+            for other in busy:
+                self.abort(other)
+        permit = await self.governance.admit_async(spec.feature, tier_name, self.provider_key(tier_name))
+        ctx = spec.prompt.context
+        log.debug(
+            "stream: tier=%s feature=%s live=%s speculative=%s mode=%s",
+            tier_name,
+            spec.feature,
+            spec.live,
+            spec.speculative,
+            ctx.mode,
+        )
+        if clock is not None:
+            clock.lap("queue")
+        request, enrich = self.request_for(spec)
+        flight = InflightStream(anchor=anchor_of(spec.target), tier=tier_name, context=ctx)
+        flight.provider = provider
+        self._active.add(flight)
+        uri = spec.target.uri
+        if spec.live:
+            old = self._live.get(uri)
+            if old is not None and old is not flight and not old.done:
+                self.abort(old)
+            self._live[uri] = flight
+        flight.started = time.perf_counter()
+        tier = self.config.tier(tier_name)
+        total_ms = tier.total_timeout_ms
+        if enrich:
+            total_ms = max(total_ms, self.config.completion.enrichment_timeout_ms)
+
+        def finish(
+            outcome: str, usage: Usage | None, stages: dict[str, float], err: BaseException | None
+        ) -> None:
+            """Release the governance permit: breaker verdict, quota tokens, the audit line."""
+            permit.finish(
+                CallRecord(
+                    outcome,
+                    model=provider.model,
+                    endpoint_host=provider.endpoint_host,
+                    provider=provider.name,
+                    usage=usage,
+                    stages=stages,
+                    request_bytes=ctx.size,
+                    error=err,
+                    fallback_from=spec.fallback_from,
+                    hedged=spec.hedged,
+                    retries=spec.retries,
+                    redactions=spec.prompt.redactions,
+                    http_status=flight.http_status,
+                )
+            )
+
+        async def run() -> None:
+            result: StreamResult | None = None
+            try:
+                result = await read_stream(
+                    flight,
+                    provider.stream(request),
+                    self.assembler(ctx),
+                    # The request stops waiting at the first-token timeout and falls back; the
+                    # stream itself may go on (up to the total timeout) to fill the cache.
+                    first_token_timeout_s=tier.total_timeout_ms / 1000.0,
+                    total_timeout_s=total_ms / 1000.0,
+                    quick_on_first_line=True,
+                    on_first_token=flight.mark_first_token,
+                )
+            except asyncio.CancelledError:
+                finish("cancelled", None, {}, None)
+                raise
+            finally:
+                self._active.discard(flight)
+                if flight.wasted_tokens:
+                    self.stats.record_waste(flight.wasted_tokens)
+                if self._live.get(uri) is flight and flight.done:
+                    self._live.pop(uri, None)
+            err = result.error
+            stages = dict(result.stages)
+            stages["total"] = (time.perf_counter() - flight.started) * 1000.0
+            finish("error" if err is not None else "model", result.usage, stages, err)
+            if err is None and result.text:
+                quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
+                if spec.remember:
+                    self.answers.stream_ended(
+                        spec.prompt.key, spec.target, result.text, tier_name, shown=quick
+                    )
+                else:
+                    self.answers.cache.put(spec.prompt.key, result.text)
+
+        flight.task = asyncio.get_running_loop().create_task(run())
+        self.track(flight.task)
+        return flight
+
+    # -- the registry --------------------------------------------------------------------------
+
+    def live_stream(self, uri: str) -> InflightStream | None:
+        return self._live.get(uri)
+
+    def forget(self, uri: str) -> None:
+        flight = self._live.pop(uri, None)
+        if flight is not None:
+            self.abort(flight)
+
+    def abort(self, flight: InflightStream) -> None:
+        if flight.done:
+            return
+        flight.abort()
+        self.aborted += 1
+
+    def abort_later(self, flight: InflightStream, grace_s: float = 0.15) -> None:
+        """Abort `flight` after a grace period unless a request is waiting on it by then."""
+        flight.orphaned = True
+
+        def check() -> None:
+            if not flight.done and flight.waiters == 0 and not flight.answered:
+                log.debug("aborting a stream nobody waits for")
+                self.abort(flight)
+
+        asyncio.get_running_loop().call_later(grace_s, check)
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Keep a background task alive until it ends; cancelled at shutdown."""
+        self._background.add(task)
+        task.add_done_callback(self._reap)
+
+    def _reap(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background stream failed: %s", task.exception())
+
+    async def aclose(self) -> None:
+        for flight in list(self._live.values()):
+            flight.abort()
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)

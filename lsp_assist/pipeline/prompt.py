@@ -1,0 +1,115 @@
+"""`PromptBuilder`: what may reach a model, and exactly what it is sent, for every feature.
+
+Completion, escalation, prefetch and warmup all shape their prompt here, in one order:
+1. exclusion: a file behind the data boundary never gets a prompt;
+2. context: the tree-sitter trimmed prefix/suffix plus cross-file snippets of the other
+   open documents (excluded ones left out), within the tier's budget and a deadline;
+3. redaction: key-like strings removed from every part that leaves the machine;
+4. the cache key: a hash of what the model sees, the tier and its model.
+So a warmed or prefetched suggestion is stored under exactly the key a request computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from lsp_assist.config.schema import Config
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.documents.store import Document, DocumentStore
+from lsp_assist.domain import Cursor, DocumentSnapshot, Mode, PromptContext
+from lsp_assist.pipeline.ports import GovernancePort
+from lsp_assist.providers.base import Provider
+
+# Optional context gathering (cross-file, definitions) stops here; the same on every path,
+# so keys computed by warmup and by the request path agree.
+CONTEXT_DEADLINE_MS = 15.0
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A redacted context, the tier it is for, and its cache key."""
+
+    context: PromptContext
+    tier: str
+    key: str
+    redactions: int = 0  # key-like strings removed from it (for the audit line)
+
+
+class PromptBuilder:
+    def __init__(
+        self,
+        config: Config,
+        store: DocumentStore,
+        context: ContextEngine,
+        governance: GovernancePort,
+        providers: Mapping[str, Provider],
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.context = context
+        self.governance = governance
+        self.providers = providers
+        self.redactions = 0  # total over the process, for stats
+
+    def excluded(self, snap: DocumentSnapshot) -> str | None:
+        """Why this document must not reach a model, or None.
+
+        A file path goes through the data boundary (secret globs, ignore files, policy).
+        An `untitled:` buffer has no path and no name that could mark it secret (key-like
+        strings in it are still redacted); any other URI without a path fails closed.
+        """
+        if snap.path is None and snap.uri.startswith("untitled:"):
+            return None
+        return self.governance.excluded(snap.path)
+
+    def offset(self, uri: str, cursor: Cursor) -> int:
+        doc = self.store.get(uri)
+        return 0 if doc is None else int(doc.offset(cursor))
+
+    def model_for(self, tier: str) -> str:
+        provider = self.providers.get(tier)
+        return provider.model if provider is not None else "offline"
+
+    def key(self, ctx: PromptContext, tier: str) -> str:
+        return ctx.key(tier, self.model_for(tier))
+
+    def for_open(self, uri: str, cursor: Cursor, tier: str, *, mode: Mode | None = None) -> Prompt | None:
+        """The prompt at `cursor` in an open document (None when it is not open)."""
+        doc = self.store.get(uri)
+        if doc is None:
+            return None
+        return self.for_document(doc, cursor, tier, mode=mode)
+
+    def for_document(self, doc: Document, cursor: Cursor, tier: str, *, mode: Mode | None = None) -> Prompt:
+        """The prompt at `cursor` in `doc` (open or read from disk), with the other open
+        documents as cross-file context."""
+        governance = self.governance
+        others = [d for d in self.store.documents() if d.uri != doc.uri and not governance.excluded(d.path)]
+        ctx = self.context.build(
+            doc,
+            cursor,
+            self.config.tier(tier).context_chars,
+            others=others,
+            deadline_ms=CONTEXT_DEADLINE_MS,
+        )
+        return self._finish(ctx, tier, mode)
+
+    def for_text(self, text: str, language_id: str, path: str, cursor: Cursor, tier: str) -> Prompt:
+        """The prompt for a text that is no open document (prefetch: the text as if the
+        suggestion on screen were accepted); no cross-file context."""
+        ctx = self.context.build_from_text(
+            text, language_id, path, cursor, self.config.tier(tier).context_chars
+        )
+        return self._finish(ctx, tier, None)
+
+    def _finish(self, ctx: PromptContext, tier: str, mode: Mode | None) -> Prompt:
+        ctx, n = self.governance.redact_context(ctx)
+        self.redactions += n
+        if mode is not None and ctx.mode != mode:
+            ctx = replace(ctx, mode=mode)
+        return Prompt(ctx, tier, self.key(ctx, tier), n)
+
+    def retier(self, prompt: Prompt, tier: str) -> Prompt:
+        """The same context asked of another tier (a hedge): its own cache key."""
+        return replace(prompt, tier=tier, key=self.key(prompt.context, tier))

@@ -1,0 +1,90 @@
+"""Instant answers: no model call when an answer already exists.
+
+- `typing_through` (before the debounce): the user typed what a shown suggestion said, or
+  backspaced to a state that had one; the rest of it answers at once.
+- `cached` (after the prompt): the exact prompt was answered before.
+- `attach` (after the prompt): the document's live stream is producing what the user is
+  typing; wait on it instead of starting another call. A live stream the user moved away
+  from is aborted here: nobody will see its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from lsp_assist.config.schema import TierConfig
+from lsp_assist.domain import Outcome, Suggestion
+from lsp_assist.errors import PolicyError, ProviderError
+from lsp_assist.pipeline.inflight import InflightStream
+from lsp_assist.pipeline.launcher import StreamLauncher
+from lsp_assist.pipeline.stages.services import Services
+from lsp_assist.pipeline.state import RequestState
+
+
+async def typing_through(s: RequestState, sv: Services) -> Suggestion | None:
+    hit = sv.answers.typing_through(s.target)
+    if hit is None:
+        return None
+    s.clock.lap("queue")
+    return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier)
+
+
+async def cached(s: RequestState, sv: Services) -> Suggestion | None:
+    text = sv.answers.cached(s.prompt.key)
+    if text is None:
+        return None
+    s.clock.lap("queue")
+    sv.answers.remember(s.target, text, s.req.tier)
+    return Suggestion(text, Outcome.CACHE, s.req.tier)
+
+
+async def attach(s: RequestState, sv: Services) -> Suggestion | None:
+    flight = sv.launcher.live_stream(s.req.uri)
+    if flight is None:
+        return None
+    target = s.target
+    typed = flight.anchor.typed_since(target.snap.text, target.offset)
+    if typed is not None and flight.attachable(typed):
+        text = await _await_attached(sv.launcher, flight, typed, sv.config.tier(s.req.tier))
+        s.clock.lap("queue")
+        if text is not None and sv.answers.current(target):
+            return Suggestion(text, Outcome.ATTACHED, flight.tier)
+    # Superseded: nobody will see this stream's answer.
+    if not flight.done:
+        sv.launcher.abort(flight)
+    return None
+
+
+async def _await_attached(
+    launcher: StreamLauncher, flight: InflightStream, typed: str, tier: TierConfig
+) -> str | None:
+    flight.waiters += 1
+    try:
+        return await _attached_text(flight, typed, tier)
+    except asyncio.CancelledError:
+        launcher.abort_later(flight)
+        raise
+    finally:
+        flight.waiters -= 1
+
+
+async def _attached_text(flight: InflightStream, typed: str, tier: TierConfig) -> str | None:
+    try:
+        first = await asyncio.wait_for(
+            asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0
+        )
+    except (asyncio.TimeoutError, ProviderError, PolicyError):
+        return None
+    if first.startswith(typed) and len(first) > len(typed):
+        flight.answered = True
+        return first[len(typed) :]
+    if not flight.done:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(flight.final), timeout=tier.total_timeout_ms / 1000.0)
+    if flight.final.done():
+        full = flight.final.result().text
+        if full.startswith(typed) and len(full) > len(typed):
+            flight.answered = True
+            return full[len(typed) :]
+    return None
