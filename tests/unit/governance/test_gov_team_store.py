@@ -11,6 +11,7 @@ import pytest
 from lsp_assist.config.schema import TeamConfig
 from lsp_assist.errors import QuotaExceeded, RateLimitSkip
 from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.record import CallRecord
 from lsp_assist.governance.settings import GovernanceSettings, QuotaLimit, QuotaSettings, RateLimit
 from lsp_assist.governance.shared_store import (
     BucketCheck,
@@ -166,9 +167,9 @@ async def test_governance_uses_the_store_then_the_fallback_policy(
         p1 = await gov.admit_async("completion", "fast", "k")
         with pytest.raises(RateLimitSkip):  # the concurrency cap of 1 is shared
             await other.admit_async("completion", "fast", "k")
-        p1.finish("model", None, {}, 0, None, "m", None)
+        p1.finish(CallRecord("model", model="m"))
         await asyncio.sleep(0.05)
-        (await other.admit_async("completion", "fast", "k")).finish("model", None, {}, 0, None, "m", None)
+        (await other.admit_async("completion", "fast", "k")).finish(CallRecord("model", model="m"))
         with pytest.raises(QuotaExceeded):  # 2 per day across both
             await gov.admit_async("completion", "fast", "k")
         assert gov.quota.used("completion") == {"feature:completion": (0, 0)}  # local not counted
@@ -176,7 +177,7 @@ async def test_governance_uses_the_store_then_the_fallback_policy(
         redis_server.kill()
         # Down: the local quota (2 per day, its own sqlite file) applies in this process.
         for _ in range(2):
-            (await gov.admit_async("completion", "fast", "k")).finish("model", None, {}, 0, None, "m", None)
+            (await gov.admit_async("completion", "fast", "k")).finish(CallRecord("model", model="m"))
         with pytest.raises(QuotaExceeded):
             await gov.admit_async("completion", "fast", "k")
         assert "team store unreachable" in str(gov.status()["warning"])
@@ -195,7 +196,7 @@ async def test_fail_open_and_fail_closed(tmp_path: Path, redis_server: RedisServ
         with pytest.raises(TeamStoreUnavailable):
             await closed.admit_async("completion", "fast", "k")
         for p in permits:
-            p.finish("model", None, {}, 0, None, "m", None)
+            p.finish(CallRecord("model", model="m"))
     finally:
         await opened.aclose()
         await closed.aclose()
