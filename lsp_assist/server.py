@@ -313,9 +313,11 @@ class Runtime:
 
     def _wire_telemetry(self, config: Config, errors: list[str]) -> None:
         """OpenTelemetry export: (re)built when its settings change, hooked to stats and calls."""
-        team = getattr(self.governance, "team", None)
+        gov = self.governance
+        assert gov is not None  # built first
+        team = gov.team
         business_line = team.settings.business_line if team is not None else config.team.business_line
-        environment = str(self.governance.settings.environment)
+        environment = str(gov.settings.environment)
         key = repr((config.telemetry, business_line, environment))
         if key != self._telemetry_key:
             old, self.telemetry = self.telemetry, None
@@ -327,7 +329,7 @@ class Runtime:
             errors.extend(terrs)
             self._telemetry_key = key
         if self.telemetry is not None:
-            self.governance.call_observers.append(self.telemetry.observe_call)
+            gov.call_observers.append(self.telemetry.observe_call)
         if self.stats is not None:
             self.stats.observers = [] if self.telemetry is None else [self.telemetry.observe_request]
 
