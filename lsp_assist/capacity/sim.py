@@ -258,7 +258,8 @@ async def run_level(
         for i in range(developers):
             opts = {**options, "cache": {**dict(options.get("cache") or {}), "dir": str(root / f"dev{i}")}}
             rt = build_developer_runtime(opts)
-            rt.governance.call_observers.append(col.on_call)
+            if rt.governance is not None:
+                rt.governance.call_observers.append(col.on_call)
             if rt.stats is not None:
                 rt.stats.observers.append(col.on_request)
             editors.append(InProcessEditor(rt))
