@@ -385,6 +385,7 @@ def _register(server: AssistServer) -> None:
             progress.end(str(exc))
             return {"text": "", "tier": "quality", "error": str(exc)}
         progress.end("done")
+        ls.note_request(result)
         return {
             "text": result.text,
             "tier": "quality",

@@ -1,0 +1,215 @@
+/*
+ * Drives a real VS Code (code-server in headless Chromium, through puppeteer-core) the way a
+ * user would: opens a file, types, waits for the ghost text, accepts it with Tab, reads the
+ * status bar item, escalates with Ctrl+Alt+\ and accepts the quality suggestion, and (when
+ * asked) waits for the unreachable-endpoint toast. Called by tests/editors/test_vscode_real.py
+ * with a JSON spec as argv[2]; prints one JSON result line; saves screenshots in spec.shots.
+ *
+ * Ghost-text timing: a MutationObserver in the page stamps (Date.now()) every change of the
+ * ghost-text decorations, so the test can compare it with the fake model's first-token time
+ * (same machine clock).
+ */
+'use strict';
+
+const path = require('node:path');
+
+const spec = JSON.parse(process.argv[2]);
+const puppeteer = require(path.join(spec.driverDir, 'node_modules', 'puppeteer-core'));
+
+const result = { steps: [], errors: [], shots: [] };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(page, what, fn, timeoutMs, ...args) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    last = await page.evaluate(fn, ...args).catch((e) => ({ __error: String(e) }));
+    if (last && !last.__error) {
+      result.steps.push(what);
+      return last;
+    }
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+async function shot(page, name) {
+  const file = path.join(spec.shots, `${name}.png`);
+  await page.screenshot({ path: file });
+  result.shots.push(file);
+}
+
+/** Text of the editor lines, in order (VS Code renders spaces as U+00A0). */
+function editorLines() {
+  const lines = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')];
+  lines.sort((a, b) => parseFloat(a.style.top || '0') - parseFloat(b.style.top || '0'));
+  return lines.map((l) => l.textContent.replace(/\u00a0/g, ' '));
+}
+
+function installGhostObserver() {
+  window.__ghost = [];
+  const read = () =>
+    [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+      .map((e) => e.textContent.replace(/\u00a0/g, ' '))
+      .join('');
+  let last = '';
+  const note = () => {
+    const now = read();
+    if (now !== last) {
+      last = now;
+      window.__ghost.push({ t: Date.now(), text: now });
+    }
+  };
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true });
+  return true;
+}
+
+function ghostText() {
+  return [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+    .map((e) => e.textContent.replace(/\u00a0/g, ' '))
+    .join('');
+}
+
+async function typeLine(page, text) {
+  await page.keyboard.type(text, { delay: spec.keyDelayMs ?? 40 });
+  return page.evaluate(() => Date.now());
+}
+
+let currentPage;
+
+async function main() {
+  const browser = await puppeteer.launch({
+    executablePath: spec.chromium,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    defaultViewport: { width: 1280, height: 760 },
+  });
+  try {
+    const page = await browser.newPage();
+    currentPage = page;
+    await page.goto(spec.url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+    await waitFor(page, 'workbench', () => !!document.querySelector('.monaco-workbench'), 60_000);
+    await sleep(1500); // let the workbench settle (extensions activate on startup finished)
+
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyP');
+    await page.keyboard.up('Control');
+    await sleep(400);
+    await page.keyboard.type(spec.file, { delay: 20 });
+    await sleep(600);
+    await page.keyboard.press('Enter');
+    await waitFor(page, 'file open', (marker) => {
+      const text = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+        .map((l) => l.textContent.replace(/\u00a0/g, ' '))
+        .join('\n');
+      return text.includes(marker);
+    }, 20_000, spec.marker);
+    await page.evaluate(installGhostObserver);
+
+    // Wait until the extension's status item shows the server running.
+    await waitFor(page, 'status item', () => {
+      const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /\bfast\b/.test(e.textContent || ''));
+      return item ? item.textContent : null;
+    }, 30_000);
+
+    if (spec.unreachable) {
+      // Only the message: type, and wait for the toast naming the endpoint.
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      const typedAt = await typeLine(page, spec.typed);
+      const toast = await waitFor(page, 'toast', (needle) => {
+        const t = [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).join('\n');
+        return t.includes(needle) ? t : null;
+      }, 15_000, spec.toastIncludes);
+      result.toast = toast;
+      result.toastAfterTypingMs = (await page.evaluate(() => Date.now())) - typedAt;
+      await shot(page, 'unreachable-toast');
+      // Keep typing: no second toast (rate-limited).
+      await typeLine(page, 'x');
+      await sleep(2500);
+      result.toasts = await page.evaluate(
+        () => [...document.querySelectorAll('.notifications-toasts .notification-toast')].length,
+      );
+      result.status = await page.evaluate(() =>
+        [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent).filter((t) => /fast/.test(t || '')),
+      );
+      return;
+    }
+
+    // 1. Type at the end of the file: the ghost text appears.
+    await page.keyboard.down('Control');
+    await page.keyboard.press('End');
+    await page.keyboard.up('Control');
+    result.typedAt = await typeLine(page, spec.typed);
+    await waitFor(page, 'ghost', (want) => {
+      const g = [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+        .map((e) => e.textContent.replace(/\u00a0/g, ' ')).join('');
+      return g.includes(want) ? g : null;
+    }, 20_000, spec.ghost);
+    result.ghostLog = await page.evaluate(() => window.__ghost);
+    result.linesWithGhost = await page.evaluate(editorLines);
+    await shot(page, 'ghost');
+
+    // 2. Tab accepts it.
+    await page.keyboard.press('Tab');
+    result.afterTab = await waitFor(page, 'accepted', (want) => {
+      const lines = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) =>
+        l.textContent.replace(/\u00a0/g, ' '),
+      );
+      return lines.some((l) => l.trim() === want) ? lines : null;
+    }, 10_000, spec.accepted);
+    await sleep(300);
+    result.ghostAfterTab = await page.evaluate(ghostText);
+
+    // 3. The status item shows a real latency.
+    result.status = await waitFor(page, 'latency', () => {
+      const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /fast \d+ ms/.test(e.textContent || ''));
+      return item ? item.textContent : null;
+    }, 10_000);
+    await shot(page, 'accepted');
+
+    // 4. Escalate (Ctrl+Alt+\) on a new line: the quality model's suggestion, accepted with Tab.
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await typeLine(page, spec.typed2);
+    await waitFor(page, 'fast ghost 2', (want) => {
+      const g = [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+        .map((e) => e.textContent.replace(/\u00a0/g, ' ')).join('');
+      return g.includes(want) ? g : null;
+    }, 20_000, spec.ghost2);
+    await page.keyboard.down('Control');
+    await page.keyboard.down('Alt');
+    await page.keyboard.press('Backslash');
+    await page.keyboard.up('Alt');
+    await page.keyboard.up('Control');
+    result.qualityGhost = await waitFor(page, 'quality ghost', (want) => {
+      const g = [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+        .map((e) => e.textContent.replace(/\u00a0/g, ' ')).join('');
+      return g.includes(want) ? g : null;
+    }, 20_000, spec.qualityGhost);
+    await shot(page, 'escalated');
+    await page.keyboard.press('Tab');
+    result.afterEscalate = await waitFor(page, 'quality accepted', (want) => {
+      const lines = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) =>
+        l.textContent.replace(/\u00a0/g, ' '),
+      );
+      return lines.some((l) => l.trim() === want) ? lines : null;
+    }, 10_000, spec.qualityAccepted);
+  } catch (error) {
+    if (currentPage) {
+      await shot(currentPage, 'failure').catch(() => undefined);
+    }
+    throw error;
+  } finally {
+    await browser.close().catch(() => undefined);
+  }
+}
+
+main()
+  .catch((error) => {
+    result.errors.push(String(error && error.stack ? error.stack : error));
+  })
+  .finally(() => {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  });

@@ -1,0 +1,125 @@
+"""A real VS Code (code-server 4.100.3 in headless Chromium) with the built .vsix installed.
+
+Drives it as a user: opens a file, types, sees the ghost text, accepts it with Tab, reads a
+real latency in the status bar item, escalates with Ctrl+Alt+\\ and accepts the quality
+model's suggestion; with an unreachable model, a toast naming the endpoint appears within a
+second. The model is the loopback fake; the server is this checkout's `lsp-assist serve`.
+Installs code-server/puppeteer-core/Chromium through editors/vscode/e2e/setup.sh (cached);
+skips with the setup script's reason only where they cannot be installed. Screenshots go to
+the test's tmp dir (and to $LSP_ASSIST_E2E_SHOTS when set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.editors import vscode_real
+from tests.editors.test_nvim_features import FAST_MODEL, QUALITY_MODEL, _answer
+from tests.fakes.fake_model_server import FakeModelServer, running
+
+pytestmark = [pytest.mark.vscode, pytest.mark.timeout(420)]
+
+HEADER = "def compute_total(prices, rate):\n    return sum(prices) * (1 + rate)\n\n"
+TYPED = "total = comp"
+FAST_LINE = "total = compute_total(prices, rate=0.2)"
+TYPED2 = "grand = comp"
+FAST_LINE2 = "grand = compute_total(prices, rate=0.3)"
+QUALITY_LINE2 = "grand = compute_total(prices, rate=TAX_RATE)  # quality"
+
+
+@pytest.fixture(scope="session")
+def vscode_install() -> tuple[Path, Path]:
+    try:
+        install = vscode_real.ensure_installed()
+    except vscode_real.Unavailable as exc:
+        pytest.skip(f"real VS Code unavailable: {exc}")
+    return install, vscode_real.build_vsix()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    with running() as srv:
+        yield srv
+
+
+def _settings(base_url: str, tmp_path: Path) -> dict[str, Any]:
+    tier = {"provider": "openai", "api": "completions", "base_url": base_url, "fim_template": "plain"}
+    settings: dict[str, Any] = {
+        "lspAssist.server.path": vscode_real.python_server(),
+        "lspAssist.cache.dir": str(tmp_path / "cache"),
+        # The editor's own word suggestions would take Tab; a user with them on presses Tab twice.
+        "editor.quickSuggestions": {"other": False, "comments": False, "strings": False},
+        "editor.suggestOnTriggerCharacters": False,
+        "editor.wordBasedSuggestions": "off",
+        "editor.inlineSuggest.enabled": True,
+        "files.autoSave": "off",
+    }
+    for name, model in (("fast", FAST_MODEL), ("quality", QUALITY_MODEL)):
+        for key, value in {**tier, "model": model}.items():
+            settings[f"lspAssist.tiers.{name}.{key}"] = value
+    return settings
+
+
+def _shots(tmp_path: Path) -> Path:
+    where = os.environ.get("LSP_ASSIST_E2E_SHOTS")
+    return Path(where) if where else tmp_path / "shots"
+
+
+def first_token_to_ghost_ms(fake: FakeModelServer, ghost_log: list[dict[str, Any]], want: str) -> float:
+    """Milliseconds from the first token of the stream that the ghost came from to the first
+    page mutation that showed it (both on this machine's wall clock)."""
+    offset = time.time() - time.monotonic()
+    shown = next(
+        e["t"] / 1000.0 for e in ghost_log if e["text"] and (want in e["text"] or want.startswith(e["text"]))
+    )
+    firsts = [tokens[0] + offset for _, tokens in fake.stream_times if tokens]
+    before = [t for t in firsts if t <= shown]
+    assert before, (firsts, shown)
+    return (shown - max(before)) * 1000.0
+
+
+def test_ghost_text_tab_status_latency_and_escalate(
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+) -> None:
+    install, vsix = vscode_install
+    fake.default = _answer({FAST_MODEL: [FAST_LINE, FAST_LINE2], QUALITY_MODEL: [QUALITY_LINE2]})
+    files = {"billing.py": HEADER}
+    with vscode_real.CodeServer(install, vsix, tmp_path, _settings(fake.base_url, tmp_path), files) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="billing.py",
+            marker="def compute_total",
+            typed=TYPED,
+            ghost=FAST_LINE.removeprefix(TYPED),
+            accepted=FAST_LINE,
+            typed2=TYPED2,
+            ghost2=FAST_LINE2.removeprefix(TYPED2),
+            qualityGhost=QUALITY_LINE2.removeprefix(TYPED2),
+            qualityAccepted=QUALITY_LINE2,
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
+    # The ghost text is a decoration: the line itself still holds only what was typed.
+    assert any(line.strip().startswith(TYPED) for line in r["linesWithGhost"])
+    # Tab put the whole line in; no ghost is left.
+    assert FAST_LINE in [line.strip() for line in r["afterTab"]]
+    assert FAST_LINE.removeprefix(TYPED) not in r["ghostAfterTab"]
+    # The status item shows a real latency of the last suggestion, not 0 ms.
+    match = re.search(r"fast (\d+) ms", r["status"])
+    assert match and int(match.group(1)) > 0, r["status"]
+    # Escalation went to the quality model and its suggestion was accepted.
+    assert QUALITY_MODEL in [req.body.get("model") for req in fake.model_requests() if req.body]
+    assert QUALITY_LINE2 in [line.strip() for line in r["afterEscalate"]]
+    ms = first_token_to_ghost_ms(fake, r["ghostLog"], FAST_LINE.removeprefix(TYPED))
+    report = {"editor": "vscode (code-server 4.100.3, chromium)", "first_token_to_ghost_ms": round(ms, 1)}
+    print(json.dumps(report))
+    (tmp_path / "timing.json").write_text(json.dumps(report))
