@@ -265,7 +265,7 @@ class Runtime:
         """Texts of the open documents, for the offline engine (excluded files left out)."""
         gov = self.governance
         return [
-            d.text for d in self.store.documents() if gov is None or gov.boundary.excluded(d.path) is None
+            d.text for d in self.store.documents() if gov is None or gov.excluded(d.path) is None
         ]
 
     # ------------------------------------------------------------------ lifecycle

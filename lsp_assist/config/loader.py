@@ -98,17 +98,43 @@ def unwrap_client_settings(settings: Any) -> dict[str, Any]:
     return dict(settings)
 
 
+_TYPE_WORDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _describe(tp: Any) -> str:
+    """The expected type in words (error messages never echo the value: it may be a secret)."""
+    if tp in _TYPE_WORDS:
+        return _TYPE_WORDS[tp]
+    origin = typing.get_origin(tp)
+    if origin in (list, tuple):
+        args = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        return f"a list of {_plural(args[0])}" if args else "a list"
+    if origin is dict or (dataclasses.is_dataclass(tp) and isinstance(tp, type)):
+        return "a table"
+    return getattr(tp, "__name__", str(tp))
+
+
+def _plural(tp: Any) -> str:
+    return {str: "strings", int: "integers", float: "numbers", bool: "booleans"}.get(tp, "values")
+
+
 def _coerce(value: Any, tp: Any, key: str, errors: list[str]) -> tuple[bool, Any]:
     """Return (ok, value) converting TOML/JSON values to the annotated type."""
     origin = typing.get_origin(tp)
     if tp is Any or tp is object:
         return True, value
     if origin in (typing.Union, types.UnionType):
-        for arg in typing.get_args(tp):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return True, None
+        real = [a for a in args if a is not type(None)]
+        if len(real) == 1:  # X | None: report X's own error
+            return _coerce(value, real[0], key, errors)
+        for arg in real:
             ok, out = _coerce(value, arg, key, [])
             if ok:
                 return True, out
-        errors.append(f"{key}: invalid value {value!r}")
+        errors.append(f"{key}: expected {' or '.join(_describe(a) for a in real)}")
         return False, None
     if tp is type(None):
         return value is None, None
@@ -126,15 +152,15 @@ def _coerce(value: Any, tp: Any, key: str, errors: list[str]) -> tuple[bool, Any
     elif tp is str:
         if isinstance(value, str):
             return True, value
-    elif origin is list:
-        (item_tp,) = typing.get_args(tp)
+    elif origin in (list, tuple):
+        item_tp = typing.get_args(tp)[0]
         if isinstance(value, (list, tuple)):
             items = []
             for i, item in enumerate(value):
                 ok, out = _coerce(item, item_tp, f"{key}[{i}]", errors)
                 if ok:
                     items.append(out)
-            return True, items
+            return True, tuple(items) if origin is tuple else items
     elif origin is dict:
         _, val_tp = typing.get_args(tp)
         if isinstance(value, Mapping):
@@ -147,16 +173,34 @@ def _coerce(value: Any, tp: Any, key: str, errors: list[str]) -> tuple[bool, Any
     elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if isinstance(value, Mapping):
             return True, build_dataclass(tp, value, key, errors)
-    type_name = getattr(tp, "__name__", str(tp))
-    errors.append(f"{key}: expected {type_name}, got {type(value).__name__} {value!r}; using the default")
+    errors.append(f"{key}: expected {_describe(tp)}")
     return False, None
 
 
+def _in_bounds(value: Any, meta: Mapping[str, Any], key: str, errors: list[str]) -> bool:
+    """Numeric bounds from a field's metadata (`field(metadata={"min": 1, "max": 1.0})`)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return True
+    low, high = meta.get("min"), meta.get("max")
+    if low is not None and value < low:
+        errors.append(f"{key}: expected a number >= {low}; using the default")
+        return False
+    if high is not None and value > high:
+        errors.append(f"{key}: expected a number <= {high}; using the default")
+        return False
+    return True
+
+
 def build_dataclass(cls: type[Any], data: Mapping[str, Any], prefix: str, errors: list[str]) -> Any:
-    """Instantiate dataclass `cls` from `data`, reporting unknown keys and bad values."""
+    """Instantiate dataclass `cls` from `data`, reporting unknown keys and bad values.
+
+    Every field keeps its default unless `data` names it with a valid value (a zero is a
+    value: nothing is replaced by the default because it is falsy). Bounds come from the
+    field's metadata ("min", "max"). Frozen dataclasses work too (built from keywords).
+    """
     hints = typing.get_type_hints(cls)
-    obj = cls()
-    known = {f.name for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key)
         dotted = f"{prefix}.{key}" if prefix else key
@@ -166,13 +210,13 @@ def build_dataclass(cls: type[Any], data: Mapping[str, Any], prefix: str, errors
                 "in api_key_env instead (value ignored)"
             )
             continue
-        if key not in known:
+        if key not in fields:
             errors.append(f"{dotted}: unknown key (ignored)")
             continue
         ok, out = _coerce(value, hints[key], dotted, errors)
-        if ok:
-            setattr(obj, key, out)
-    return obj
+        if ok and _in_bounds(out, fields[key].metadata, dotted, errors):
+            values[key] = out
+    return cls(**values)
 
 
 def _build_tiers(raw: Any, errors: list[str]) -> dict[str, TierConfig]:

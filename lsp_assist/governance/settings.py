@@ -1,8 +1,11 @@
 """Typed governance settings, parsed from the free-form `Config.governance` table.
 
-`parse_settings(raw)` returns `(GovernanceSettings, errors)`. Each error names the
-offending key (`"governance.quotas.completion.requests_per_day: expected an integer"`);
-unknown keys are reported, never fatal, and a bad value keeps its default.
+`parse_settings(raw)` returns `(GovernanceSettings, errors)`. The tables are read by the
+one configuration loader (`config.loader.build_dataclass`, bounds from field metadata),
+so each error names the offending key (`"governance.quotas.completion.requests_per_day:
+expected an integer"`), unknown keys are reported, never fatal, a bad value keeps its
+default, and a zero is a value (`error_rate = 0`: any failure ratio opens the breaker once
+`min_calls` were made; `window_s = 0`: no ratio window, only consecutive failures).
 
 TOML shape (every key optional)::
 
@@ -63,26 +66,32 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lsp_assist.config.loader import build_dataclass
 
 FEATURES = ("completion", "escalation", "warmup", "enrichment")
 DEFAULT_ENVIRONMENTS = ("dev", "test", "prod")
+
+_NON_NEGATIVE = {"min": 0}
+_POSITIVE = {"min": 1}
 
 
 @dataclass(frozen=True)
 class AuditSettings:
     enabled: bool = True
     path: str = ""  # empty: <cache dir>/audit/audit.jsonl
-    max_bytes: int = 10 * 1024 * 1024
-    backups: int = 5
+    max_bytes: int = field(default=10 * 1024 * 1024, metadata={"min": 1024})
+    backups: int = field(default=5, metadata=_NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
 class QuotaLimit:
     """None means unlimited."""
 
-    requests_per_day: int | None = None
-    tokens_per_day: int | None = None
+    requests_per_day: int | None = field(default=None, metadata=_NON_NEGATIVE)
+    tokens_per_day: int | None = field(default=None, metadata=_NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
@@ -101,29 +110,29 @@ class QuotaSettings:
 class RateLimit:
     """None means unlimited."""
 
-    requests_per_minute: float | None = None
-    max_concurrent: int | None = None
+    requests_per_minute: float | None = field(default=None, metadata=_NON_NEGATIVE)
+    max_concurrent: int | None = field(default=None, metadata=_POSITIVE)
 
 
 @dataclass(frozen=True)
 class BreakerSettings:
-    failure_threshold: int = 5
-    error_rate: float = 0.5
-    window_s: float = 60.0
-    min_calls: int = 10
-    cooldown_s: float = 30.0
+    failure_threshold: int = field(default=5, metadata=_POSITIVE)
+    error_rate: float = field(default=0.5, metadata={"min": 0, "max": 1})
+    window_s: float = field(default=60.0, metadata=_NON_NEGATIVE)
+    min_calls: int = field(default=10, metadata=_POSITIVE)
+    cooldown_s: float = field(default=30.0, metadata=_NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
 class HedgingSettings:
     enabled: bool = False
-    max_extra: int = 1
+    max_extra: int = field(default=1, metadata=_NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
 class Price:
-    prompt_per_1k: float = 0.0
-    completion_per_1k: float = 0.0
+    prompt_per_1k: float = field(default=0.0, metadata=_NON_NEGATIVE)
+    completion_per_1k: float = field(default=0.0, metadata=_NON_NEGATIVE)
 
 
 @dataclass(frozen=True)
@@ -150,209 +159,60 @@ class GovernanceSettings:
         return RateLimit()
 
 
-class _Errors:
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, key: str, msg: str) -> None:
-        self.items.append(f"{key}: {msg}")
-
-
-def _bool(v: object, key: str, default: bool, errs: _Errors) -> bool:
-    if isinstance(v, bool):
-        return v
-    errs.add(key, "expected true or false")
-    return default
-
-
-def _int(v: object, key: str, default: int | None, errs: _Errors, minimum: int = 0) -> int | None:
-    if isinstance(v, bool) or not isinstance(v, int):
-        errs.add(key, "expected an integer")
-        return default
-    if v < minimum:
-        errs.add(key, f"expected an integer >= {minimum}")
-        return default
-    return v
-
-
-def _float(v: object, key: str, default: float | None, errs: _Errors, minimum: float = 0.0) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        errs.add(key, "expected a number")
-        return default
-    if v < minimum:
-        errs.add(key, f"expected a number >= {minimum}")
-        return default
-    return float(v)
-
-
-def _str(v: object, key: str, default: str, errs: _Errors) -> str:
-    if isinstance(v, str):
-        return v
-    errs.add(key, "expected a string")
-    return default
-
-
-def _str_list(v: object, key: str, errs: _Errors) -> tuple[str, ...] | None:
-    if isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
-        return tuple(str(x) for x in v)
-    errs.add(key, "expected a list of strings")
-    return None
-
-
-def _table(v: object, key: str, errs: _Errors) -> Mapping[str, object] | None:
-    if isinstance(v, Mapping):
-        return v
-    errs.add(key, "expected a table")
-    return None
-
-
-def _unknown(table: Mapping[str, object], known: set[str], prefix: str, errs: _Errors) -> None:
-    for k in table:
-        if k not in known:
-            errs.add(f"{prefix}.{k}", "unknown key (ignored)")
-
-
 def _looks_like_secret(name: str) -> bool:
     # Variable names are upper-case identifiers; a long mixed token is probably a pasted key.
     return not name.replace("_", "").isalnum() or (len(name) > 24 and any(c.islower() for c in name))
 
 
-def _quota(v: object, key: str, errs: _Errors) -> QuotaLimit | None:
-    t = _table(v, key, errs)
-    if t is None:
-        return None
-    _unknown(t, {"requests_per_day", "tokens_per_day"}, key, errs)
-    r = t.get("requests_per_day")
-    tok = t.get("tokens_per_day")
-    return QuotaLimit(
-        requests_per_day=None if r is None else _int(r, f"{key}.requests_per_day", None, errs),
-        tokens_per_day=None if tok is None else _int(tok, f"{key}.tokens_per_day", None, errs),
-    )
-
-
-def _parse_quotas(v: object, errs: _Errors) -> QuotaSettings:
-    t = _table(v, "governance.quotas", errs)
-    if t is None:
+def _parse_quotas(raw: object, errors: list[str]) -> QuotaSettings:
+    """`[governance.quotas.<feature>]` and `[governance.quotas.tiers.<tier>]` tables."""
+    prefix = "governance.quotas"
+    if not isinstance(raw, Mapping):
+        errors.append(f"{prefix}: expected a table")
         return QuotaSettings()
     features: dict[str, QuotaLimit] = {}
     tiers: dict[str, QuotaLimit] = {}
-    for k, sub in t.items():
-        if k == "tiers":
-            tt = _table(sub, "governance.quotas.tiers", errs) or {}
-            for tier, q in tt.items():
-                parsed = _quota(q, f"governance.quotas.tiers.{tier}", errs)
-                if parsed is not None:
-                    tiers[tier] = parsed
-        elif k in FEATURES:
-            parsed = _quota(sub, f"governance.quotas.{k}", errs)
-            if parsed is not None:
-                features[k] = parsed
+    for name, sub in raw.items():
+        if name == "tiers":
+            if not isinstance(sub, Mapping):
+                errors.append(f"{prefix}.tiers: expected a table")
+                continue
+            for tier, q in sub.items():
+                limit = _quota(q, f"{prefix}.tiers.{tier}", errors)
+                if limit is not None:
+                    tiers[str(tier)] = limit
+        elif name in FEATURES:
+            limit = _quota(sub, f"{prefix}.{name}", errors)
+            if limit is not None:
+                features[str(name)] = limit
         else:
-            errs.add(f"governance.quotas.{k}", f"unknown feature (one of {', '.join(FEATURES)}, or 'tiers')")
+            errors.append(f"{prefix}.{name}: unknown feature (one of {', '.join(FEATURES)}, or 'tiers')")
     return QuotaSettings(features=features, tiers=tiers)
 
 
-def _parse_rate_limits(v: object, errs: _Errors) -> dict[str, RateLimit]:
-    t = _table(v, "governance.rate_limits", errs)
-    out: dict[str, RateLimit] = {}
-    for name, sub in (t or {}).items():
-        key = f"governance.rate_limits.{name}"
-        st = _table(sub, key, errs)
-        if st is None:
-            continue
-        _unknown(st, {"requests_per_minute", "max_concurrent"}, key, errs)
-        rpm = st.get("requests_per_minute")
-        mc = st.get("max_concurrent")
-        out[name] = RateLimit(
-            requests_per_minute=None
-            if rpm is None
-            else _float(rpm, f"{key}.requests_per_minute", None, errs),
-            max_concurrent=None if mc is None else _int(mc, f"{key}.max_concurrent", None, errs, minimum=1),
-        )
-    return out
+def _quota(raw: object, key: str, errors: list[str]) -> QuotaLimit | None:
+    if not isinstance(raw, Mapping):
+        errors.append(f"{key}: expected a table")
+        return None
+    limit: QuotaLimit = build_dataclass(QuotaLimit, raw, key, errors)
+    return limit
 
 
-def _parse_breaker(v: object, errs: _Errors) -> BreakerSettings:
-    t = _table(v, "governance.breaker", errs)
-    d = BreakerSettings()
-    if t is None:
-        return d
-    p = "governance.breaker"
-    _unknown(t, {"failure_threshold", "error_rate", "window_s", "min_calls", "cooldown_s"}, p, errs)
-    er = t.get("error_rate", d.error_rate)
-    error_rate = _float(er, f"{p}.error_rate", d.error_rate, errs) or d.error_rate
-    if error_rate > 1.0:
-        errs.add(f"{p}.error_rate", "expected a ratio between 0 and 1")
-        error_rate = d.error_rate
-    return BreakerSettings(
-        failure_threshold=_int(t.get("failure_threshold", d.failure_threshold), f"{p}.failure_threshold",
-                               d.failure_threshold, errs, minimum=1) or d.failure_threshold,
-        error_rate=error_rate,
-        window_s=_float(t.get("window_s", d.window_s), f"{p}.window_s", d.window_s, errs) or d.window_s,
-        min_calls=_int(t.get("min_calls", d.min_calls), f"{p}.min_calls", d.min_calls, errs, minimum=1)
-        or d.min_calls,
-        cooldown_s=_float(t.get("cooldown_s", d.cooldown_s), f"{p}.cooldown_s", d.cooldown_s, errs)
-        or 0.0,
-    )  # fmt: skip
-
-
-def _parse_audit(v: object, errs: _Errors) -> AuditSettings:
-    t = _table(v, "governance.audit", errs)
-    d = AuditSettings()
-    if t is None:
-        return d
-    p = "governance.audit"
-    _unknown(t, {"enabled", "path", "max_bytes", "backups"}, p, errs)
-    return AuditSettings(
-        enabled=_bool(t.get("enabled", d.enabled), f"{p}.enabled", d.enabled, errs),
-        path=_str(t.get("path", d.path), f"{p}.path", d.path, errs),
-        max_bytes=_int(t.get("max_bytes", d.max_bytes), f"{p}.max_bytes", d.max_bytes, errs, minimum=1024)
-        or d.max_bytes,
-        backups=_int(t.get("backups", d.backups), f"{p}.backups", d.backups, errs) or 0,
-    )
-
-
-def _parse_prices(v: object, errs: _Errors) -> dict[str, Price]:
-    t = _table(v, "governance.prices", errs)
-    out: dict[str, Price] = {}
-    for model, sub in (t or {}).items():
-        key = f"governance.prices.{model}"
-        st = _table(sub, key, errs)
-        if st is None:
-            continue
-        _unknown(st, {"prompt_per_1k", "completion_per_1k"}, key, errs)
-        out[model] = Price(
-            prompt_per_1k=_float(st.get("prompt_per_1k", 0.0), f"{key}.prompt_per_1k", 0.0, errs) or 0.0,
-            completion_per_1k=_float(st.get("completion_per_1k", 0.0), f"{key}.completion_per_1k", 0.0, errs)
-            or 0.0,
-        )
-    return out
-
-
-def _parse_environments(v: object, errs: _Errors) -> dict[str, dict[str, str]]:
-    t = _table(v, "governance.environments", errs)
+def _checked_environments(envs: dict[str, dict[str, str]], errors: list[str]) -> dict[str, dict[str, str]]:
+    """Only variable NAMES: a value that looks like a pasted key is dropped, never echoed."""
     out: dict[str, dict[str, str]] = {}
-    for env, sub in (t or {}).items():
-        st = _table(sub, f"governance.environments.{env}", errs)
-        if st is None:
-            continue
-        m: dict[str, str] = {}
-        for tier, var in st.items():
-            key = f"governance.environments.{env}.{tier}"
-            name = _str(var, key, "", errs)
+    for env, tiers in envs.items():
+        kept: dict[str, str] = {}
+        for tier, name in tiers.items():
             if name and _looks_like_secret(name):
-                errs.add(key, "expected the NAME of an environment variable, not a key (value hidden)")
-                continue
-            if name:
-                m[tier] = name
-        out[env] = m
+                errors.append(
+                    f"governance.environments.{env}.{tier}: expected the NAME of an environment "
+                    "variable, not a key (value hidden)"
+                )
+            elif name:
+                kept[tier] = name
+        out[env] = kept
     return out
-
-
-_KNOWN = {
-    "environment", "environment_names", "environments", "strict_environment", "allowed_hosts", "exclude",
-    "respect_gitignore", "audit", "quotas", "rate_limits", "breaker", "hedging", "prices", "tiers_allowed",
-}  # fmt: skip
 
 
 def parse_settings(
@@ -360,63 +220,25 @@ def parse_settings(
 ) -> tuple[GovernanceSettings, list[str]]:
     """Parse `Config.governance`. Returns the settings and a list of error strings."""
     env = os.environ if environ is None else environ
-    errs = _Errors()
-    raw = raw or {}
-    _unknown(raw, _KNOWN, "governance", errs)
-    d = GovernanceSettings()
+    errors: list[str] = []
+    table: dict[str, Any] = dict(raw or {})
+    quotas_raw = table.pop("quotas", None)
+    settings: GovernanceSettings = build_dataclass(GovernanceSettings, table, "governance", errors)
+    changes: dict[str, Any] = {}
+    if quotas_raw is not None:
+        changes["quotas"] = _parse_quotas(quotas_raw, errors)
 
-    names = d.environment_names
-    if "environment_names" in raw:
-        names = _str_list(raw["environment_names"], "governance.environment_names", errs) or names
-    environment = env.get("LSP_ASSIST_ENVIRONMENT", "") or d.environment
-    if "environment" in raw:
-        environment = _str(raw["environment"], "governance.environment", environment, errs)
+    names = settings.environment_names
+    environment = settings.environment if "environment" in table else env.get("LSP_ASSIST_ENVIRONMENT", "")
+    environment = environment or GovernanceSettings.environment
     if environment not in names:
-        errs.add("governance.environment", f"unknown environment {environment!r} (one of {', '.join(names)})")
-        environment = names[0] if names else d.environment
-
-    hosts: tuple[str, ...] | None = None
-    if "allowed_hosts" in raw:
-        parsed_hosts = _str_list(raw["allowed_hosts"], "governance.allowed_hosts", errs)
-        # [] is "no remote host" (loopback only), not "any": absent means any.
-        hosts = (
-            tuple(h.strip().lower() for h in parsed_hosts if h.strip()) if parsed_hosts is not None else None
+        errors.append(
+            f"governance.environment: unknown environment {environment!r} (one of {', '.join(names)})"
         )
-    tiers_allowed: tuple[str, ...] | None = None
-    if "tiers_allowed" in raw:
-        tiers_allowed = _str_list(raw["tiers_allowed"], "governance.tiers_allowed", errs)
-    exclude: tuple[str, ...] = ()
-    if "exclude" in raw:
-        exclude = _str_list(raw["exclude"], "governance.exclude", errs) or ()
-
-    hedging = d.hedging
-    if "hedging" in raw:
-        ht = _table(raw["hedging"], "governance.hedging", errs)
-        if ht is not None:
-            _unknown(ht, {"enabled", "max_extra"}, "governance.hedging", errs)
-            hedging = HedgingSettings(
-                enabled=_bool(ht.get("enabled", False), "governance.hedging.enabled", False, errs),
-                max_extra=_int(ht.get("max_extra", 1), "governance.hedging.max_extra", 1, errs) or 0,
-            )
-
-    settings = GovernanceSettings(
-        environment=environment,
-        environment_names=names,
-        environments=_parse_environments(raw["environments"], errs) if "environments" in raw else {},
-        strict_environment=_bool(
-            raw.get("strict_environment", False), "governance.strict_environment", False, errs
-        ),
-        allowed_hosts=hosts,
-        exclude=exclude,
-        respect_gitignore=_bool(
-            raw.get("respect_gitignore", False), "governance.respect_gitignore", False, errs
-        ),
-        audit=_parse_audit(raw["audit"], errs) if "audit" in raw else d.audit,
-        quotas=_parse_quotas(raw["quotas"], errs) if "quotas" in raw else d.quotas,
-        rate_limits=_parse_rate_limits(raw["rate_limits"], errs) if "rate_limits" in raw else {},
-        breaker=_parse_breaker(raw["breaker"], errs) if "breaker" in raw else d.breaker,
-        hedging=hedging,
-        prices=_parse_prices(raw["prices"], errs) if "prices" in raw else {},
-        tiers_allowed=tiers_allowed,
-    )
-    return settings, errs.items
+        environment = names[0] if names else GovernanceSettings.environment
+    changes["environment"] = environment
+    if settings.allowed_hosts is not None:
+        # [] is "no remote host" (loopback only), not "any": absent means any.
+        changes["allowed_hosts"] = tuple(h.strip().lower() for h in settings.allowed_hosts if h.strip())
+    changes["environments"] = _checked_environments(settings.environments, errors)
+    return replace(settings, **changes), errors

@@ -123,3 +123,44 @@ def test_load_policy_files_merge_stricter(tmp_path: Path) -> None:
     bad.write_text("allowed_hosts = [")
     _, errors = load_policy([bad])
     assert errors and "invalid TOML" in errors[0]
+
+
+def test_zero_values_are_kept_not_replaced_by_defaults() -> None:
+    s, errors = parse_settings(
+        {
+            "breaker": {"error_rate": 0, "window_s": 0, "cooldown_s": 0},
+            "hedging": {"enabled": True, "max_extra": 0},
+            "audit": {"backups": 0},
+            "quotas": {"completion": {"requests_per_day": 0}},
+            "rate_limits": {"default": {"requests_per_minute": 0}},
+        },
+        environ={},
+    )
+    assert errors == []
+    assert s.breaker.error_rate == 0.0 and s.breaker.window_s == 0.0 and s.breaker.cooldown_s == 0.0
+    assert s.hedging.max_extra == 0 and s.audit.backups == 0
+    assert s.quotas.features["completion"].requests_per_day == 0
+    assert s.rate_limit_for("any") == RateLimit(requests_per_minute=0.0)
+
+
+def test_out_of_range_values_keep_their_default_and_name_the_key() -> None:
+    s, errors = parse_settings(
+        {"breaker": {"min_calls": 0, "window_s": -1}, "rate_limits": {"x": {"max_concurrent": 0}}},
+        environ={},
+    )
+    assert s.breaker.min_calls == 10 and s.breaker.window_s == 60.0
+    assert s.rate_limit_for("x").max_concurrent is None
+    assert {e.split(":")[0] for e in errors} == {
+        "governance.breaker.min_calls",
+        "governance.breaker.window_s",
+        "governance.rate_limits.x.max_concurrent",
+    }
+
+
+def test_settings_go_through_the_config_loader() -> None:
+    # One parser: governance tables are built by config.loader.build_dataclass.
+    import lsp_assist.governance.settings as settings_module
+    from lsp_assist.config.loader import build_dataclass
+
+    assert settings_module.build_dataclass is build_dataclass
+    assert not hasattr(settings_module, "_int") and not hasattr(settings_module, "_float")
