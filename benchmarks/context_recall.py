@@ -1,14 +1,28 @@
-"""Model-free quality of the context: identifier recall of a deleted line.
+"""Model-free quality of the context: identifier recall of a deleted line, in-file and cross-file.
 
-On code no one here wrote (packages of the Python standard library), for many seeded
-positions: blank out one line (keeping its indentation, the cursor after it), build the
-context at a fixed character budget, and measure the fraction of the deleted line's
-identifiers that appear anywhere in what would be sent. Printed next to two naive
-windows of the same size (prefix only; 75 % prefix / 25 % suffix) and the whole-file
-oracle, without and with cross-file context (the other files of the same package as open
-documents).
+On code no one here wrote (packages of the Python standard library, and a real package
+downloaded from PyPI by this script), for seeded positions: blank out one line (keeping
+its indentation, the cursor after it), build the context at a fixed character budget,
+and measure the fraction of the deleted line's identifiers that appear anywhere in what
+would be sent.
 
-    .venv/bin/python benchmarks/context_recall.py [--positions 400] [--budget 4000]
+Two strata per corpus:
+
+- **random**: any code line (not docstrings or comments). In-file recall: the engine
+  without other files (today's local context) and with the package's other files both
+  open as tabs and in the workspace index.
+- **cross-file**: lines that use a name defined in another file of the same package and
+  nowhere else in the current file (in its code, not inside a string or comment;
+  builtins and methods of builtin types left out). Scored on those names (cross-file recall) with the
+  defining file (a) open as a tab (plus two other sibling files, no index) and (b) only in
+  the workspace index (a real `WorkspaceIndex` of the package directory, no tabs).
+
+Each row is printed next to the same-size prefix-only and 75/25 windows and the
+whole-package oracle. Build times are for a document whose tree is already up to date
+(the typing path: the server parses incrementally on didChange).
+
+    .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000]
+        [--corpus stdlib --corpus pypi:rich==13.9.4]
 """
 
 from __future__ import annotations
@@ -16,17 +30,26 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import statistics
+import subprocess
+import sys
 import sysconfig
 import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
-from lsp_assist.context.symbols import parse_text
+from lsp_assist.context.outline import outline_from_text
+from lsp_assist.context.symbols import SymbolIndex, parse_text
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
+from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
-PACKAGES = (
+STDLIB_PACKAGES = (
     "json",
     "email",
     "http",
@@ -46,23 +69,79 @@ PACKAGES = (
     "dbm",
     "curses",
 )
+CORPUS_DIR = Path(__file__).resolve().parent / ".corpora"  # gitignored
+# Names every Python file can use without another file (builtins and the methods of
+# builtin types: `", ".join` is not a cross-file need even if a sibling defines `join`).
+BUILTIN_NAMES = frozenset(
+    n
+    for obj in (__builtins__, str, bytes, list, dict, set, tuple, int, float, object, BaseException)
+    for n in (obj.keys() if isinstance(obj, dict) else dir(obj))
+)
 
 
-def load_packages(lib: str) -> dict[str, dict[str, str]]:
+def _read_dir(root: str) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for name in sorted(os.listdir(root)):
+        if name.endswith(".py"):
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                files[path] = f.read()
+    return files
+
+
+def load_stdlib() -> dict[str, dict[str, str]]:
+    lib = sysconfig.get_paths()["stdlib"]
     out: dict[str, dict[str, str]] = {}
-    for pkg in PACKAGES:
+    for pkg in STDLIB_PACKAGES:
         root = os.path.join(lib, pkg)
-        if not os.path.isdir(root):
-            continue
-        files: dict[str, str] = {}
-        for name in sorted(os.listdir(root)):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    files[path] = f.read()
-        if len(files) >= 2:
-            out[pkg] = files
+        if os.path.isdir(root):
+            files = _read_dir(root)
+            if len(files) >= 2:
+                out[pkg] = files
     return out
+
+
+def load_pypi(spec: str) -> dict[str, dict[str, str]]:
+    """Download one wheel with pip (no dependencies), unpack it here, one package per directory."""
+    target = CORPUS_DIR / spec.replace("==", "-")
+    if not target.is_dir():
+        wheels = CORPUS_DIR / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                str(wheels),
+                spec,
+            ],
+            check=True,
+        )
+        name = spec.split("==")[0].replace("-", "_").lower()
+        wheel = next(p for p in sorted(wheels.glob("*.whl")) if p.name.lower().startswith(name))
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(target)
+    out: dict[str, dict[str, str]] = {}
+    for dirpath, dirnames, _ in os.walk(target):
+        dirnames[:] = sorted(d for d in dirnames if not d.endswith(".dist-info") and d != "__pycache__")
+        files = _read_dir(dirpath)
+        if len(files) >= 2:
+            out[os.path.relpath(dirpath, target)] = files
+    return out
+
+
+_STRINGS = re.compile(r"""[rbuRBUfF]{0,2}(\"\"\"|'''|"|')(?:\\.|(?!\1).)*\1""")
+
+
+def code_identifiers(line: str) -> set[str]:
+    """Identifiers of a line outside its string literals and comment (names it uses)."""
+    code = _STRINGS.sub(" ", line)
+    return identifiers(code.split("#", 1)[0])
 
 
 def prose_rows(text: str) -> set[int]:
@@ -90,94 +169,208 @@ def prompt_text(ctx: PromptContext) -> str:
     return "\n".join([ctx.prefix, ctx.suffix, *(s.text for s in ctx.snippets)])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--positions", type=int, default=400)
-    ap.add_argument("--budget", type=int, default=4000)
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    lib = sysconfig.get_paths()["stdlib"]
-    packages = load_packages(lib)
-    rng = random.Random(args.seed)
-    candidates: list[tuple[str, str, int]] = []
-    for pkg, files in packages.items():
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
+
+
+@dataclass
+class Position:
+    pkg: str
+    path: str
+    row: int
+    wanted: set[str]  # identifiers scored
+    defining: list[str] = field(default_factory=list)  # other files defining the wanted names
+
+
+@dataclass
+class Corpus:
+    name: str
+    packages: dict[str, dict[str, str]]
+    defined: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # pkg -> path -> names
+
+    def __post_init__(self) -> None:
+        for pkg, files in self.packages.items():
+            self.defined[pkg] = {p: outline_from_text(t, "python", p).names() for p, t in files.items()}
+
+
+def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Position], list[Position]]:
+    randoms: list[Position] = []
+    crosses: list[Position] = []
+    for pkg, files in corpus.packages.items():
         for path, text in files.items():
             prose = prose_rows(text)
-            for i, line in enumerate(text.split("\n")):
+            lines = text.split("\n")
+            per_line = [identifiers(x) for x in lines]
+            counts: dict[str, int] = {}
+            for ids in per_line:
+                for t in ids:
+                    counts[t] = counts.get(t, 0) + 1
+            own = corpus.defined[pkg][path]
+            others = {p: names for p, names in corpus.defined[pkg].items() if p != path}
+            for i, line in enumerate(lines):
                 s = line.strip()
-                if s and i not in prose and not s.startswith("#") and len(identifiers(line)) >= 2:
-                    candidates.append((pkg, path, i))
-    picks = rng.sample(candidates, min(args.positions, len(candidates)))
-    picks.sort()
-    others_by_pkg = {
-        pkg: [Document("file://" + p, "python", 1, t, p) for p, t in files.items()]
-        for pkg, files in packages.items()
+                if not s or i in prose or s.startswith("#") or len(per_line[i]) < 2:
+                    continue
+                randoms.append(Position(pkg, path, i, per_line[i]))
+                if s.startswith(("import ", "from ")):
+                    continue  # an import line names its module: a different question
+                cross = {
+                    t
+                    for t in code_identifiers(line)
+                    if counts[t] == 1 and t not in own and t not in BUILTIN_NAMES
+                }
+                defining = sorted(p for p, names in others.items() if cross & names)
+                cross = {t for t in cross if any(t in others[p] for p in defining)}
+                if cross and defining:
+                    crosses.append(Position(pkg, path, i, cross, defining))
+    return (
+        sorted(rng.sample(randoms, min(n, len(randoms))), key=lambda p: (p.pkg, p.path, p.row)),
+        sorted(rng.sample(crosses, min(n, len(crosses))), key=lambda p: (p.pkg, p.path, p.row)),
+    )
+
+
+def blank(text: str, row: int) -> tuple[str, Cursor, str, str]:
+    lines = text.split("\n")
+    deleted = lines[row]
+    indent = deleted[: len(deleted) - len(deleted.lstrip())]
+    lines[row] = indent
+    new = "\n".join(lines)
+    offset = sum(len(x) + 1 for x in lines[:row]) + len(indent)
+    return new, Cursor(row, len(indent)), new[:offset], new[offset:]
+
+
+def package_index(corpus: Corpus, pkg: str, cache: dict[str, SymbolIndex]) -> SymbolIndex:
+    """The workspace index of one package directory, built by the real indexer."""
+    got = cache.get(pkg)
+    if got is None:
+        root = os.path.dirname(next(iter(corpus.packages[pkg])))
+        idx = WorkspaceIndex(root, None, max_files=5000)
+        idx.refresh()
+        # Only this directory's files: subpackages are their own packages here.
+        idx.records = {p: r for p, r in idx.records.items() if os.path.dirname(p) == root}
+        got = cache[pkg] = build_symbol_index([idx])
+    return got
+
+
+def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
+    rng = random.Random(seed)
+    randoms, crosses = pick_positions(corpus, n, rng)
+    docs = {
+        pkg: {p: Document("file://" + p, "python", 1, t, p) for p, t in files.items()}
+        for pkg, files in corpus.packages.items()
     }
-    engine = ContextEngine()
-    b = args.budget
-    scores: dict[str, list[float]] = {
-        k: []
-        for k in (
-            "prefix-only window",
-            "75/25 prefix/suffix window",
-            "context engine",
-            "whole-file oracle",
-            "context engine + cross-file",
-            "oracle: whole package",
-        )
-    }
-    sizes: list[int] = []
-    sizes_x: list[int] = []
-    build_ms: list[float] = []
-    build_x_ms: list[float] = []
-    t_start = time.perf_counter()
-    for pkg, path, row in picks:
-        lines = packages[pkg][path].split("\n")
-        deleted = lines[row]
-        indent = deleted[: len(deleted) - len(deleted.lstrip())]
-        wanted = identifiers(deleted)
-        lines[row] = indent
-        text = "\n".join(lines)
-        offset = sum(len(x) + 1 for x in lines[:row]) + len(indent)
-        before, after = text[:offset], text[offset:]
-        scores["prefix-only window"].append(recall(wanted, before[-b:]))
-        scores["75/25 prefix/suffix window"].append(
-            recall(wanted, before[-(b * 3 // 4) :] + "\n" + after[: b - b * 3 // 4])
-        )
-        scores["whole-file oracle"].append(recall(wanted, text))
-        cursor = Cursor(row, len(indent))
+    indexes: dict[str, SymbolIndex] = {}
+    scores: dict[str, list[float]] = {}
+    sizes: dict[str, list[int]] = {}
+    times: dict[str, list[float]] = {}
+
+    def add(key: str, v: float) -> None:
+        scores.setdefault(key, []).append(v)
+
+    def build(
+        key: str, engine: ContextEngine, pos: Position, text: str, cursor: Cursor, others: list[Document]
+    ) -> PromptContext:
+        doc = Document("file://" + pos.path, "python", 2, text, pos.path)
+        doc.tree()  # the typing path: the tree is current when the request arrives
+        for o in others:
+            engine.index_document(o)  # as didOpen does: tabs are outlined when opened
         t0 = time.perf_counter()
-        ctx = engine.build_from_text(text, "python", path, cursor, b, crossfile=False)
-        build_ms.append((time.perf_counter() - t0) * 1000)
+        ctx = engine.build(doc, cursor, b, others=others, deadline_ms=15.0)
+        times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
         assert ctx.size <= b, (ctx.size, b)
-        sizes.append(ctx.size)
-        scores["context engine"].append(recall(wanted, prompt_text(ctx)))
-        others = [d for d in others_by_pkg[pkg] if d.path != path]
-        t0 = time.perf_counter()
-        ctx_x = engine.build_from_text(
-            text, "python", path, cursor, b, others=others, deadline_ms=50.0, crossfile=True
+        sizes.setdefault(key, []).append(ctx.size)
+        return ctx
+
+    local = ContextEngine()
+    for pos in randoms:
+        text, cursor, before, after = blank(corpus.packages[pos.pkg][pos.path], pos.row)
+        siblings = [d for p, d in docs[pos.pkg].items() if p != pos.path]
+        add("random: prefix-only window", recall(pos.wanted, before[-b:]))
+        add(
+            "random: 75/25 window",
+            recall(pos.wanted, before[-(b * 3 // 4) :] + "\n" + after[: b - b * 3 // 4]),
         )
-        build_x_ms.append((time.perf_counter() - t0) * 1000)
-        assert ctx_x.size <= b, (ctx_x.size, b)
-        sizes_x.append(ctx_x.size)
-        scores["context engine + cross-file"].append(recall(wanted, prompt_text(ctx_x)))
-        scores["oracle: whole package"].append(recall(wanted, "\n".join([text, *(d.text for d in others)])))
-    elapsed = time.perf_counter() - t_start
+        ctx = build("random: local only", local, pos, text, cursor, [])
+        add("random: engine, local only (today's in-file)", recall(pos.wanted, prompt_text(ctx)))
+        full = ContextEngine(symbol_index=_copy(package_index(corpus, pos.pkg, indexes)))
+        ctx = build("random: cross-file", full, pos, text, cursor, _tabs(siblings, [], rng, 3))
+        add("random: engine + 3 tabs + index", recall(pos.wanted, prompt_text(ctx)))
+        add(
+            "random: oracle, whole package",
+            recall(pos.wanted, "\n".join([text, *(d.text for d in siblings)])),
+        )
+    for pos in crosses:
+        text, cursor, before, after = blank(corpus.packages[pos.pkg][pos.path], pos.row)
+        siblings = [d for p, d in docs[pos.pkg].items() if p != pos.path]
+        add("cross: prefix-only window", recall(pos.wanted, before[-b:]))
+        add(
+            "cross: 75/25 window",
+            recall(pos.wanted, before[-(b * 3 // 4) :] + "\n" + after[: b - b * 3 // 4]),
+        )
+        ctx = build("cross: local only", local, pos, text, cursor, [])
+        add("cross: engine, local only", recall(pos.wanted, prompt_text(ctx)))
+        tabs = _tabs(siblings, pos.defining, rng, 3)
+        ctx = build("cross: (a) tab", ContextEngine(), pos, text, cursor, tabs)
+        add("cross: (a) defining file open as a tab", recall(pos.wanted, prompt_text(ctx)))
+        eng = ContextEngine(symbol_index=_copy(package_index(corpus, pos.pkg, indexes)))
+        ctx = build("cross: (b) index", eng, pos, text, cursor, [])
+        add("cross: (b) only in the workspace index", recall(pos.wanted, prompt_text(ctx)))
+        add(
+            "cross: oracle, whole package", recall(pos.wanted, "\n".join([text, *(d.text for d in siblings)]))
+        )
+    n_files = sum(len(f) for f in corpus.packages.values())
     print(
-        f"{len(picks)} deleted code lines (not docstrings) from {len(packages)} stdlib packages "
-        f"({sum(len(f) for f in packages.values())} files), seed {args.seed}, budget {b} chars"
+        f"\n== corpus {corpus.name}: {len(corpus.packages)} packages, {n_files} files; "
+        f"{len(randoms)} random + {len(crosses)} cross-file positions, seed {seed}, budget {b} chars"
     )
-    print(f"{'context':<30} {'identifier recall':>18}")
+    print(f"{'context':<48} {'recall':>7}")
     for name, xs in scores.items():
-        print(f"{name:<30} {statistics.mean(xs):>17.1%}")
-    print(
-        f"engine prompt size: mean {statistics.mean(sizes):.0f} chars (no cross-file), "
-        f"{statistics.mean(sizes_x):.0f} (cross-file); baselines use the full {b}"
-    )
-    print(
-        f"build time (incl. full parse of the file): median {statistics.median(build_ms):.1f} ms; "
-        f"with cross-file {statistics.median(build_x_ms):.1f} ms; total run {elapsed:.1f} s"
-    )
+        print(f"{name:<48} {statistics.mean(xs):>7.1%}")
+    print(f"{'build (tree current)':<26} {'mean size':>9} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
+    for key, ms in times.items():
+        print(
+            f"{key:<26} {statistics.mean(sizes[key]):>9.0f} {statistics.median(ms):>10.2f} "
+            f"{pct(ms, 95):>8.2f} {max(ms):>8.2f}"
+        )
+    return {k: statistics.mean(v) for k, v in scores.items()}
+
+
+def _copy(index: SymbolIndex) -> SymbolIndex:
+    """A fresh index with the same files (each engine adds the blanked document to its own)."""
+    out = SymbolIndex()
+    for p in index.paths():
+        out.set_symbols(p, index.symbols(p), index.version(p), index.outline(p))
+    return out
+
+
+def _tabs(siblings: list[Document], defining: list[str], rng: random.Random, n: int) -> list[Document]:
+    """The defining files plus other siblings, `n` tabs in all (a seeded, stable choice)."""
+    chosen = [d for d in siblings if d.path in defining][:n]
+    rest = [d for d in siblings if d.path not in defining]
+    rng.shuffle(rest)
+    return chosen + rest[: max(0, n - len(chosen))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--positions", type=int, default=150, help="per stratum per corpus")
+    ap.add_argument("--budget", type=int, default=4000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--corpus", action="append", default=None, help="stdlib | pypi:NAME==VERSION")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
+    for spec in args.corpus or ["stdlib", "pypi:rich==13.9.4"]:
+        if spec == "stdlib":
+            loaders[spec] = load_stdlib
+        elif spec.startswith("pypi:"):
+            loaders[spec] = lambda s=spec[5:]: load_pypi(s)  # type: ignore[misc]
+        else:
+            raise SystemExit(f"unknown corpus {spec!r}")
+    for name, load in loaders.items():
+        run_corpus(Corpus(name, load()), args.positions, args.budget, args.seed)
+    print(f"\ntotal run {time.perf_counter() - t0:.1f} s")
 
 
 if __name__ == "__main__":

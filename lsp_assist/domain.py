@@ -43,7 +43,7 @@ class Snippet:
     path: str
     text: str
     score: float = 0.0
-    reason: str = "similar"  # "similar" | "definition" | "recent"
+    reason: str = "similar"  # "similar" (windows like the cursor's) | "outline" (context/outline.py)
 
 
 @dataclass(frozen=True)

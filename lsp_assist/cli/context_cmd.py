@@ -1,7 +1,11 @@
 """`lsp-assist context FILE:LINE:COL`: print exactly what would be sent for a completion there.
 
-Each part of the prompt is listed with why it was included and its size, then the rendered
-prompt for the tier's template. Positions are 1-based, as compilers print them.
+Each part of the prompt is listed with why it was included and its size (each other
+file's outline with why that file was chosen: imported, same package, open, defines a
+name the function uses, same directory), then the rendered prompt for the tier's
+template. Positions are 1-based, as compilers print them. The file's directory is
+indexed as the server's workspace index would be (`--index DIR` for another root,
+`--no-index` for none); `--with FILE` adds open tabs.
 """
 
 from __future__ import annotations
@@ -33,7 +37,20 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="treat FILE as another open document (cross-file context); repeatable",
     )
+    p.add_argument(
+        "--index", default=None, metavar="DIR", help="workspace root to index (default: the file's directory)"
+    )
+    p.add_argument("--no-index", action="store_true", help="no workspace index (open tabs only)")
     p.set_defaults(run=run)
+
+
+def _index_of(root: Path) -> Any:
+    """The workspace index of `root`, built the way the server builds it (small limits: a person waits)."""
+    from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
+
+    idx = WorkspaceIndex(str(root), None, max_files=3000, time_budget_s=5.0)
+    idx.refresh()
+    return build_symbol_index([idx])
 
 
 def _tier_settings(tier: str, root: Path) -> tuple[int, str, str]:
@@ -77,12 +94,18 @@ def run(args: argparse.Namespace) -> int:
             otext = op.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        others.append(Document(op.resolve().as_uri(), language_of(op), 0, otext, str(op)))
-    engine = ContextEngine()
+        others.append(Document(op.resolve().as_uri(), language_of(op), 0, otext, str(op.resolve())))
+    symbols = None
+    if not args.no_index:
+        root = Path(args.index) if args.index else path.resolve().parent
+        symbols = _index_of(root)
+    engine = ContextEngine(symbol_index=symbols)
+    for o in others:
+        engine.index_document(o)  # as didOpen does
     ctx = engine.build_from_text(
         text,
         language_of(path),
-        str(path),
+        str(path.resolve()) if not args.no_index else str(path),
         Cursor(line, col),
         budget,
         others=others,
@@ -100,7 +123,10 @@ def run(args: argparse.Namespace) -> int:
             "max_tokens": ctx.max_tokens,
             "stop": list(ctx.stop),
             "parts": [asdict(p) for p in ctx.parts],
-            "snippets": [asdict(s) for s in ctx.snippets],
+            "snippets": [
+                {**asdict(s), "why": (engine.last_gathered.why.get(s.path) if engine.last_gathered else None)}
+                for s in ctx.snippets
+            ],
             "prefix": ctx.prefix,
             "suffix": ctx.suffix,
             "rendered": rendered,
@@ -112,8 +138,11 @@ def run(args: argparse.Namespace) -> int:
     print("# parts:")
     for p in ctx.parts:
         print(f"#   {p.label:<22} {p.chars:>6} chars  {p.reason}")
+    why = engine.last_gathered.why if engine.last_gathered is not None else {}
     for s in ctx.snippets:
-        print(f"#   snippet ({s.reason}) {s.path}: {len(s.text)} chars, score {s.score}")
+        print(f"#   snippet ({s.reason}) {s.path}: {len(s.text)} chars, weight {s.score}")
+        if s.path in why:
+            print(f"#       chosen because: {why[s.path]}")
     print(f"# ---- rendered prompt (template {rendered['template']}) ----")
     print(rendered["prompt"])
     if rendered["suffix"] is not None:

@@ -11,6 +11,7 @@ deadline. Synchronous and fast: it runs on the request path.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections import Counter, OrderedDict
@@ -21,6 +22,8 @@ from tree_sitter import Node, Point, Tree
 from lsp_assist.context.bindings import BindingCache
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
 from lsp_assist.context.mode import ModeDecision, decide_mode
+from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
+from lsp_assist.context.outline import Relevance, outline_of
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
@@ -54,7 +57,15 @@ DEFS_REACH = 400  # rows scanned back for a binding (bounded work per keystroke)
 CLASS_REACH = 800
 SKIP_PROSE = 1
 PROSE_MIN_ROWS = 3  # docstrings/comments shorter than this cost less than the gap they leave
-SNIPPET_SHARE = 0.07  # cross-file windows rarely beat local lines (tuned on seed 2)
+SNIPPET_SHARE = 0.07  # similar windows of other files (only from what the outlines leave)
+# The cross-file budget (outlines of other files) adapts to what the local code needs:
+CROSS_SHARE = 0.3  # of the budget, by default
+CROSS_MIN_SHARE = 0.12  # when the enclosing function needs the room
+CROSS_MAX_SHARE = 0.85  # when the whole file fits in what is left
+SHORT_FILE_MARGIN = 200  # chars kept free for the local file's own trimming
+SIMILAR_MIN_CHARS = 400  # similar windows only when the outlines leave this much
+USED_REACH = 300  # rows of the enclosing function whose names are looked up
+MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
@@ -132,6 +143,11 @@ class ContextEngine:
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
         self._binds = BindingCache()
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
+        self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
+        self._versions_seen: dict[str, int] = {}
+        # names the current file spells, without its cursor row: (uri, row, lines) -> names
+        self._mentions: tuple[tuple[str, int, int], frozenset[str]] | None = None
+        self.last_gathered: Gathered | None = None  # for `lsp-assist context`
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -156,6 +172,13 @@ class ContextEngine:
         request looks definitions up, or when the document closes, not on every keystroke;
         the document's own requests read its symbols straight from its tree.
         """
+        seen = self._versions_seen.get(doc.uri)
+        self._versions_seen[doc.uri] = doc.version
+        if seen is not None and seen != doc.version:  # an edit, not the open or a re-index
+            self._recent[doc.display_path] = None
+            self._recent.move_to_end(doc.display_path)
+            if len(self._recent) > 16:
+                self._recent.popitem(last=False)
         current = self.symbols.version(doc.display_path)
         if isinstance(current, tuple) and current[:1] == (doc.uri,):
             self._stale[doc.uri] = doc
@@ -170,13 +193,22 @@ class ContextEngine:
             return
         tree = doc.tree()
         if tree is None:
-            self.symbols.set_symbols(doc.display_path, (), key)
+            self.symbols.set_symbols(
+                doc.display_path, (), key, outline_of(None, b"", doc.language_id, doc.display_path, key)
+            )
             return
-        self.symbols.set_symbols(doc.display_path, self._tree_symbols(doc).find(tree, doc.data()), key)
+        data = doc.data()
+        self.symbols.set_symbols(
+            doc.display_path,
+            self._tree_symbols(doc).find(tree, data),
+            key,
+            outline_of(tree, data, doc.language_id, doc.display_path, key),
+        )
 
     def forget_document(self, doc: Document) -> None:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
         self._trees.pop(doc.uri, None)
+        self._versions_seen.pop(doc.uri, None)
         stale = self._stale.pop(doc.uri, None)
         if stale is not None:
             self.refresh_document(stale)  # the index keeps the file as it was last seen
@@ -226,8 +258,21 @@ class ContextEngine:
         deadline = time.perf_counter() + deadline_ms / 1000.0
         data = doc.data() if tree is not None else b""
         others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
-        want_snippets = crossfile and (bool(others_list) or len(self.symbols) > 0)
-        local_budget = budget - (int(budget * self.snippet_share) if want_snippets else 0)
+        want_snippets = crossfile and (bool(others_list) or self.symbols.file_count() > 0)
+        cursor_node: Node | None = None
+        chain: list[tuple[Node, str]] = []
+        if tree is not None and spec is not None:
+            bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
+            cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
+            chain = self._enclosing(cursor_node, spec, row)
+        cross_budget = 0
+        if want_snippets:
+            enclosing_chars = 0
+            if chain:
+                inner = chain[0][0]
+                enclosing_chars = inner.end_byte - inner.start_byte
+            cross_budget = cross_file_budget(budget, len(doc.text), enclosing_chars)
+        local_budget = budget - cross_budget
         parts = _Parts()
         marker = f"{spec.comment} ..." if spec is not None else ""
         sel = LineSelection(doc, row, local_budget, marker)
@@ -256,12 +301,6 @@ class ContextEngine:
         )
 
         # 3. The enclosing definitions.
-        cursor_node: Node | None = None
-        chain: list[tuple[Node, str]] = []
-        if tree is not None and spec is not None:
-            bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
-            cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
-            chain = self._enclosing(cursor_node, spec, row)
         near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
         if chain:
             self._add_enclosing(sel, parts, chain, data, local_budget, row)
@@ -287,15 +326,13 @@ class ContextEngine:
                 self._add_bindings(sel, doc, row, chain, lang == "python", int(local_budget * DEFS_SHARE)),
             )
 
-        # Cross-file snippets within their reserved share; what they leave goes back to the file.
+        # Cross-file context within its adaptive share; what it leaves goes back to the file.
         snippets: list[Snippet] = []
-        if want_snippets:
-            in_file: set[str] = set()
-            if tree is not None:
-                in_file = {s.name for s in self._tree_symbols(doc).find(tree, data, set(near))}
-            snippets = self._snippets(doc, others_list, near, in_file, budget - local_budget, deadline)
-            for snip in snippets:
-                parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
+        self.last_gathered = None
+        if want_snippets and cross_budget > 0:
+            snippets = self._crossfile(
+                doc, others_list, tree, data, chain, row, lang, near, cross_budget, deadline, parts
+            )
             sel.budget = budget - sum(len(snip.text) for snip in snippets)
             local_budget = sel.budget
         # Optional items shrink at small budgets, where the contiguous window matters most.
@@ -696,42 +733,112 @@ class ContextEngine:
             doc.language_id, line_prefix, line_suffix, prev_line, next_line, in_comment_or_string=inside
         )
 
-    def _snippets(
+    def _crossfile(
         self,
         doc: Document,
         others: list[Document],
+        tree: Tree | None,
+        data: bytes,
+        chain: list[tuple[Node, str]],
+        row: int,
+        lang: str,
         near: Counter[str],
-        found_in_file: set[str],
         budget: int,
         deadline: float,
+        parts: _Parts,
     ) -> list[Snippet]:
-        if budget <= 0:
-            return []
+        """Outlines of the files the cursor needs, then (with what is left) similar windows.
+
+        Everything read here was prepared at open/change/index time (outlines, symbols);
+        per request only names are collected and entries ranked. The cursor's own row is
+        left out of every name set, so typing on it does not reorder the cross-file text.
+        """
         for other in sorted(others, key=lambda d: d.uri):
             if time.perf_counter() > deadline:
                 break
-            self.refresh_document(other)
-        defs: list[Snippet] = []
-        used = 0
-        for name, _ in sorted(near.items(), key=lambda kv: (-kv[1], kv[0])):
-            if len(defs) >= MAX_DEFINITION_SNIPPETS or time.perf_counter() > deadline:
-                break
-            if name in found_in_file:
-                continue
-            for sym in self.symbols.lookup(name):
-                if sym.path == doc.display_path:
-                    continue
-                text = sym.signature
-                if sym.container:
-                    text = f"{text}  (in {sym.container})" if "\n" not in text else text
-                if used + len(text) <= budget // 2:
-                    defs.append(Snippet(path=sym.path, text=text, score=1.0, reason="definition"))
-                    used += len(text)
-                break
-        defs.sort(key=lambda s: (s.path, s.text))
-        similar: list[Snippet] = []
-        if others and time.perf_counter() < deadline:
-            query = set(near)
+            if self.symbols.version(other.display_path) != (other.uri, other.version):
+                self.refresh_document(other)  # edited since: its outline is one version old
+        used = self._used_names(doc, chain, row)
+        defined_here: frozenset[str] = frozenset()
+        if tree is not None:
+            defined_here = frozenset(s.name for s in self._tree_symbols(doc).find(tree, data, set(used)))
+        open_paths = sorted(o.display_path for o in others)
+        recent = [p for p in reversed(self._recent) if p != doc.display_path][:6]
+        mentioned = self._mentioned(doc, row)
+        cands = gather_candidates(
+            path=doc.display_path,
+            language=lang,
+            head_lines=self._head(doc, row),
+            open_paths=open_paths,
+            recent=recent,
+            index=self.symbols,
+            used=used,
+            defined_here=defined_here,
+            deadline=deadline,
+            mentioned=mentioned,
+        )
+        rel = Relevance(used=frozenset(used), mentioned=mentioned)
+        got = assemble(cands, self.symbols.outline, rel, budget, deadline)
+        self.last_gathered = got
+        snippets = list(got.snippets)
+        for snip in snippets:
+            parts.add(
+                f"outline:{os.path.basename(snip.path)}",
+                f"outline of {snip.path}: {got.why[snip.path]}",
+                len(snip.text),
+            )
+        left = budget - sum(len(x.text) for x in snippets)
+        if others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < deadline:
             sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
-            similar = self.ranker.rank(query, sources, budget - used, deadline=deadline)
-        return defs + similar
+            similar = self.ranker.rank(set(near), sources, left, deadline=deadline)
+            for snip in similar:
+                parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
+            snippets += similar
+        return snippets
+
+    def _used_names(self, doc: Document, chain: list[tuple[Node, str]], row: int) -> set[str]:
+        """Names the enclosing function uses (its whole body, bounded), not the cursor row's."""
+        func = next((n for n, k in chain if k in ("function", "method")), None)
+        if func is not None:
+            lo, hi = func.start_point.row, min(_end_row(func) + 1, func.start_point.row + USED_REACH)
+        else:
+            lo, hi = max(0, row - 20), min(doc.line_count, row + 10)
+        out: set[str] = set()
+        idents = self._line_idents
+        for r, text in enumerate(doc.lines(lo, hi), lo):
+            if r != row:
+                out |= idents(text)
+        return out
+
+    def _mentioned(self, doc: Document, row: int) -> frozenset[str]:
+        """Every name the file spells outside the cursor row (cached while the row stays)."""
+        key = (doc.uri, row, doc.line_count)
+        if self._mentions is not None and self._mentions[0] == key:
+            return self._mentions[1]
+        out: set[str] = set()
+        idents = self._line_idents
+        for r, text in enumerate(doc.lines(0, min(doc.line_count, MENTION_REACH))):
+            if r != row:
+                out |= idents(text)
+        names = frozenset(out)
+        self._mentions = (key, names)
+        return names
+
+    def _head(self, doc: Document, row: int) -> tuple[str, ...]:
+        """The rows where imports live, without the cursor row (their parse is cached by text)."""
+        lines = [t for r, t in enumerate(doc.lines(0, min(doc.line_count, HEAD_ROWS))) if r != row]
+        return tuple(lines)
+
+
+def cross_file_budget(budget: int, file_chars: int, enclosing_chars: int) -> int:
+    """Characters for other files' outlines: more when the file is short, less when the
+    function around the cursor needs the room (its whole text is the best local context)."""
+    if budget <= 0:
+        return 0
+    share = budget * CROSS_SHARE
+    if file_chars + SHORT_FILE_MARGIN < budget:
+        share = max(share, budget - file_chars - SHORT_FILE_MARGIN)
+    room = budget - share
+    if enclosing_chars > room * ENCLOSING_SHARE:
+        share = max(budget * CROSS_MIN_SHARE, budget - enclosing_chars / ENCLOSING_SHARE)
+    return int(min(share, budget * CROSS_MAX_SHARE))

@@ -10,14 +10,18 @@ indexer feeds it with `update_file` / `remove_file`.
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.documents.languages import canonical, get_language
 from lsp_assist.documents.syntax import SyntaxState
+
+if TYPE_CHECKING:
+    from lsp_assist.context.outline import FileOutline
 
 MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
@@ -533,19 +537,38 @@ def parse_text(text: str, language_id: str) -> tuple[Tree, bytes] | None:
     return (tree, data) if tree is not None else None
 
 
+def path_stem(path: str) -> str:
+    """A file's name without directory and extension (`events` for `.../asyncio/events.py`)."""
+    base = os.path.basename(path)
+    return base.split(".", 1)[0] if not base.startswith(".") else base
+
+
 class SymbolIndex:
-    """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row)."""
+    """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row).
+
+    It also holds each file's outline (`context/outline.py`), computed when the file was
+    indexed, and its paths by stem, so import resolution never lists every path.
+    """
 
     def __init__(self) -> None:
         self._by_path: dict[str, list[Symbol]] = {}
         self._by_name: dict[str, list[Symbol]] = {}
         self._versions: dict[str, object] = {}
+        self._outlines: dict[str, FileOutline] = {}
+        self._by_stem: dict[str, set[str]] = {}
+        self._by_dir: dict[str, set[str]] = {}
+        self._dirs_by_base: dict[str, set[str]] = {}
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
+        from lsp_assist.context.outline import outline_of
+
         parsed = parse_text(text, language)
         symbols = extract_symbols(parsed[0], parsed[1], language, path) if parsed else []
-        self.set_symbols(path, symbols)
+        outline = outline_of(
+            parsed[0] if parsed else None, parsed[1] if parsed else b"", language, path, None
+        )
+        self.set_symbols(path, symbols, None, outline)
 
     def update_from_tree(
         self, path: str, tree: Tree, source: bytes, language: str, version: object = None
@@ -553,11 +576,26 @@ class SymbolIndex:
         """Re-index one file from a tree we already have (an open document)."""
         self.set_symbols(path, extract_symbols(tree, source, language, path), version)
 
-    def set_symbols(self, path: str, symbols: Iterable[Symbol], version: object = None) -> None:
+    def set_symbols(
+        self,
+        path: str,
+        symbols: Iterable[Symbol],
+        version: object = None,
+        outline: FileOutline | None = None,
+    ) -> None:
+        """Replace one file's symbols (and its outline when given; else the old one stays)."""
+        kept = self._outlines.get(path) if outline is None else outline
         self.remove_file(path)
         syms = list(symbols)
         self._by_path[path] = syms
         self._versions[path] = version
+        self._by_stem.setdefault(path_stem(path), set()).add(path)
+        directory = os.path.dirname(path)
+        if directory not in self._by_dir:
+            self._dirs_by_base.setdefault(os.path.basename(directory), set()).add(directory)
+        self._by_dir.setdefault(directory, set()).add(path)
+        if kept is not None:
+            self._outlines[path] = kept
         touched: set[str] = set()
         for s in syms:
             self._by_name.setdefault(s.name, []).append(s)
@@ -568,9 +606,49 @@ class SymbolIndex:
     def version(self, path: str) -> object:
         return self._versions.get(path)
 
+    def set_outline(self, path: str, outline: FileOutline) -> None:
+        self._outlines[path] = outline
+
+    def outline(self, path: str) -> FileOutline | None:
+        return self._outlines.get(path)
+
+    def paths_with_stem(self, stem: str) -> list[str]:
+        return sorted(self._by_stem.get(stem, ()))
+
+    def paths_in_dir(self, directory: str) -> list[str]:
+        return sorted(self._by_dir.get(directory, ()))
+
+    def paths_in_dir_named(self, tail: str) -> list[str]:
+        """Files of the directories whose path ends with `tail` ('a/b': Go import paths)."""
+        tail = tail.strip("/")
+        want = "/" + tail
+        out: list[str] = []
+        for d in sorted(self._dirs_by_base.get(tail.rsplit("/", 1)[-1], ())):
+            if d.replace(os.sep, "/").endswith(want):
+                out.extend(sorted(self._by_dir.get(d, ())))
+        return out
+
+    def file_count(self) -> int:
+        return len(self._by_path)
+
+    def has_path(self, path: str) -> bool:
+        return path in self._by_path
+
     def remove_file(self, path: str) -> None:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
+        self._outlines.pop(path, None)
+        if old is not None:
+            for table, key in ((self._by_stem, path_stem(path)), (self._by_dir, os.path.dirname(path))):
+                members = table.get(key)
+                if members is not None:
+                    members.discard(path)
+                    if not members:
+                        table.pop(key, None)
+                        if table is self._by_dir:
+                            bases = self._dirs_by_base.get(os.path.basename(key))
+                            if bases is not None:
+                                bases.discard(key)
         if not old:
             return
         for name in {s.name for s in old}:

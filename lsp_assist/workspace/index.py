@@ -1,7 +1,9 @@
 """The persisted workspace index: tree-sitter definitions of every source file of one root.
 
-Per file: (mtime_ns, size, content hash, language, symbols). A refresh re-reads only the
-files whose mtime or size changed, and re-parses only those whose content hash changed.
+Per file: (mtime_ns, size, content hash, language, symbols, outline). A refresh re-reads
+only the files whose mtime or size changed, and re-parses only those whose content hash
+changed; the outline (`context/outline.py`, what cross-file context sends of a file that
+is not open) is computed from the same parse, so a request never parses a closed file.
 
 On disk: `<cache>/index/<hash of root>.json`, written to a temporary file and moved into
 place with `os.replace` (a reader sees the old or the new file, never half of one). The
@@ -27,12 +29,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsp_assist.context.outline import (
+    FileOutline,
+    OutlineEntry,
+    entries_from_rows,
+    entries_to_rows,
+    outline_of,
+)
 from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text
 from lsp_assist.workspace.scanner import FileEntry, scan
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: outlines per file
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 
@@ -44,6 +53,10 @@ class FileRecord:
     sha: str
     language: str
     symbols: list[Symbol]
+    outline: tuple[OutlineEntry, ...] = ()
+
+    def file_outline(self, path: str) -> FileOutline:
+        return FileOutline(path, self.language, self.outline, ("disk", self.sha))
 
 
 @dataclass
@@ -142,9 +155,14 @@ class WorkspaceIndex:
             if data.get("root") != self.root:
                 return self._corrupt("written for another root")
             records: dict[str, FileRecord] = {}
-            for path, (mtime, size, sha, language, rows) in data["files"].items():
+            for path, (mtime, size, sha, language, rows, outline) in data["files"].items():
                 records[str(path)] = FileRecord(
-                    int(mtime), int(size), str(sha), str(language), [_sym_from_row(path, r) for r in rows]
+                    int(mtime),
+                    int(size),
+                    str(sha),
+                    str(language),
+                    [_sym_from_row(path, r) for r in rows],
+                    entries_from_rows(outline),
                 )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self._corrupt(f"malformed ({type(exc).__name__})")
@@ -161,7 +179,14 @@ class WorkspaceIndex:
         if self.file is None:
             return 0
         files = {
-            path: [r.mtime_ns, r.size, r.sha, r.language, [_sym_row(s) for s in r.symbols]]
+            path: [
+                r.mtime_ns,
+                r.size,
+                r.sha,
+                r.language,
+                [_sym_row(s) for s in r.symbols],
+                entries_to_rows(r.outline),
+            ]
             for path, r in sorted(self.records.items())
         }
         payload = json.dumps({"root": self.root, "files": files}, separators=(",", ":"), ensure_ascii=False)
@@ -274,14 +299,17 @@ class WorkspaceIndex:
         sha = hashlib.blake2b(data, digest_size=16).hexdigest()
         mtime = entry.mtime_ns if stable else 0
         if old is not None and old.sha == sha:
-            self.records[entry.path] = FileRecord(mtime, len(data), sha, old.language, old.symbols)
+            self.records[entry.path] = FileRecord(
+                mtime, len(data), sha, old.language, old.symbols, old.outline
+            )
             return
         res.reparsed += 1
         text = data.decode("utf-8", "replace")
         parsed = parse_text(text, entry.language)
         symbols = extract_symbols(parsed[0], parsed[1], entry.language, entry.path) if parsed else []
+        outline = outline_of(parsed[0], parsed[1], entry.language, entry.path, None).entries if parsed else ()
         self.records[entry.path] = FileRecord(
-            mtime, len(data), sha, entry.language, symbols[:MAX_SYMBOLS_PER_FILE]
+            mtime, len(data), sha, entry.language, symbols[:MAX_SYMBOLS_PER_FILE], outline
         )
         res.changed_paths.append(entry.path)
 
@@ -300,5 +328,5 @@ def build_symbol_index(indexes: Iterable[WorkspaceIndex]) -> SymbolIndex:
     out = SymbolIndex()
     for idx in indexes:
         for path, rec in idx.records.items():
-            out.set_symbols(path, rec.symbols, ("disk", rec.sha))
+            out.set_symbols(path, rec.symbols, ("disk", rec.sha), rec.file_outline(path))
     return out

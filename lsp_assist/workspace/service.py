@@ -245,7 +245,9 @@ class WorkspaceService:
             if rec is None:
                 self.rt.context.symbols.remove_file(path)
             else:
-                self.rt.context.symbols.set_symbols(path, rec.symbols, ("disk", rec.sha))
+                self.rt.context.symbols.set_symbols(
+                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path)
+                )
         if changed:
             self._schedule_persist()
         return changed

@@ -106,22 +106,31 @@ def _others() -> list[Document]:
 def test_crossfile_snippets_deterministic_and_within_budget() -> None:
     text, cursor = _module()
     others = _others()
-    a = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 3000, others=others)
+    # A generous deadline: this is about order, and a loaded CI machine must not cut one build.
+    a = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", cursor, 3000, others=others, deadline_ms=2000
+    )
     shuffled = list(others)
     random.Random(3).shuffle(shuffled)
-    b = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 3000, others=shuffled)
+    b = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", cursor, 3000, others=shuffled, deadline_ms=2000
+    )
     assert a.snippets and a.snippets == b.snippets
-    assert [s.path for s in a.snippets] == sorted(s.path for s in a.snippets)
+    outlines = [s for s in a.snippets if s.reason == "outline"]
+    similar = [s for s in a.snippets if s.reason == "similar"]
+    assert a.snippets == tuple(outlines + similar)  # outlines first, then similar windows
+    assert [s.path for s in outlines] == sorted(s.path for s in outlines)  # equal weights: by path
+    assert [s.path for s in similar] == sorted(s.path for s in similar)
     assert a.size <= 3000 and a.key("fast", "m") == b.key("fast", "m")
 
 
-def test_definition_snippets_from_symbol_index() -> None:
+def test_definition_from_symbol_index_reaches_the_prompt() -> None:
     index = SymbolIndex()
     index.update_file("/lib/util.py", "def far_away(x, y):\n    return x\n", "python")
     text = "from util import far_away\n\ndef g():\n    r = far_away(1, 2)\n    \n"
     ctx = ContextEngine(symbol_index=index).build_from_text(text, "python", "/p/g.py", Cursor(4, 4), 2000)
-    defs = [s for s in ctx.snippets if s.reason == "definition"]
-    assert defs and defs[0].text == "def far_away(x, y):" and defs[0].path == "/lib/util.py"
+    outs = [s for s in ctx.snippets if s.reason == "outline"]
+    assert outs and outs[0].text == "def far_away(x, y):" and outs[0].path == "/lib/util.py"
     index.remove_file("/lib/util.py")
     assert index.lookup("far_away") == []
 
@@ -227,7 +236,7 @@ def test_symbol_index_follows_edits_lazily() -> None:
     ctx = engine.build(user, Cursor(2, 4), 2000, others=[lib])
     assert [s.name for s in engine.symbols.lookup("new_name")] == ["new_name"]
     assert engine.symbols.lookup("old_name") == []
-    assert any(s.reason == "definition" and s.text.startswith("def new_name") for s in ctx.snippets)
+    assert any(s.reason == "outline" and s.text.startswith("def new_name") for s in ctx.snippets)
     store.change(lib.uri, 3, [TextChange(Cursor(0, 4), Cursor(0, 12), "renamed_")])
     store.close(lib.uri)
     assert [s.name for s in engine.symbols.lookup("renamed_")] == ["renamed_"]

@@ -204,3 +204,21 @@ def test_partial_scan_never_drops_records(ws: Path, tmp_path: Path) -> None:
     idx.max_files = 1
     r = idx.refresh()
     assert r.stopped is not None and r.removed == 0 and r.files == 2
+
+
+def test_outlines_are_computed_at_index_time_persisted_and_fed_to_the_symbol_index(
+    ws: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "c"
+    first = WorkspaceIndex(str(ws), cache)
+    first.refresh()
+    first.save()
+    path = str(ws / "pkg" / "geometry.py")
+    built = build_symbol_index([first]).outline(path)
+    assert built is not None
+    assert [e.name for e in built.entries] == ["Vector", "norm", "distance_between"]
+    assert "def distance_between(alpha: Vector, beta: Vector) -> float:" in [e.text for e in built.entries]
+    again = WorkspaceIndex(str(ws), cache)
+    assert again.refresh().reparsed == 0  # loaded from disk, not parsed again
+    loaded = build_symbol_index([again]).outline(path)
+    assert loaded is not None and loaded.entries == built.entries

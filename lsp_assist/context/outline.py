@@ -1,0 +1,675 @@
+"""Compact outlines of other files: the names a line may need, one short line each.
+
+An outline lists a file's top-level definitions with their signatures (no bodies), each
+class's members with theirs, enum members, module constants and the `self.x` / `this.x`
+attributes its methods assign. It is extracted once per document version (an open tab)
+or per file content (the workspace index), never per request: a request only ranks the
+ready entries (`rank_entries`) and renders the best ones that fit (`render`), in file
+order, cut at whole entries.
+
+What counts as a definition, a container and a member is data, per grammar
+(`RULES`); the walker below knows nothing about any one language.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from tree_sitter import Node, Tree
+
+from lsp_assist.documents.languages import canonical
+
+log = logging.getLogger(__name__)
+
+MAX_ENTRY_CHARS = 150  # one entry is one line; longer signatures are cut at a token
+MAX_ENTRIES = 400  # per file: a generated file does not flood memory
+MAX_WALK_NODES = 20_000
+MAX_ATTR_SCAN_BYTES = 20_000  # per method: `self.x =` lines are near the top of bodies
+INDENT = "    "
+
+
+@dataclass(frozen=True)
+class OutlineRules:
+    """How one grammar spells definitions. All node types are tree-sitter's names."""
+
+    #: definition node type -> kind (function, class, type, enum, constant, field, member...)
+    defs: Mapping[str, str]
+    #: definitions whose body holds member definitions (classes, structs, enums, impls...)
+    containers: frozenset[str]
+    #: node types that hold the members of a container (looked for under the `body`
+    #: field, then under the `type` field: `typedef struct {...}`, Go's `type T struct`)
+    bodies: frozenset[str]
+    #: wrappers looked through at any level (decorators, export, preprocessor blocks)
+    transparent: frozenset[str] = frozenset()
+    #: assignments to instance attributes inside methods (group 1 is the name)
+    self_attr: str | None = None
+    #: node types whose whole first line is the entry (fields, enum members, constants)
+    one_line: frozenset[str] = frozenset()
+    #: text put before a definition whose keyword lives in the parent node
+    prefix: Mapping[str, str] = field(default_factory=dict)
+    #: python-style: a top-level assignment is a constant only when its name is upper case
+    constants_upper_only: bool = False
+
+
+_PY = OutlineRules(
+    defs={
+        "function_definition": "function",
+        "class_definition": "class",
+        "expression_statement": "constant",
+    },
+    containers=frozenset({"class_definition"}),
+    bodies=frozenset({"block"}),
+    transparent=frozenset({"decorated_definition"}),
+    self_attr=r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)",
+    one_line=frozenset({"expression_statement"}),
+)
+_JS_DEFS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "method_definition": "method",
+    "field_definition": "field",
+    "lexical_declaration": "constant",
+    "variable_declaration": "constant",
+}
+_JS = OutlineRules(
+    defs=_JS_DEFS,
+    containers=frozenset({"class_declaration", "class"}),
+    bodies=frozenset({"class_body"}),
+    transparent=frozenset({"export_statement"}),
+    self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
+    one_line=frozenset({"field_definition", "lexical_declaration", "variable_declaration"}),
+)
+_TS = OutlineRules(
+    defs={
+        **_JS_DEFS,
+        "abstract_class_declaration": "class",
+        "interface_declaration": "type",
+        "type_alias_declaration": "type",
+        "enum_declaration": "enum",
+        "function_signature": "function",
+        "method_signature": "method",
+        "abstract_method_signature": "method",
+        "public_field_definition": "field",
+        "property_signature": "field",
+        "enum_assignment": "member",
+        "property_identifier": "member",
+        "internal_module": "module",
+    },
+    containers=frozenset(
+        {
+            "class_declaration",
+            "abstract_class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "internal_module",
+        }
+    ),
+    bodies=frozenset({"class_body", "interface_body", "object_type", "enum_body", "statement_block"}),
+    transparent=frozenset({"export_statement", "ambient_declaration"}),
+    self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
+    one_line=frozenset(
+        {
+            "field_definition",
+            "public_field_definition",
+            "property_signature",
+            "enum_assignment",
+            "property_identifier",
+            "lexical_declaration",
+            "variable_declaration",
+            "type_alias_declaration",
+            "method_signature",
+            "abstract_method_signature",
+            "function_signature",
+        }
+    ),
+)
+_GO = OutlineRules(
+    defs={
+        "function_declaration": "function",
+        "method_declaration": "method",
+        "type_spec": "type",
+        "type_alias": "type",
+        "const_spec": "constant",
+        "var_spec": "constant",
+        "field_declaration": "field",
+        "method_elem": "method",
+        "method_spec": "method",
+    },
+    containers=frozenset({"type_spec"}),
+    bodies=frozenset({"field_declaration_list", "interface_type"}),
+    transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
+    one_line=frozenset({"const_spec", "var_spec", "field_declaration", "method_elem", "method_spec"}),
+    prefix={"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "},
+)
+_RUST = OutlineRules(
+    defs={
+        "function_item": "function",
+        "function_signature_item": "function",
+        "struct_item": "class",
+        "enum_item": "enum",
+        "union_item": "type",
+        "trait_item": "type",
+        "impl_item": "impl",
+        "type_item": "type",
+        "const_item": "constant",
+        "static_item": "constant",
+        "mod_item": "module",
+        "macro_definition": "function",
+        "field_declaration": "field",
+        "enum_variant": "member",
+    },
+    containers=frozenset({"struct_item", "enum_item", "union_item", "trait_item", "impl_item", "mod_item"}),
+    bodies=frozenset({"field_declaration_list", "enum_variant_list", "declaration_list"}),
+    transparent=frozenset({"attribute_item"}),
+    one_line=frozenset(
+        {
+            "field_declaration",
+            "enum_variant",
+            "const_item",
+            "static_item",
+            "type_item",
+            "function_signature_item",
+        }
+    ),
+)
+_JAVA = OutlineRules(
+    defs={
+        "class_declaration": "class",
+        "interface_declaration": "type",
+        "enum_declaration": "enum",
+        "record_declaration": "class",
+        "method_declaration": "method",
+        "constructor_declaration": "method",
+        "field_declaration": "field",
+        "constant_declaration": "constant",
+        "enum_constant": "member",
+    },
+    containers=frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+    ),
+    bodies=frozenset({"class_body", "interface_body", "enum_body"}),
+    transparent=frozenset({"enum_body_declarations"}),
+    one_line=frozenset({"field_declaration", "constant_declaration", "enum_constant"}),
+)
+_C_DEFS = {
+    "function_definition": "function",
+    "struct_specifier": "class",
+    "union_specifier": "class",
+    "enum_specifier": "enum",
+    "type_definition": "type",
+    "declaration": "constant",
+    "field_declaration": "field",
+    "enumerator": "member",
+    "preproc_def": "constant",
+    "preproc_function_def": "function",
+}
+_C = OutlineRules(
+    defs=_C_DEFS,
+    containers=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "type_definition"}),
+    bodies=frozenset({"field_declaration_list", "enumerator_list"}),
+    transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
+    one_line=frozenset(
+        {"declaration", "field_declaration", "enumerator", "preproc_def", "preproc_function_def"}
+    ),
+)
+_CPP = OutlineRules(
+    defs={
+        **_C_DEFS,
+        "class_specifier": "class",
+        "namespace_definition": "module",
+        "template_declaration": "template",
+        "alias_declaration": "type",
+    },
+    containers=frozenset(
+        {
+            "struct_specifier",
+            "union_specifier",
+            "enum_specifier",
+            "type_definition",
+            "class_specifier",
+            "namespace_definition",
+        }
+    ),
+    bodies=frozenset({"field_declaration_list", "enumerator_list", "declaration_list"}),
+    transparent=frozenset(
+        {"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification", "template_declaration"}
+    ),
+    one_line=frozenset(
+        {
+            "declaration",
+            "field_declaration",
+            "enumerator",
+            "preproc_def",
+            "preproc_function_def",
+            "alias_declaration",
+        }
+    ),
+)
+
+#: Outline rules per canonical language name (the grammars the server ships).
+RULES: dict[str, OutlineRules] = {
+    "python": _PY,
+    "javascript": _JS,
+    "typescript": _TS,
+    "tsx": _TS,
+    "go": _GO,
+    "rust": _RUST,
+    "java": _JAVA,
+    "c": _C,
+    "cpp": _CPP,
+}
+
+_NAME_TYPES = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "scoped_identifier",
+        "private_property_identifier",
+        "namespace_identifier",
+    }
+)
+_SPACES = re.compile(r"\s+")
+
+
+class OutlineEntry(NamedTuple):
+    """One line of an outline. `owner` is the index of the container entry, -1 at top level."""
+
+    name: str
+    kind: str
+    depth: int
+    text: str  # without indentation; `render` indents by depth
+    owner: int
+
+
+@dataclass(frozen=True)
+class FileOutline:
+    """The outline of one file at one version (`version` is opaque: (uri, n) or a hash)."""
+
+    path: str
+    language: str
+    entries: tuple[OutlineEntry, ...]
+    version: object = None
+
+    def names(self) -> frozenset[str]:
+        got: frozenset[str] | None = self.__dict__.get("_names")
+        if got is None:
+            got = frozenset(e.name for e in self.entries)
+            object.__setattr__(self, "_names", got)  # cached: a frozen dataclass
+        return got
+
+
+def rules_for(language_id: str) -> OutlineRules | None:
+    name = canonical(language_id)
+    return RULES.get(name) if name else None
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _name_of(node: Node) -> str:
+    """The name a definition introduces: its `name` field, else along its declarators."""
+    t = node.type
+    if t == "property_identifier":
+        return _decode(node.text or b"")
+    if t == "impl_item":
+        trait, typ = node.child_by_field_name("trait"), node.child_by_field_name("type")
+        target = typ if typ is not None else trait
+        return _decode(target.text or b"") if target is not None else ""
+    if t == "expression_statement":  # python: NAME = value / NAME: type = value
+        first = node.named_children[0] if node.named_child_count else None
+        if first is not None and first.type == "assignment":
+            left = first.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                return _decode(left.text or b"")
+        return ""
+    if t in ("lexical_declaration", "variable_declaration", "field_declaration", "constant_declaration"):
+        for child in node.named_children:
+            if child.type == "variable_declarator":
+                n = child.child_by_field_name("name")
+                if n is not None:
+                    return _decode(n.text or b"")
+    if t == "field_definition":
+        n = node.child_by_field_name("property")
+        if n is not None:
+            return _decode(n.text or b"")
+    cur: Node | None = node
+    for _ in range(8):
+        if cur is None:
+            return ""
+        if cur.type in _NAME_TYPES:
+            return _decode(cur.text or b"")
+        n = cur.child_by_field_name("name")
+        if n is None:
+            n = cur.child_by_field_name("declarator")
+        if n is None and cur.type == "template_declaration":
+            n = next((c for c in reversed(cur.named_children) if c.type != "template_parameter_list"), None)
+        cur = n
+    return ""
+
+
+def _body(node: Node, rules: OutlineRules) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is None:
+        typ = node.child_by_field_name("type")
+        if typ is not None:
+            if typ.type in rules.bodies:
+                return typ
+            body = typ.child_by_field_name("body")
+            if body is None:
+                body = next((c for c in typ.named_children if c.type in rules.bodies), None)
+    if body is None:
+        body = next((c for c in node.named_children if c.type in rules.bodies), None)
+    return body
+
+
+def _one_line(text: str) -> str:
+    """A signature as one line: whitespace runs collapsed, cut at a token when too long."""
+    line = _SPACES.sub(" ", text).strip()
+    if len(line) <= MAX_ENTRY_CHARS:
+        return line
+    cut = line.rfind(" ", 0, MAX_ENTRY_CHARS - 4)
+    return (line[:cut] if cut > 20 else line[: MAX_ENTRY_CHARS - 4]) + " ..."
+
+
+def _header(node: Node, body: Node | None, source: bytes, rules: OutlineRules, name: str) -> str:
+    if body is not None and body.start_byte > node.start_byte:
+        end = body.start_byte
+        first = body.child(0) if body.child_count else None
+        if first is not None and not first.is_named and first.type.isalpha():
+            end = first.end_byte  # Go: `type T interface {` keeps its `interface`
+        raw = source[node.start_byte : end]
+    else:
+        raw = source[node.start_byte : node.end_byte]
+    text = _decode(raw).rstrip().rstrip("{").rstrip()
+    pre = rules.prefix.get(node.type, "")
+    if pre and not text.startswith(pre.strip()):
+        text = pre + text
+    if name and name not in text:
+        text = f"{text} {name}"  # C: `typedef struct {...} box_t` names itself after the body
+    return _one_line(text)
+
+
+def _first_line(node: Node, source: bytes, rules: OutlineRules) -> str:
+    raw = _decode(source[node.start_byte : node.end_byte])
+    line = raw.split("\n", 1)[0].rstrip()
+    if "\n" in raw and line.endswith(("(", "[", "{", "=")):
+        line = line + " ..."
+    pre = rules.prefix.get(node.type, "")
+    if pre and not line.startswith(pre.strip()):
+        line = pre + line
+    return _one_line(line)
+
+
+def extract_outline(tree: Tree, source: bytes, language_id: str) -> list[OutlineEntry]:
+    """The outline of one parsed file, in file order. Unknown languages give []."""
+    rules = rules_for(language_id)
+    if rules is None:
+        return []
+    out: list[OutlineEntry] = []
+    attr_re = re.compile(rules.self_attr) if rules.self_attr else None
+    # (node, depth, owner index); an explicit stack, children pushed reversed: file order.
+    stack: list[tuple[Node, int, int]] = [(c, 0, -1) for c in reversed(tree.root_node.named_children)]
+    visited = 0
+    seen: set[tuple[str, int, str]] = set()
+    while stack and visited < MAX_WALK_NODES and len(out) < MAX_ENTRIES:
+        node, depth, owner = stack.pop()
+        visited += 1
+        t = node.type
+        if t in rules.transparent:
+            stack.extend((c, depth, owner) for c in reversed(node.named_children))
+            continue
+        kind = rules.defs.get(t)
+        if kind is None:
+            continue
+        if kind == "template":  # C++: the templated definition, with its template line
+            inner = next((c for c in reversed(node.named_children) if c.type in rules.defs), None)
+            if inner is None:
+                continue
+            kind = rules.defs.get(inner.type, "function")
+        name = _name_of(node)
+        if not name:
+            continue
+        if kind == "constant" and depth > 0 and t in ("expression_statement",):
+            kind = "field"  # python: a class-level assignment (enum members, defaults)
+        if kind == "function" and depth > 0:
+            kind = "method"
+        if (
+            t in ("declaration", "field_declaration")
+            and "(" in _decode((node.child_by_field_name("declarator") or node).text or b"")[:200]
+        ):
+            kind = "function" if depth == 0 else "method"  # a prototype
+        body = _body(node, rules) if t in rules.containers or kind in ("function", "method") else None
+        if t in rules.one_line:
+            text = _first_line(node, source, rules)
+        else:
+            text = _header(node, body, source, rules, name)
+        if (name, owner, kind) in seen:
+            continue  # C: a prototype and its definition; the first one is enough
+        seen.add((name, owner, kind))
+        index = len(out)
+        out.append(OutlineEntry(name, kind, depth, text, owner))
+        if t in rules.containers and body is not None and depth < 4:
+            stack.extend((c, depth + 1, index) for c in reversed(body.named_children))
+        elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
+            _self_attrs(body, source, attr_re, out, depth, owner)
+    return out
+
+
+def _self_attrs(
+    body: Node, source: bytes, attr_re: re.Pattern[str], out: list[OutlineEntry], depth: int, owner: int
+) -> None:
+    """`self.x = ...` assignments of one method, as members of its class (first one wins)."""
+    text = _decode(source[body.start_byte : min(body.end_byte, body.start_byte + MAX_ATTR_SCAN_BYTES)])
+    known = {e.name for e in out if e.owner == owner}
+    for m in attr_re.finditer(text):
+        name = m.group(1)
+        if name in known or len(out) >= MAX_ENTRIES:
+            continue
+        known.add(name)
+        end = text.find("\n", m.end())
+        line = text[m.start() : end if end >= 0 else len(text)].split(";", 1)[0].strip()
+        out.append(OutlineEntry(name, "attribute", depth, _one_line(line), owner))
+
+
+def outline_of(tree: Tree | None, source: bytes, language_id: str, path: str, version: object) -> FileOutline:
+    """The outline of a parsed file; a grammar surprise gives an empty outline and one log line."""
+    entries: tuple[OutlineEntry, ...] = ()
+    if tree is not None:
+        try:
+            entries = tuple(extract_outline(tree, source, language_id))
+        except Exception as exc:  # an outline is optional context: never fail a request or an index
+            log.warning("outline: skipped a %s file (%s)", language_id, type(exc).__name__)
+    return FileOutline(path, canonical(language_id) or language_id, entries, version)
+
+
+def outline_from_text(text: str, language_id: str, path: str, version: object = None) -> FileOutline:
+    """A one-off parse (files that are not open: the workspace index, the CLI)."""
+    from lsp_assist.context.symbols import parse_text
+
+    parsed = parse_text(text, language_id)
+    if parsed is None:
+        return FileOutline(path, canonical(language_id) or language_id, (), version)
+    return outline_of(parsed[0], parsed[1], language_id, path, version)
+
+
+# -- ranking and rendering (per request: cheap, no parsing) -----------------------------------
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """What the code at the cursor says about which names it needs."""
+
+    used: frozenset[str] = frozenset()  # names the enclosing function (or nearby code) uses
+    imported: frozenset[str] = frozenset()  # names this file imports by name from that file
+    mentioned: frozenset[str] = frozenset()  # every name the current file already spells
+
+
+def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
+    """A score per entry (0 = not worth its characters).
+
+    Names the current file never spells are what a next line may need and nothing local
+    shows; among them, members of the classes the code at the cursor uses come first,
+    then of the classes this file imports or spells, then top-level names. A name the
+    file imports or the enclosing function uses is worth its signature (the arguments).
+    A name the file spells elsewhere is already visible to the model, or close to it.
+    """
+    entries = outline.entries
+    scores = [0.0] * len(entries)
+    for i, e in enumerate(entries):
+        name = e.name
+        parent = entries[e.owner].name if e.owner >= 0 else None
+        if name in rel.imported:
+            s = 4.0
+        elif name in rel.used:
+            s = 3.0
+        elif name in rel.mentioned:
+            s = 0.15
+        elif parent is None:
+            s = 1.0
+        elif parent in rel.used:
+            s = 2.0
+        elif parent in rel.imported:
+            s = 1.6
+        elif parent in rel.mentioned:
+            s = 1.4
+        else:
+            s = 0.7
+        if name.startswith("__"):
+            if e.kind in ("method", "function") and name != "__init__":
+                s *= 0.3  # dunder methods are called by syntax, not by name
+        elif name.startswith("_"):
+            s *= 0.8  # private helpers: used, but less often than the public names
+        scores[i] = s
+    return scores
+
+
+COMMENT = {"python": "#"}  # others use "//"
+ALSO = " also: "
+
+
+def entry_cost(outline: FileOutline, i: int) -> int:
+    e = outline.entries[i]
+    return len(INDENT) * e.depth + len(e.text) + 1
+
+
+class OutlinePick:
+    """The entries of one outline chosen so far: some as their whole line (a signature),
+    the rest as a name in their container's "also:" line (names are what a next line
+    needs most; a signature costs five names). Costs are exact: `text()` has `cost` chars."""
+
+    def __init__(self, outline: FileOutline) -> None:
+        self.outline = outline
+        self.full: set[int] = set()
+        self.short: set[int] = set()
+        self.cost = 0
+        self._comment = COMMENT.get(outline.language, "//")
+
+    def _refund(self, j: int) -> int:
+        """What taking short entry `j` out of its "also:" line saves (its line, if alone)."""
+        e = self.outline.entries[j]
+        if any(k != j and self.outline.entries[k].owner == e.owner for k in self.short):
+            return len(e.name) + 2
+        return len(INDENT) * e.depth + len(self._comment) + len(ALSO) + len(e.name) + 1
+
+    def _chain_cost(self, j: int) -> int:
+        """Lines for `j` and its containers not yet shown whole (net of names they replace)."""
+        cost = 0
+        while j >= 0 and j not in self.full:
+            cost += entry_cost(self.outline, j) - (self._refund(j) if j in self.short else 0)
+            j = self.outline.entries[j].owner
+        return cost
+
+    def _group_exists(self, owner: int) -> bool:
+        return any(self.outline.entries[k].owner == owner for k in self.short)
+
+    def cost_full(self, i: int) -> int:
+        if i in self.full:
+            return 0
+        return self._chain_cost(i) + self._sep()
+
+    def cost_short(self, i: int) -> int:
+        if i in self.full or i in self.short:
+            return 0
+        e = self.outline.entries[i]
+        if self._group_exists(e.owner):
+            return len(e.name) + 2  # ", name"
+        line = len(INDENT) * e.depth + len(self._comment) + len(ALSO) + len(e.name) + 1
+        return line + self._chain_cost(e.owner) + self._sep()
+
+    def _sep(self) -> int:
+        return 0 if (self.full or self.short) else -1  # the first line has no newline before it
+
+    def _promote(self, j: int) -> None:
+        while j >= 0 and j not in self.full:
+            self.full.add(j)
+            self.short.discard(j)
+            j = self.outline.entries[j].owner
+
+    def add_full(self, i: int) -> None:
+        self.cost += self.cost_full(i)
+        self._promote(i)
+
+    def add_short(self, i: int) -> None:
+        cost = self.cost_short(i)
+        if cost == 0:
+            return
+        self.cost += cost
+        self._promote(self.outline.entries[i].owner)
+        self.short.add(i)
+
+    def __len__(self) -> int:
+        return len(self.full) + len(self.short)
+
+    def text(self) -> str:
+        entries = self.outline.entries
+        children: dict[int, list[int]] = {}
+        shorts: dict[int, list[int]] = {}
+        for k in sorted(self.full):
+            children.setdefault(entries[k].owner, []).append(k)
+        for k in sorted(self.short):
+            shorts.setdefault(entries[k].owner, []).append(k)
+        lines: list[str] = []
+
+        def emit(owner: int, depth: int) -> None:
+            for k in children.get(owner, ()):
+                lines.append(INDENT * entries[k].depth + entries[k].text)
+                emit(k, entries[k].depth + 1)
+            names = shorts.get(owner)
+            if names:
+                d = depth if owner >= 0 else 0
+                lines.append(INDENT * d + self._comment + ALSO + ", ".join(entries[n].name for n in names))
+
+        emit(-1, 0)
+        return "\n".join(lines)
+
+
+def render(outline: FileOutline, picked: Iterable[int]) -> str:
+    """The picked entries (and their containers' headers) as whole lines, in file order."""
+    pick = OutlinePick(outline)
+    for i in picked:
+        pick.add_full(i)
+    return pick.text()
+
+
+def entries_to_rows(entries: Iterable[OutlineEntry]) -> list[list[object]]:
+    """A JSON-friendly form (the persisted workspace index)."""
+    return [[e.name, e.kind, e.depth, e.text, e.owner] for e in entries]
+
+
+def entries_from_rows(rows: Iterable[Sequence[object]]) -> tuple[OutlineEntry, ...]:
+    out: list[OutlineEntry] = []
+    for r in rows:
+        name, kind, depth, text, owner = r
+        out.append(OutlineEntry(str(name), str(kind), int(str(depth)), str(text), int(str(owner))))
+    return tuple(out)

@@ -1,0 +1,217 @@
+"""Cross-file context: candidates and import resolution per language, the adaptive budget,
+ranking across files, the deadline and stability while typing."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
+from lsp_assist.context.neighbours import PathResolver, gather_candidates, parse_imports
+from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.documents.store import Document, DocumentStore, TextChange
+from lsp_assist.domain import Cursor
+
+FAR = "def far_{0}(x):\n    return x + {0}\n\n\n"
+
+
+def _index(files: dict[str, tuple[str, str]]) -> SymbolIndex:
+    index = SymbolIndex()
+    for path, (lang, text) in files.items():
+        index.update_file(path, text, lang)
+    return index
+
+
+# (language, current path, import line, {path: text} of the workspace, the path it must resolve to)
+IMPORTS = [
+    (
+        "python",
+        "/w/pkg/a.py",
+        "from .events import Loop",
+        {"/w/pkg/events.py": "class Loop: pass\n"},
+        "/w/pkg/events.py",
+    ),
+    ("python", "/w/pkg/a.py", "from . import events", {"/w/pkg/events.py": "X = 1\n"}, "/w/pkg/events.py"),
+    ("python", "/w/app/a.py", "import pkg.events", {"/w/pkg/events.py": "X = 1\n"}, "/w/pkg/events.py"),
+    (
+        "javascript",
+        "/w/src/a.js",
+        "import { Box } from './box';",
+        {"/w/src/box.js": "export class Box {}\n"},
+        "/w/src/box.js",
+    ),
+    (
+        "typescript",
+        "/w/src/a.ts",
+        "import type { Box } from '../lib/box'",
+        {"/w/lib/box.ts": "export class Box {}\n"},
+        "/w/lib/box.ts",
+    ),
+    (
+        "go",
+        "/w/cmd/main.go",
+        'import "example.com/proj/shapes"',
+        {"/w/shapes/p.go": "package shapes\nfunc New() {}\n"},
+        "/w/shapes/p.go",
+    ),
+    (
+        "rust",
+        "/w/src/main.rs",
+        "mod geometry;",
+        {"/w/src/geometry.rs": "pub fn area() {}\n"},
+        "/w/src/geometry.rs",
+    ),
+    (
+        "rust",
+        "/w/src/main.rs",
+        "use crate::shapes::Circle;",
+        {"/w/src/shapes.rs": "pub struct Circle;\n"},
+        "/w/src/shapes.rs",
+    ),
+    (
+        "java",
+        "/w/src/a/App.java",
+        "import com.acme.geo.Box;",
+        {"/w/src/com/acme/geo/Box.java": "class Box {}\n"},
+        "/w/src/com/acme/geo/Box.java",
+    ),
+    ("c", "/w/src/main.c", '#include "util.h"', {"/w/src/util.h": "int twice(int x);\n"}, "/w/src/util.h"),
+    (
+        "cpp",
+        "/w/src/main.cpp",
+        '#include "geo/shape.hpp"',
+        {"/w/include/geo/shape.hpp": "class Shape {};\n"},
+        "/w/include/geo/shape.hpp",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "current", "line", "files", "want"), IMPORTS)
+def test_imports_resolve_per_language(
+    lang: str, current: str, line: str, files: dict[str, str], want: str
+) -> None:
+    index = _index({p: (lang, t) for p, t in files.items()})
+    refs = parse_imports([line], lang)
+    assert refs, line
+    got = [p for ref in refs for p in PathResolver(index, []).resolve(ref, current, lang)]
+    assert want in got
+
+
+def test_absolute_import_inside_a_package_is_not_a_sibling() -> None:
+    index = _index({"/w/pkg/__init__.py": ("python", ""), "/w/pkg/subprocess.py": ("python", "X = 1\n")})
+    (ref,) = parse_imports(["import subprocess"], "python")
+    assert PathResolver(index, []).resolve(ref, "/w/pkg/a.py", "python") == []
+
+
+def test_candidates_order_imported_then_package_then_tabs() -> None:
+    index = _index(
+        {
+            "/w/pkg/events.py": ("python", "class Loop:\n    def run(self): pass\n"),
+            "/w/pkg/other.py": ("python", "def unrelated(): pass\n"),
+            "/w/pkg/tabbed.py": ("python", "def shown(): pass\n"),
+        }
+    )
+    cands = gather_candidates(
+        path="/w/pkg/a.py",
+        language="python",
+        head_lines=("from .events import Loop",),
+        open_paths=["/w/pkg/tabbed.py"],
+        recent=[],
+        index=index,
+        used={"Loop"},
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    assert [c.path for c in cands] == ["/w/pkg/events.py", "/w/pkg/tabbed.py", "/w/pkg/other.py"]
+    assert "imported by this file" in cands[0].reasons[0] and cands[0].imported_names == {"Loop"}
+    assert cands[1].reasons == ["open in the editor", "in the same directory (workspace index)"]
+
+
+def test_go_and_java_see_their_package_without_imports() -> None:
+    index = _index({"/w/shapes/point.go": ("go", "package shapes\ntype Point struct{ X int }\n")})
+    cands = gather_candidates(
+        path="/w/shapes/main.go",
+        language="go",
+        head_lines=("package shapes",),
+        open_paths=[],
+        recent=[],
+        index=index,
+        used=set(),
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    assert cands and cands[0].path == "/w/shapes/point.go" and "same package" in cands[0].reasons[0]
+
+
+def test_budget_adapts_to_the_file_and_the_enclosing_function() -> None:
+    b = 4000
+    assert cross_file_budget(b, 50_000, 500) == int(b * CROSS_SHARE)  # a long file, small function
+    assert cross_file_budget(b, 1000, 300) > b // 2  # a short file leaves room for other files
+    assert cross_file_budget(b, 50_000, 3000) < int(b * CROSS_SHARE)  # the function needs the room
+    assert cross_file_budget(b, 50_000, 50_000) == int(b * CROSS_MIN_SHARE)
+    assert cross_file_budget(0, 10, 10) == 0
+
+
+def _workspace() -> tuple[ContextEngine, list[Document], str, Cursor]:
+    index = SymbolIndex()
+    lib = (
+        "class Reader:\n"
+        "    def __init__(self, path):\n        self.path = path\n        self.buffer_size = 4096\n"
+        "    def read_block(self, n):\n        return n\n"
+        "    def seek_to(self, pos):\n        return pos\n\n" + "".join(FAR.format(i) for i in range(40))
+    )
+    index.update_file("/w/pkg/reader.py", lib, "python")
+    text = (
+        "from .reader import Reader\n\n"
+        + "".join(FAR.format(100 + i) for i in range(200))
+        + "def load(path):\n    r = Reader(path)\n    data = r.read_block(10)\n    \n    return data\n"
+    )
+    row = text.split("\n").index("    data = r.read_block(10)") + 1
+    tab = Document("file:///w/pkg/tab.py", "python", 1, "def tab_helper(a):\n    return a\n", "/w/pkg/tab.py")
+    return ContextEngine(symbol_index=index), [tab], text, Cursor(row, 4)
+
+
+def test_outline_of_imported_module_reaches_the_prompt_with_labels() -> None:
+    engine, tabs, text, cursor = _workspace()
+    ctx = engine.build_from_text(
+        text, "python", "/w/pkg/load.py", cursor, 4000, others=tabs, deadline_ms=2000
+    )
+    outs = [s for s in ctx.snippets if s.reason == "outline"]
+    assert outs[0].path == "/w/pkg/reader.py"
+    body = outs[0].text
+    assert "class Reader:" in body and "def read_block(self, n):" in body  # used: its signature
+    assert "seek_to" in body and "buffer_size" in body  # members the next line may need
+    assert "return n" not in body
+    labels = {p.label: p.reason for p in ctx.parts}
+    assert "outline:reader.py" in labels and "imported by this file" in labels["outline:reader.py"]
+    assert sum(p.chars for p in ctx.parts) == ctx.size <= 4000
+
+
+def test_cross_file_text_is_stable_while_typing_on_the_cursor_line() -> None:
+    engine, tabs, text, cursor = _workspace()
+    store = DocumentStore()
+    doc = store.open("file:///w/pkg/load.py", "python", 1, text, "/w/pkg/load.py")
+    first = engine.build(doc, cursor, 4000, others=tabs, deadline_ms=2000)
+    col = cursor.character
+    for v, ch in enumerate("seek_to(", start=2):
+        store.change(doc.uri, v, [TextChange(Cursor(cursor.line, col), Cursor(cursor.line, col), ch)])
+        col += 1
+        ctx = engine.build(doc, Cursor(cursor.line, col), 4000, others=tabs, deadline_ms=2000)
+        assert ctx.snippets == first.snippets  # same bytes first: prompt caches keep hitting
+
+
+def test_deadline_past_skips_cross_file_but_answers() -> None:
+    engine, tabs, text, cursor = _workspace()
+    ctx = engine.build_from_text(text, "python", "/w/pkg/load.py", cursor, 4000, others=tabs, deadline_ms=0.0)
+    assert not ctx.snippets and ctx.prefix.endswith("    ") and ctx.size <= 4000
+
+
+def test_unused_cross_budget_goes_back_to_the_file() -> None:
+    engine, _, text, cursor = _workspace()
+    with_x = engine.build_from_text(text, "python", "/w/pkg/load.py", cursor, 4000, deadline_ms=2000)
+    alone = ContextEngine().build_from_text(text, "python", "/w/pkg/load.py", cursor, 4000)
+    assert with_x.snippets and not alone.snippets
+    local_x = len(with_x.prefix) + len(with_x.suffix)
+    assert local_x + sum(len(s.text) for s in with_x.snippets) > 3800  # nothing left on the table
+    assert len(alone.prefix) + len(alone.suffix) > local_x

@@ -1,0 +1,212 @@
+"""Outlines per language: what each grammar's rules (data) pick, and how entries render."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_assist.context.outline import (
+    RULES,
+    FileOutline,
+    OutlinePick,
+    Relevance,
+    entries_from_rows,
+    entries_to_rows,
+    outline_from_text,
+    rank_entries,
+    render,
+)
+
+SOURCES: dict[str, tuple[str, str, dict[str, str], list[str]]] = {
+    # language: (path, text, {name: kind that must be found}, lines the full render must hold)
+    "python": (
+        "/p/a.py",
+        "import os\nMAX_SIZE = 10\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+        "class Loop(Base):\n    timeout: float = 1.0\n    def __init__(self, loop, *, debug=False):\n"
+        "        self._loop = loop\n        self.debug: bool = debug\n"
+        "    @property\n    def running(self) -> bool:\n        return True\n"
+        "def helper(a, b=2) -> int:\n    return a\n",
+        {
+            "MAX_SIZE": "constant",
+            "Color": "class",
+            "RED": "field",
+            "Loop": "class",
+            "timeout": "field",
+            "_loop": "attribute",
+            "debug": "attribute",
+            "running": "method",
+            "helper": "function",
+        },
+        ["def helper(a, b=2) -> int:", "    def running(self) -> bool:", "    self._loop = loop"],
+    ),
+    "javascript": (
+        "/p/a.js",
+        "import { x } from './b';\nexport const LIMIT = 5;\nexport class Box extends Base {\n  width = 1;\n"
+        "  constructor(w) { super(); this.height = w; }\n  resize(factor) { return this; }\n}\n"
+        "export function make(w) { return new Box(w); }\n",
+        {"LIMIT": "constant", "Box": "class", "width": "field", "height": "attribute", "resize": "method"},
+        ["function make(w)", "    resize(factor)", "class Box extends Base"],
+    ),
+    "typescript": (
+        "/p/a.ts",
+        "export enum Kind { A, B = 2 }\nexport interface Shape { area(): number; name: string }\n"
+        "export type Id = string | number;\nexport class Box {\n  width: number = 1;\n"
+        "  resize(factor: number): Box { return this; }\n}\n"
+        "export function make(w: number): Box { return new Box(w); }\n",
+        {
+            "Kind": "enum",
+            "A": "member",
+            "B": "member",
+            "Shape": "type",
+            "area": "method",
+            "Id": "type",
+            "width": "field",
+        },
+        ["function make(w: number): Box", "    resize(factor: number): Box", "type Id = string | number;"],
+    ),
+    "go": (
+        "/p/a.go",
+        "package shapes\nconst Pi = 3.14\ntype Point struct {\n\tX, Y int\n\tLabel string\n}\n"
+        "type Shape interface {\n\tArea() float64\n}\n"
+        "func (p *Point) Move(dx int) error { return nil }\nfunc New(x int) *Point { return nil }\n",
+        {
+            "Pi": "constant",
+            "Point": "type",
+            "Label": "field",
+            "Shape": "type",
+            "Area": "method",
+            "Move": "method",
+        },
+        ["func (p *Point) Move(dx int) error", "type Shape interface", "type Point struct"],
+    ),
+    "rust": (
+        "/p/a.rs",
+        "use std::fmt;\npub const MAX: usize = 4;\npub struct Point { pub x: i32, y: i32 }\n"
+        "pub enum Shape { Circle(f64), Square { side: f64 } }\n"
+        "impl Point {\n    pub fn new(x: i32) -> Self { Point { x, y: 0 } }\n}\n"
+        "pub trait Draw { fn draw(&self); }\npub fn area(s: &Shape) -> f64 { 0.0 }\n",
+        {
+            "MAX": "constant",
+            "Point": "class",
+            "x": "field",
+            "Circle": "member",
+            "new": "method",
+            "draw": "method",
+        },
+        ["pub fn area(s: &Shape) -> f64", "impl Point", "    pub fn new(x: i32) -> Self"],
+    ),
+    "java": (
+        "/p/Box.java",
+        "package a.b;\npublic class Box {\n    public static final int MAX = 3;\n    private int width;\n"
+        "    public Box(int w) { width = w; }\n    public int area() { return width; }\n"
+        "    enum Kind { SMALL, LARGE }\n}\n",
+        {
+            "Box": "class",
+            "MAX": "field",
+            "width": "field",
+            "area": "method",
+            "Kind": "enum",
+            "SMALL": "member",
+        },
+        ["public class Box", "    public int area()", "        // also: SMALL, LARGE"],
+    ),
+    "c": (
+        "/p/a.c",
+        '#include "a.h"\n#define LIMIT 4\nstruct point { int x; int y; };\nenum color { RED, GREEN };\n'
+        "typedef struct { int w; } box_t;\nint area(const box_t *b);\nstatic int counter = 0;\n"
+        "int area(const box_t *b) { return b->w; }\n",
+        {
+            "LIMIT": "constant",
+            "point": "class",
+            "x": "field",
+            "RED": "member",
+            "box_t": "type",
+            "area": "function",
+        },
+        ["struct point", "typedef struct box_t", "int area(const box_t *b);"],
+    ),
+    "cpp": (
+        "/p/a.cpp",
+        "#include <vector>\nnamespace geo {\nclass Shape {\n public:\n  virtual double area() const = 0;\n"
+        "  int id;\n  Shape(int i) : id(i) {}\n};\n}\n",
+        {"geo": "module", "Shape": "class", "area": "method", "id": "field"},
+        ["namespace geo", "    class Shape", "        virtual double area() const = 0;"],
+    ),
+}
+
+
+def test_every_grammar_has_rules_and_a_case() -> None:
+    assert set(SOURCES) <= set(RULES)
+    assert {"python", "javascript", "typescript", "go", "rust", "java", "c", "cpp"} <= set(SOURCES)
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_outline_per_language(language: str) -> None:
+    path, text, want, lines = SOURCES[language]
+    outline = outline_from_text(text, language, path)
+    found = {(e.name, e.kind) for e in outline.entries}
+    for name, kind in want.items():
+        assert (name, kind) in found, (name, kind, sorted(found))
+    pick = OutlinePick(outline)
+    for i, e in enumerate(outline.entries):
+        if e.kind in ("member",):
+            pick.add_short(i)
+        else:
+            pick.add_full(i)
+    text_out = pick.text()
+    assert len(text_out) == pick.cost  # the budget sees exactly what is sent
+    for line in lines:
+        assert line in text_out.split("\n"), (line, text_out)
+    # No bodies: an outline holds signatures, never the statements inside functions.
+    assert "return" not in text_out
+
+
+def test_owner_header_comes_with_a_member_and_names_group() -> None:
+    path, text, _, _ = SOURCES["python"]
+    outline = outline_from_text(text, "python", path)
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    pick = OutlinePick(outline)
+    pick.add_short(idx["running"])
+    pick.add_short(idx["_loop"])
+    pick.add_full(idx["helper"])
+    out = pick.text()
+    assert out == "class Loop(Base):\n    # also: _loop, running\ndef helper(a, b=2) -> int:"
+    assert pick.cost == len(out)
+    assert render(outline, [idx["helper"]]) == "def helper(a, b=2) -> int:"
+
+
+def test_ranking_prefers_unspelled_names_and_members_of_used_classes() -> None:
+    path, text, _, _ = SOURCES["python"]
+    outline = outline_from_text(text, "python", path)
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    rel = Relevance(
+        used=frozenset({"Loop"}), imported=frozenset({"helper"}), mentioned=frozenset({"Loop", "RED"})
+    )
+    s = rank_entries(outline, rel)
+    assert s[idx["helper"]] > s[idx["Loop"]] > s[idx["running"]] > s[idx["MAX_SIZE"]] > s[idx["RED"]]
+    assert s[idx["GREEN"]] < s[idx["running"]]  # a member of a class nobody near uses
+
+
+def test_rows_round_trip_and_long_signatures_cut_at_a_token() -> None:
+    long_sig = "def f(" + ", ".join(f"argument_{i}=None" for i in range(30)) + "):\n    pass\n"
+    outline = outline_from_text(long_sig, "python", "/p/l.py")
+    (entry,) = outline.entries
+    assert len(entry.text) <= 150 and entry.text.endswith(" ...")
+    assert entries_from_rows(entries_to_rows(outline.entries)) == outline.entries
+    assert FileOutline("/x", "python", ()).names() == frozenset()
+
+
+def test_unknown_language_and_broken_code_do_not_raise() -> None:
+    assert outline_from_text("whatever", "plaintext", "/p/x.txt").entries == ()
+    broken = outline_from_text("class (:\n  def ]]]\nx = = 1\n" * 30, "python", "/p/b.py")
+    assert isinstance(broken.entries, tuple)
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_every_truncation_of_the_samples_outlines_without_raising(language: str) -> None:
+    path, text, _, _ = SOURCES[language]
+    for end in range(0, len(text), 3):  # half-typed code: empty bodies, error nodes
+        outline = outline_from_text(text[:end], language, path)
+        pick = OutlinePick(outline)
+        for i in range(len(outline.entries)):
+            pick.add_short(i) if i % 2 else pick.add_full(i)
+        assert len(pick.text()) == pick.cost
