@@ -66,6 +66,8 @@ SHORT_FILE_MARGIN = 200  # chars kept free for the local file's own trimming
 SIMILAR_MIN_CHARS = 400  # similar windows only when the outlines leave this much
 USED_REACH = 300  # rows of the enclosing function whose names are looked up
 MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
+MENTION_STALE_EDITS = 60  # edits before that set is read again
+MENTION_STALE_LINES = 10
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
@@ -145,8 +147,9 @@ class ContextEngine:
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
         self._versions_seen: dict[str, int] = {}
-        # names the current file spells, without its cursor row: (uri, row, lines) -> names
-        self._mentions: tuple[tuple[str, int, int], frozenset[str]] | None = None
+        # names the current file spells (see `_mentioned`): (document, version, lines, names)
+        self._mentions: tuple[Document, int, int, frozenset[str]] | None = None
+        self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
 
     # -- symbol bookkeeping --------------------------------------------------------------------
@@ -759,12 +762,27 @@ class ContextEngine:
             if self.symbols.version(other.display_path) != (other.uri, other.version):
                 self.refresh_document(other)  # edited since: its outline is one version old
         used = self._used_names(doc, chain, row)
+        open_paths = sorted(o.display_path for o in others)
+        recent = [p for p in reversed(self._recent) if p != doc.display_path][:6]
+        mentioned = self._mentioned(doc)
+        # Typing on one row changes none of these: the same cross-file text, at no cost.
+        key = (
+            doc.uri,
+            id(self.symbols),
+            self.symbols.generation,
+            frozenset(used),
+            id(mentioned),
+            tuple(open_paths),
+            tuple(recent),
+            budget,
+        )
+        hit = self._cross_cache
+        if hit is not None and hit[0] == key:
+            self.last_gathered = hit[2]
+            return self._label(list(hit[1]), hit[2], parts)
         defined_here: frozenset[str] = frozenset()
         if tree is not None:
             defined_here = frozenset(s.name for s in self._tree_symbols(doc).find(tree, data, set(used)))
-        open_paths = sorted(o.display_path for o in others)
-        recent = [p for p in reversed(self._recent) if p != doc.display_path][:6]
-        mentioned = self._mentioned(doc, row)
         cands = gather_candidates(
             path=doc.display_path,
             language=lang,
@@ -781,19 +799,24 @@ class ContextEngine:
         got = assemble(cands, self.symbols.outline, rel, budget, deadline)
         self.last_gathered = got
         snippets = list(got.snippets)
-        for snip in snippets:
-            parts.add(
-                f"outline:{os.path.basename(snip.path)}",
-                f"outline of {snip.path}: {got.why[snip.path]}",
-                len(snip.text),
-            )
         left = budget - sum(len(x.text) for x in snippets)
         if others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < deadline:
             sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
-            similar = self.ranker.rank(set(near), sources, left, deadline=deadline)
-            for snip in similar:
+            snippets += self.ranker.rank(set(near), sources, left, deadline=deadline)
+        if time.perf_counter() <= deadline:  # a result cut by the deadline is not reused
+            self._cross_cache = (key, list(snippets), got)
+        return self._label(snippets, got, parts)
+
+    @staticmethod
+    def _label(snippets: list[Snippet], got: Gathered, parts: _Parts) -> list[Snippet]:
+        for snip in snippets:
+            if snip.reason == "outline":
+                why = got.why.get(snip.path, "")
+                parts.add(
+                    f"outline:{os.path.basename(snip.path)}", f"outline of {snip.path}: {why}", len(snip.text)
+                )
+            else:
                 parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
-            snippets += similar
         return snippets
 
     def _used_names(self, doc: Document, chain: list[tuple[Node, str]], row: int) -> set[str]:
@@ -810,18 +833,25 @@ class ContextEngine:
                 out |= idents(text)
         return out
 
-    def _mentioned(self, doc: Document, row: int) -> frozenset[str]:
-        """Every name the file spells outside the cursor row (cached while the row stays)."""
-        key = (doc.uri, row, doc.line_count)
-        if self._mentions is not None and self._mentions[0] == key:
-            return self._mentions[1]
+    def _mentioned(self, doc: Document) -> frozenset[str]:
+        """Every name the file spells. Reading a 10,000-line file costs milliseconds, so
+        the set is kept for the same document object until it is `MENTION_STALE_EDITS`
+        edits or `MENTION_STALE_LINES` lines away: names typed since are not in it, which
+        also keeps the cross-file text stable while a line is being typed."""
+        m = self._mentions
+        if (
+            m is not None
+            and m[0] is doc
+            and 0 <= doc.version - m[1] <= MENTION_STALE_EDITS
+            and abs(doc.line_count - m[2]) <= MENTION_STALE_LINES
+        ):
+            return m[3]
         out: set[str] = set()
         idents = self._line_idents
-        for r, text in enumerate(doc.lines(0, min(doc.line_count, MENTION_REACH))):
-            if r != row:
-                out |= idents(text)
+        for text in doc.lines(0, min(doc.line_count, MENTION_REACH)):
+            out |= idents(text)
         names = frozenset(out)
-        self._mentions = (key, names)
+        self._mentions = (doc, doc.version, doc.line_count, names)
         return names
 
     def _head(self, doc: Document, row: int) -> tuple[str, ...]:

@@ -558,6 +558,7 @@ class SymbolIndex:
         self._by_stem: dict[str, set[str]] = {}
         self._by_dir: dict[str, set[str]] = {}
         self._dirs_by_base: dict[str, set[str]] = {}
+        self.generation = 0  # bumped on every change: a key for caches of lookups
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -586,6 +587,7 @@ class SymbolIndex:
         """Replace one file's symbols (and its outline when given; else the old one stays)."""
         kept = self._outlines.get(path) if outline is None else outline
         self.remove_file(path)
+        self.generation += 1
         syms = list(symbols)
         self._by_path[path] = syms
         self._versions[path] = version
@@ -608,6 +610,7 @@ class SymbolIndex:
 
     def set_outline(self, path: str, outline: FileOutline) -> None:
         self._outlines[path] = outline
+        self.generation += 1
 
     def outline(self, path: str) -> FileOutline | None:
         return self._outlines.get(path)
@@ -638,6 +641,7 @@ class SymbolIndex:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
         self._outlines.pop(path, None)
+        self.generation += 1
         if old is not None:
             for table, key in ((self._by_stem, path_stem(path)), (self._by_dir, os.path.dirname(path))):
                 members = table.get(key)
