@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from tree_sitter import Node, Tree
+from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.documents.languages import canonical
+from lsp_assist.documents.languages import canonical, get_language
 
 log = logging.getLogger(__name__)
 
@@ -495,12 +495,10 @@ def outline_of(tree: Tree | None, source: bytes, language_id: str, path: str, ve
 
 def outline_from_text(text: str, language_id: str, path: str, version: object = None) -> FileOutline:
     """A one-off parse (files that are not open: the workspace index, the CLI)."""
-    from lsp_assist.context.symbols import parse_text
-
-    parsed = parse_text(text, language_id)
-    if parsed is None:
-        return FileOutline(path, canonical(language_id) or language_id, (), version)
-    return outline_of(parsed[0], parsed[1], language_id, path, version)
+    lang = get_language(language_id)
+    data = text.encode("utf-8", "surrogatepass")
+    tree = Parser(lang).parse(data) if lang is not None else None
+    return outline_of(tree, data, language_id, path, version)
 
 
 # -- ranking and rendering (per request: cheap, no parsing) -----------------------------------
