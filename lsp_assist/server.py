@@ -60,6 +60,9 @@ def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
     """
     if tier.provider == "auto":
         tier = dataclasses.replace(tier, provider="local" if local_model_available() else "offline")
+    if tier.prompt_layout == "auto":
+        stable = tier.provider == "local" and local.backend == "inprocess"
+        tier = dataclasses.replace(tier, prompt_layout="stable" if stable else "trimmed")
     if tier.provider == "local":
         tier = dataclasses.replace(
             tier,
@@ -113,6 +116,9 @@ class Runtime:
         self._telemetry_key = ""
         # Set by the LSP layer: a circuit breaker changed state (name, old, new).
         self.on_breaker_change: Callable[[str, str, str], None] | None = None
+        # Loading the embedded model: the last `LoadEvent` and a listener for `$/progress`.
+        self.load_state: Any = None
+        self.on_load_progress: Callable[[Any], None] | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -188,6 +194,8 @@ class Runtime:
                 p.attribution = attribution
         old_providers = self.providers
         self.providers = providers
+        for provider in self.local_models():
+            provider.on_progress = self._load_progress
 
         if self.stats is None:
             self.stats = StatsCollector(config.budget, self.cache_dir / STATS_FILE)
@@ -256,6 +264,35 @@ class Runtime:
                 except Exception as exc:
                     log.debug("closing provider %s: %s", name, exc)
 
+    def local_models(self) -> list[Any]:
+        """The in-process embedded models among the tiers (one per model file)."""
+        unique = {id(p): p for p in self.providers.values()}.values()
+        return [p for p in unique if hasattr(p, "start_loading")]
+
+    def start_model_load(self) -> None:
+        """Begin loading the embedded model in the background (called at `initialize`):
+        requests meanwhile are answered by the offline engine, never by a wait."""
+        for provider in self.local_models():
+            provider.start_loading()
+
+    async def wait_for_models(self, on_event: Callable[[Any], None] | None = None) -> None:
+        """Wait until the embedded model is loaded (the CLI: `complete`, `demo`)."""
+        self.on_load_progress = on_event
+        try:
+            for provider in self.local_models():
+                try:
+                    await provider.ready()
+                except LspAssistError as exc:
+                    log.warning("%s", exc)
+        finally:
+            self.on_load_progress = None
+
+    def _load_progress(self, event: Any) -> None:
+        self.load_state = event
+        listener = self.on_load_progress
+        if listener is not None:
+            listener(event)
+
     def _breaker_changed(self, name: str, old: Any, new: Any) -> None:
         listener = self.on_breaker_change
         if listener is not None:
@@ -277,6 +314,7 @@ class Runtime:
     async def warm(self) -> None:
         """Open each tier's connection (and start the local model) ahead of the first request."""
         self.start_background_index()
+        self.start_model_load()
         for provider in {id(p): p for p in self.providers.values()}.values():
             try:
                 await provider.warm()

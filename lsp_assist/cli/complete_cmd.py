@@ -33,10 +33,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: int) -> int:
-    from lsp_assist.cli.session import complete_text, open_runtime
+    from lsp_assist.cli.session import complete_text, open_runtime, wait_for_model
 
     rt = open_runtime(path.parent)
     try:
+        rt.start_model_load()
+        await wait_for_model(rt)
         result = await complete_text(rt, path, text, line, col, tier=args.tier)
     finally:
         await rt.aclose()

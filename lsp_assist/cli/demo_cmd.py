@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _demo(path: Path, source: str, color: bool) -> int:
-    from lsp_assist.cli.session import complete_text, open_runtime
+    from lsp_assist.cli.session import complete_text, open_runtime, wait_for_model
 
     dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
     # The demo shows the model at work: no suggestion cache (a second run would show cache
@@ -88,6 +88,8 @@ async def _demo(path: Path, source: str, color: bool) -> int:
     else:
         print("  warming the model (first start loads it)...", flush=True)
         t0 = time.perf_counter()
+        rt.start_model_load()
+        await wait_for_model(rt)
         await rt.warm()
         print(f"  ready in {time.perf_counter() - t0:.1f} s")
     lines = source.split("\n")

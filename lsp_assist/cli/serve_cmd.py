@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+import sys
+from typing import Any, BinaryIO
 
 from lsp_assist.logs import setup_logging
 
@@ -14,6 +15,20 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--stdio", action="store_true", help="use stdio (the default)")
     p.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead (debugging)")
     p.set_defaults(run=run)
+
+
+def private_stdout() -> BinaryIO:
+    """The LSP channel on a private copy of fd 1, with fd 1 itself pointed at stderr.
+
+    Native code in this process (llama.cpp) may print to fd 1, and llama-cpp-python
+    redirects fds 1 and 2 to /dev/null while it loads a model on its worker thread: on
+    the real stdout either would corrupt or swallow protocol frames (measured: a response
+    written during the load never reached the client).
+    """
+    sys.stdout.flush()
+    channel = os.dup(1)
+    os.dup2(2, 1)
+    return os.fdopen(channel, "wb")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     if args.tcp is not None:
         server.start_tcp("127.0.0.1", args.tcp)  # loopback only: the protocol carries code
     else:
-        server.start_io()
+        server.start_io(stdout=private_stdout())
     return 0

@@ -266,6 +266,9 @@ def _validate(config: Config, errors: list[str]) -> None:
             tier.total_timeout_ms = TierConfig().total_timeout_ms
         if tier.provider == "openai" and not tier.base_url:
             errors.append(f"tiers.{name}.base_url: required for provider 'openai'")
+    if config.local.backend not in ("inprocess", "server"):
+        errors.append(f"local.backend: expected 'inprocess' or 'server', got {config.local.backend!r}")
+        config.local.backend = "inprocess"
 
 
 @dataclass

@@ -29,6 +29,9 @@ class TierConfig:
     total_timeout_ms: int = 6000
     fim_template: str = "auto"  # auto | qwen | starcoder | codellama | deepseek | codestral | plain | none
     context_chars: int = 4000  # prompt budget in characters (about 3.5 characters a token)
+    # auto: "stable" (KV-cache-friendly, context/layout.py) on the in-process embedded model,
+    # else "trimmed" (the syntax-aware selection). Or set "stable" | "trimmed".
+    prompt_layout: str = "auto"
     enabled: bool = True
 
 
@@ -68,11 +71,14 @@ class CompletionConfig:
 
 @dataclass
 class LocalConfig:
-    """The embedded model: a llama.cpp server on 127.0.0.1 managed by lsp-assist."""
+    """The embedded model: llama.cpp in this process (or a managed server on 127.0.0.1)."""
 
     model: str = "gemma3-270m"  # gemma3-270m | smollm2 | a path to any GGUF file
+    backend: str = "inprocess"  # inprocess (KV-cache reuse, default) | server (llama-cpp-python child)
     n_ctx: int = 2048
-    threads: int = 0  # 0: all cores but one
+    threads: int = 0  # generation threads; 0: measured default (providers.local.default_threads)
+    batch_threads: int = 0  # prompt-reading threads; 0: same rule
+    draft_tokens: int = 0  # prompt-lookup speculation; 0 = off (measured slower, see README)
     startup_timeout_s: float = 120.0
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
     context_chars: int = 1500

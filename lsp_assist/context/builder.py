@@ -21,6 +21,7 @@ from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.bindings import BindingCache
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
+from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import Relevance, outline_of
@@ -151,6 +152,7 @@ class ContextEngine:
         self._mentions: tuple[Document, int, int, frozenset[str]] | None = None
         self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
+        self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -212,6 +214,7 @@ class ContextEngine:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
         self._trees.pop(doc.uri, None)
         self._versions_seen.pop(doc.uri, None)
+        self.layout.forget(doc.uri)
         stale = self._stale.pop(doc.uri, None)
         if stale is not None:
             self.refresh_document(stale)  # the index keeps the file as it was last seen
@@ -229,11 +232,18 @@ class ContextEngine:
         others: Iterable[Document] = (),
         deadline_ms: float = 10.0,
         crossfile: bool = True,
+        layout: str = "trimmed",
     ) -> PromptContext:
         """`build` for a text that is not an open document (the CLI, benchmarks)."""
         doc = Document("file://" + path if path.startswith("/") else path, language_id, 0, text, path)
         return self.build(
-            doc, cursor, budget_chars, others=others, deadline_ms=deadline_ms, crossfile=crossfile
+            doc,
+            cursor,
+            budget_chars,
+            others=others,
+            deadline_ms=deadline_ms,
+            crossfile=crossfile,
+            layout=layout,
         )
 
     def build(
@@ -245,8 +255,11 @@ class ContextEngine:
         others: Iterable[Document] = (),
         deadline_ms: float = 10.0,
         crossfile: bool = True,
+        layout: str = "trimmed",
     ) -> PromptContext:
-        """The prompt context for `cursor` in `doc`: prefix ends and suffix starts at the cursor."""
+        """The prompt context for `cursor` in `doc`: prefix ends and suffix starts at the cursor.
+
+        `layout="stable"` (the embedded model) re-lays the prefix for KV-cache reuse."""
         budget = max(0, int(budget_chars))
         cur = doc.clamp(cursor)
         row = cur.line
@@ -374,7 +387,7 @@ class ContextEngine:
         sel.fill_cheap_gaps()
         prefix, suffix = sel.render(kept_prefix, kept_suffix)
 
-        return PromptContext(
+        ctx = PromptContext(
             language=lang,
             path=doc.display_path,
             prefix=prefix,
@@ -388,6 +401,7 @@ class ContextEngine:
             line_suffix=line_suffix,
             indent=indent,
         )
+        return self.layout.apply(ctx, doc, cur, budget) if layout == "stable" else ctx
 
     # -- steps ---------------------------------------------------------------------------------
 

@@ -24,6 +24,10 @@ from lsp_assist.providers.base import Provider
 from lsp_assist.telemetry.stats import StatsCollector
 
 
+def _always() -> bool:
+    return True
+
+
 @dataclass
 class Components:
     store: DocumentStore
@@ -50,7 +54,11 @@ class Components:
         return [
             t
             for t in self.chain.get(tier, (tier,))
-            if t in self.providers and self.providers[t] is not self.offline
+            if t in self.providers
+            and self.providers[t] is not self.offline
+            # The embedded model while it loads: skip it, so the request is answered from
+            # the next tier or the offline engine at once instead of waiting for the load.
+            and getattr(self.providers[t], "available_now", _always)()
         ]
 
     def provider_key(self, tier: str) -> str:

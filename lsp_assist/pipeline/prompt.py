@@ -92,6 +92,7 @@ class PromptBuilder:
             self.config.tier(tier).context_chars,
             others=others,
             deadline_ms=CONTEXT_DEADLINE_MS,
+            layout=self.config.tier(tier).prompt_layout,
         )
         return self._finish(ctx, tier, mode)
 
@@ -99,7 +100,12 @@ class PromptBuilder:
         """The prompt for a text that is no open document (prefetch: the text as if the
         suggestion on screen were accepted); no cross-file context."""
         ctx = self.context.build_from_text(
-            text, language_id, path, cursor, self.config.tier(tier).context_chars
+            text,
+            language_id,
+            path,
+            cursor,
+            self.config.tier(tier).context_chars,
+            layout=self.config.tier(tier).prompt_layout,
         )
         return self._finish(ctx, tier, None)
 

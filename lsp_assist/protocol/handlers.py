@@ -238,6 +238,12 @@ def _register(server: AssistServer) -> None:
         ls.runtime.workspace_roots = _workspace_roots(params)
         ls.runtime.layers.init_options = unwrap_client_settings(params.initialization_options or {})
         ls.runtime.build()
+        # The embedded model loads while the client finishes its handshake (progress is
+        # reported from `initialized`, when the client may receive requests).
+        try:
+            ls.runtime.start_model_load()
+        except Exception as exc:
+            log.warning("local model: cannot start loading: %s", exc)
         # Breaker transitions (open, half-open, closed) update the status bar at once.
         ls.runtime.on_breaker_change = lambda name, old, new: ls.status()
 
@@ -249,6 +255,7 @@ def _register(server: AssistServer) -> None:
         if ls.rt.errors:
             ls.show("configuration problems (running on defaults for these): " + "; ".join(ls.rt.errors[:5]))
         _wire_engine(ls)
+        _wire_load_progress(ls)
         ls.status()
         # Everything allocated so far (lsprotocol/cattrs machinery, grammars, config) lives
         # as long as the process: move it out of the collector's way, so collections on the
@@ -314,6 +321,19 @@ def _register(server: AssistServer) -> None:
         version = _version(ls, uri)
         result = await engine.complete(CompletionRequest(uri=uri, cursor=cursor, invoked=invoked))
         ls.note_request(result)
+        # Numbers only, never code: benchmarks/local_latency.py reads this line at debug level.
+        log.debug(
+            "inline completion answered: outcome=%s tier=%s version=%d line=%d col=%d ttft_ms=%.1f"
+            " total_ms=%.1f chars=%d",
+            result.outcome.value,
+            result.tier,
+            version,
+            cursor.line,
+            cursor.character,
+            result.stages.get("ttft", 0.0) + result.stages.get("connect", 0.0),
+            result.stages.get("total", 0.0),
+            len(result.text),
+        )
         if _version(ls, uri) != version:
             return types.InlineCompletionList(items=[])  # never answer for text that changed
         position = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
@@ -417,6 +437,38 @@ def _register(server: AssistServer) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _wire_load_progress(ls: AssistServer) -> None:
+    """`$/progress` for loading the embedded model ("loading the local model", percent)."""
+    events: asyncio.Queue[Any] = asyncio.Queue()
+    state = ls.rt.load_state
+    if not ls.rt.local_models():
+        return
+    if state is not None and not state.done:
+        events.put_nowait(state)
+    ls.rt.on_load_progress = events.put_nowait
+
+    async def pump() -> None:
+        progress: _Progress | None = None
+        while True:
+            event = await events.get()
+            if event.error:
+                ls.show(f"{event.error}; suggestions come from the offline engine meanwhile")
+            if progress is None and not event.done:
+                progress = _Progress(ls, str(uuid.uuid4()), "lsp-assist: loading the local model")
+                await progress.begin()
+            if progress is None:
+                continue
+            if event.done:
+                progress.end(event.error or event.message)
+                progress = None
+            else:
+                progress.report(event.message, event.percent)
+
+    task = asyncio.get_running_loop().create_task(pump())
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
 
 
 def _wire_engine(ls: AssistServer) -> None:

@@ -1,114 +1,98 @@
-"""The embedded model: a llama.cpp OpenAI-compatible server that lsp-assist manages.
+"""The embedded model, in this process: `llama_cpp` on one worker thread with KV-cache reuse.
 
-Design (chosen over an in-process ``llama_cpp.Llama`` in a worker thread; the figures
-are in ``benchmarks/local_backend.py``): the model runs in a child process,
-``python -m llama_cpp.server`` on 127.0.0.1 and a free port, started on first use.
-- A crash, an out-of-memory kill or a slow model load never takes the LSP server down
-  or stalls its event loop (no GIL contention with our process).
-- Stopping early is the same as for remote servers: closing the HTTP response makes
-  llama-cpp-python's server see the disconnect and stop generating at the next token.
-- Its output goes to ``<cache_dir>/logs/local-model.log``, never to our stdout (the
-  LSP stdio channel).
-- It is wrapped in a tiny launcher that exits when its stdin pipe closes, so the child
-  dies with us even if we are SIGKILLed; `aclose` and an atexit hook stop it otherwise.
+Why in-process (measured in ``benchmarks/local_latency.py``; README's design section):
+every request's prompt shares its start with the previous one (see
+`lsp_assist.context.layout`), and a `Llama` context that is kept between requests reads
+only the tokens after the longest common prefix: time to first token falls from over a
+second to ~15-30 ms on a 2-core laptop CPU. No HTTP hop, no second Python process and no
+server lock sit between a keystroke and the model, and a newer request interrupts the
+running one between two tokens (`Job.cancel`). The managed llama-cpp-python server
+(`local.backend = "server"`, `providers/local_server.py`) stays available: it isolates
+crashes in a child process, at the cost of ~2x more memory per server and a prompt cache
+that today's trimmed prompts never hit.
 
-Streaming then goes through `OpenAIProvider` (api "completions"). Gemma 3 270M and
-SmolLM2 have no FIM tokens, so "auto" renders a prefix-only prompt unless the GGUF's
-name says it is a FIM model (qwen2.5-coder, starcoder...).
+Loading starts at `initialize` (`start_loading`, from `Runtime.warm`), never on a
+keystroke: while it runs `available_now()` is False and the pipeline answers from the
+offline engine at once instead of waiting; `lsp-assist complete`/`demo` await `ready()`.
+The load reports `LoadEvent`s (stage, percent) for `$/progress` and the CLI's stderr.
+
+The worker thread is the only one that touches the llama.cpp context; the event loop
+only enqueues jobs and reads streamed text from an asyncio queue.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
+import concurrent.futures
 import contextlib
 import importlib.util
+import logging
 import os
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import AsyncGenerator
-from dataclasses import replace
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
-
-import httpx
+from typing import Any
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
-from lsp_assist.context.templates import is_fim_model
-from lsp_assist.domain import ModelRequest, StreamChunk
+from lsp_assist.context.templates import is_fim_model, render_completion, resolve_template
+from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import ProviderError, Unavailable
 from lsp_assist.providers.http import ClientPool
+from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
-from lsp_assist.providers.openai import OpenAIProvider
 
-# Runs llama_cpp.server and exits as soon as the parent's end of stdin closes.
-_LAUNCHER = """
-import os, runpy, sys, threading
-def _watch():
-    try:
-        while sys.stdin.buffer.read(1):
-            pass
-    finally:
-        os._exit(0)
-threading.Thread(target=_watch, daemon=True).start()
-sys.argv = ["llama_cpp.server"] + sys.argv[1:]
-runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-_SERVER_MODULES = (
-    "llama_cpp",
-    "fastapi",
-    "uvicorn",
-    "sse_starlette",
-    "starlette_context",
-    "pydantic_settings",
-)
-MODEL_ALIAS = "local"
+log = logging.getLogger(__name__)
+stats_log = logging.getLogger("lsp_assist.local_model")
+
+RETRY_LOAD_AFTER_S = 30.0
 
 
-def missing_modules() -> list[str]:
-    """Which of the server's modules are not importable (checked without importing)."""
-    return [m for m in _SERVER_MODULES if importlib.util.find_spec(m) is None]
+@dataclass(frozen=True)
+class LoadEvent:
+    """One step of loading the model: for `$/progress` and the CLI's stderr line."""
+
+    message: str
+    percent: int | None = None
+    done: bool = False
+    error: str | None = None
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def default_threads(cpus: int | None = None) -> tuple[int, int]:
+    """(generation threads, prompt threads) when `local.threads` is 0.
+
+    Measured on 2 cores (README, benchmarks/local_latency.py --threads): 2 threads read a
+    prompt 2x faster than 1 and generate ~1.3x faster on an idle machine; on a machine with
+    one core busy, 2 threads still won for prompts and were even for generation. Above 4
+    threads a 270M model stops scaling, and leaving cores free keeps the editor responsive.
+    """
+    n = cpus if cpus is not None else (os.cpu_count() or 2)
+    return max(1, min(4, n)), max(1, min(4, n))
 
 
 class LocalProvider:
-    """A `Provider` backed by a managed llama.cpp server.
+    """A `Provider` running the embedded GGUF model in this process (see module docstring).
 
-    `single_slot`: the server generates one stream at a time and interrupts the running
-    one when another arrives; the pipeline closes older streams itself before starting one.
-
-    `tier.model` (or `local.model` when the tier names none) is "gemma3-270m", "smollm2"
-    or a GGUF path. `cache_dir` holds the assembled model and the server log.
+    `single_slot`: one generation at a time; a newer stream interrupts the running one.
     """
 
-    def __init__(
-        self,
-        tier: TierConfig,
-        local: LocalConfig,
-        clients: ClientPool,
-        cache_dir: Path,
-        *,
-        python: str = sys.executable,
-    ) -> None:
+    def __init__(self, tier: TierConfig, local: LocalConfig, cache_dir: Path) -> None:
         self._tier = tier
         self._local = local
-        self._clients = clients
         self._cache_dir = Path(cache_dir)
-        self._python = python
         self._model_name = tier.model or local.model
         self.single_slot = True
-        self._lock = asyncio.Lock()
-        self._proc: asyncio.subprocess.Process | None = None
-        self._inner: OpenAIProvider | None = None
-        self._log_path = self._cache_dir / "logs" / "local-model.log"
-        self._atexit = False
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        self._engine: Any = None
+        self._load: asyncio.Task[Any] | None = None
+        self._failed_at = 0.0
+        self._error: BaseException | None = None
+        self._current: Any = None  # the Job running or queued last
+        self._template = "none"
+        self._path: Path | None = None
+        self.on_progress: Callable[[LoadEvent], None] | None = None
+        self.last_stats: Any = None
+        self.load_s: float = 0.0
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -121,154 +105,212 @@ class LocalProvider:
 
     @property
     def endpoint_host(self) -> str | None:
-        return "127.0.0.1"
+        return None  # in-process: nothing leaves the machine
 
     @property
-    def base_url(self) -> str | None:
-        """The managed server's URL once started."""
-        return self._inner.base_url if self._inner is not None else None
+    def loaded(self) -> bool:
+        return self._engine is not None
 
-    @property
-    def log_path(self) -> Path:
-        return self._log_path
+    def available_now(self) -> bool:
+        """True when a stream would start generating at once. Starts (or, after a failure
+        and a pause, retries) the load when it is not running; never waits."""
+        if self._engine is not None:
+            return True
+        pause_over = time.monotonic() - self._failed_at > RETRY_LOAD_AFTER_S
+        if self._load is None or (self._load.done() and pause_over):
+            self.start_loading()
+        return False
+
+    def start_loading(self) -> asyncio.Task[Any]:
+        """Begin loading in the background (idempotent while a load runs)."""
+        if self._load is None or (self._load.done() and self._engine is None):
+            self._load = asyncio.get_running_loop().create_task(self._do_load())
+            self._load.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return self._load
+
+    async def ready(self) -> None:
+        """Wait until the model is loaded; raises Unavailable if it cannot be."""
+        if self._engine is not None:
+            return
+        task = self._load if self._load is not None and not self._load.done() else self.start_loading()
+        await asyncio.shield(task)
+        if self._engine is None:
+            raise Unavailable(str(self._error or "the local model did not load"))
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
-        inner = await self._ensure_started()
-        async for chunk in inner.stream(request):
-            yield chunk
+        await self.ready()
+        from lsp_assist.providers.llama_engine import Job
+
+        engine = self._engine
+        rendered = render_completion(
+            request.context, resolve_template(request.fim_template, self._path_name, self._template), ""
+        )
+        stops = tuple(dict.fromkeys((*rendered.stop, *request.stop)))
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def emit(text: str) -> bool:
+            loop.call_soon_threadsafe(queue.put_nowait, text)
+            return not job.cancel.is_set()
+
+        job = Job(
+            tokens=[],
+            max_tokens=max(1, request.max_tokens),
+            temperature=request.temperature,
+            emit=emit,
+            stop=stops,
+            draft_tokens=self._local.draft_tokens,
+        )
+        # A newer request supersedes the running one: it stops at its next token.
+        previous, self._current = self._current, job
+        if previous is not None:
+            previous.cancel.set()
+
+        def work() -> Any:
+            try:
+                job.tokens = engine.tokenize(rendered.prompt)
+                st = engine.run(job)
+                self.last_stats = st
+                _log_stats(st)  # here, so that cancelled generations are counted too
+                return st
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        assert self._executor is not None
+        fut = loop.run_in_executor(self._executor, work)
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
+            while (piece := await queue.get()) is not None:
+                yield StreamChunk(piece)
+            try:
+                st = await fut
+            except Exception as exc:  # llama_decode failure: a provider error, not a crash
+                raise ProviderError(f"the local model failed: {exc}") from exc
+            yield StreamChunk(
+                "",
+                usage=Usage(st.prompt_tokens, st.generated_tokens, estimated=False),
+                finish_reason="length" if st.stop_reason == "length" else "stop",
+            )
+        finally:
+            # Closing the stream (superseded, cancelled, enough text) stops the worker at
+            # its next token; the next job queues behind it on the single thread.
+            job.cancel.set()
+            if self._current is job:
+                self._current = None
 
     async def warm(self) -> None:
-        try:
-            inner = await self._ensure_started()
-            await inner.warm()
-        except (ProviderError, OSError):
-            return
+        with contextlib.suppress(Unavailable):
+            await self.ready()
 
     async def aclose(self) -> None:
-        """Stop the child (SIGTERM, then SIGKILL after 5 s). A later request restarts it."""
-        proc, self._proc, self._inner = self._proc, None, None
-        if proc is None or proc.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-        try:
-            await asyncio.wait_for(proc.wait(), 5.0)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-        if proc.stdin is not None:
-            proc.stdin.close()
+        job = self._current
+        if job is not None:
+            job.cancel.set()
+        if self._load is not None and not self._load.done():
+            with contextlib.suppress(BaseException):
+                await self._load
+        engine, self._engine = self._engine, None
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            if engine is not None:
+                await asyncio.get_running_loop().run_in_executor(executor, engine.close)
+            executor.shutdown(wait=False)
+        self._load = None
 
-    # -- the managed server -----------------------------------------------------------------------
-    def _kill_now(self) -> None:
-        """atexit: stop the child synchronously (the loop may be gone)."""
-        proc = self._proc
-        if proc is not None and proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, OSError):
-                os.kill(proc.pid, 15)
+    # -- loading -----------------------------------------------------------------------------------
+    @property
+    def _path_name(self) -> str:
+        return self._path.name if self._path is not None else self._model_name
 
-    def _open_log(self) -> BinaryIO:
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        return open(self._log_path, "ab")
-
-    async def _ensure_started(self) -> OpenAIProvider:
-        inner, proc = self._inner, self._proc
-        if inner is not None and proc is not None and proc.returncode is None:
-            return inner
-        async with self._lock:
-            if self._inner is not None and self._proc is not None and self._proc.returncode is None:
-                return self._inner
-            self._inner = await self._start()
-            return self._inner
-
-    async def _start(self) -> OpenAIProvider:
-        missing = missing_modules()
-        if missing:
-            raise Unavailable(f"the local model needs {', '.join(missing)}: {INSTALL_HINT}")
-        path = await asyncio.to_thread(resolve_model, self._model_name, self._cache_dir)
-        port = free_port()
-        # All cores but one: llama.cpp's threads spin, and with the editor and the language
-        # server competing for every core its speed collapses (measured here on 2 loaded
-        # cores: 2 threads read a 400-token prompt 4x slower than 1 thread).
-        threads = self._local.threads or max(1, (os.cpu_count() or 2) - 1)
-        batch_threads = threads
-        args = [
-            "--model", str(path),
-            "--model_alias", MODEL_ALIAS,
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--n_ctx", str(self._local.n_ctx),
-            "--n_threads", str(threads),
-            "--n_threads_batch", str(batch_threads),
-            "--verbose", "False",
-            "--interrupt_requests", "True",
-        ]  # fmt: skip
-        if not self._atexit:  # registered only once a child exists, so unused providers leak nothing
-            atexit.register(self._kill_now)
-            self._atexit = True
-        log = await asyncio.to_thread(self._open_log)
-        try:
-            self._proc = await asyncio.create_subprocess_exec(
-                self._python, "-c", _LAUNCHER, *args,
-                stdin=subprocess.PIPE, stdout=log, stderr=log,
-            )  # fmt: skip
-        finally:
-            log.close()  # the child has its own copy of the descriptor
-        base_url = f"http://127.0.0.1:{port}/v1"
-        await self._wait_ready(base_url)
-        tier = replace(
-            self._tier,
-            provider="local",
-            api="completions",
-            base_url=base_url,
-            model=MODEL_ALIAS,
-            api_key_env="",
-        )
-        # Gemma 3 / SmolLM2 have no FIM tokens: "auto" means prefix-only for them.
-        fim = is_fim_model(path.name)
-        return OpenAIProvider(
-            tier,
-            self._clients,
-            None,
-            name="local",
-            default_template="plain" if fim else "none",
-            template_model=path.name,
-            # llama-cpp-python's /v1/models takes the model lock, and with interrupt_requests a
-            # waiting lock-taker interrupts the running stream: warm connections on a route
-            # that never touches the model (FastAPI's docs page).
-            warm_path="/../docs",
-        )
-
-    async def _wait_ready(self, base_url: str) -> None:
-        """Poll GET /models until 200, the child exits, or startup_timeout_s passes."""
-        proc = self._proc
-        assert proc is not None
-        deadline = time.monotonic() + self._local.startup_timeout_s
-        client = self._clients.get(base_url)
-        delay = 0.05
-        while True:
-            if proc.returncode is not None:
-                raise Unavailable(
-                    f"the local model server exited with code {proc.returncode} while starting; "
-                    f"see {self._log_path}"
-                )
+    def _report(self, event: LoadEvent) -> None:
+        listener = self.on_progress
+        if listener is not None:
             try:
-                resp = await client.get(f"{base_url}/models", timeout=httpx.Timeout(1.0))
-                await resp.aclose()
-                if resp.status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                await self.aclose()
-                raise Unavailable(
-                    f"the local model server was not ready within {self._local.startup_timeout_s:.0f} s; "
-                    f"see {self._log_path}"
-                )
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(proc.wait(), delay)
-            delay = min(delay * 1.5, 0.5)
+                listener(event)
+            except Exception as exc:  # a progress listener never breaks the load
+                log.debug("progress listener failed: %s", exc)
+
+    def threads(self) -> tuple[int, int]:
+        gen, batch = default_threads()
+        if self._local.threads > 0:
+            gen = self._local.threads
+        if self._local.batch_threads > 0:
+            batch = self._local.batch_threads
+        elif self._local.threads > 0:
+            batch = self._local.threads
+        return gen, batch
+
+    async def _do_load(self) -> None:
+        t0 = time.perf_counter()
+        self._report(LoadEvent("loading the local model", 0))
+        try:
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise Unavailable(f"the local model needs llama_cpp: {INSTALL_HINT}")
+            self._report(LoadEvent("verifying the model file", 10))
+            path = await asyncio.to_thread(resolve_model, self._model_name, self._cache_dir)
+            self._path = path
+            self._template = "none"
+            if is_fim_model(path.name):
+                self._template = resolve_template("auto", path.name, "none")
+            self._report(LoadEvent("reading the model weights", 40))
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lsp-llama")
+            gen, batch = self.threads()
+            from lsp_assist.providers.llama_engine import LlamaEngine
+
+            engine = await asyncio.get_running_loop().run_in_executor(
+                self._executor,
+                lambda: LlamaEngine(path, n_ctx=self._local.n_ctx, threads=gen, batch_threads=batch),
+            )
+            self._engine = engine
+            self._error = None
+            self.load_s = time.perf_counter() - t0
+            log.info(
+                "local model %s loaded in %.1f s (%d generation / %d prompt threads)",
+                path.name,
+                self.load_s,
+                gen,
+                batch,
+            )
+            self._report(LoadEvent(f"local model ready ({self.load_s:.1f} s)", 100, done=True))
+        except Exception as exc:
+            if not isinstance(exc, Unavailable):
+                exc = Unavailable(f"the local model did not load: {exc}")
+            self._error = exc
+            self._failed_at = time.monotonic()
+            log.warning("%s", self._error)
+            self._report(LoadEvent("the local model did not load", None, done=True, error=str(self._error)))
 
 
-__all__ = ["MODEL_ALIAS", "LocalProvider", "free_port", "missing_modules"]
+def _log_stats(st: Any) -> None:
+    stats_log.debug(
+        "local model: prompt %d tokens, reused %d, evaluated %d, first token %.1f ms, "
+        "%d tokens in %.1f ms, drafted %d accepted %d, end %s",
+        st.prompt_tokens,
+        st.reused_tokens,
+        st.evaluated_tokens,
+        st.prompt_ms,
+        st.generated_tokens,
+        st.generation_ms,
+        st.drafted_tokens,
+        st.accepted_tokens,
+        st.stop_reason,
+    )
+
+
+def build_local(tier: TierConfig, local: LocalConfig, clients: ClientPool, cache_dir: Path) -> Any:
+    """The local provider for `local.backend`: "inprocess" (default) or "server"."""
+    if local.backend == "server":
+        return LocalServerProvider(tier, local, clients, cache_dir)
+    return LocalProvider(tier, local, cache_dir)
+
+
+__all__ = [
+    "LoadEvent",
+    "LocalProvider",
+    "LocalServerProvider",
+    "build_local",
+    "default_threads",
+    "free_port",
+    "missing_modules",
+]

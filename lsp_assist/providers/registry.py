@@ -51,9 +51,10 @@ def _openai(d: ProviderDeps) -> Provider:
 
 
 def _local(d: ProviderDeps) -> Provider:
-    from lsp_assist.providers.local import LocalProvider
+    from lsp_assist.providers.local import build_local
 
-    return LocalProvider(d.tier, d.local_config, d.clients, d.cache_dir)
+    provider: Provider = build_local(d.tier, d.local_config, d.clients, d.cache_dir)
+    return provider
 
 
 def _ollama(d: ProviderDeps) -> Provider:

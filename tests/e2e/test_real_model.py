@@ -7,11 +7,13 @@ works, not how fast it is (benchmarks/humaneval_local.py measures that).
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,10 +68,27 @@ def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
     assert out["stages_ms"]["ttft"] > 0
 
 
+async def _load_reported(client: Any, timeout: float = 150) -> list[Any]:
+    """The `$/progress` reports of loading the local model, once the load has ended."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        for reports in list(client.progress_reports.values()):
+            if reports and "loading the local model" in str(getattr(reports[0], "title", "")):
+                if reports[-1].kind == "end":
+                    return list(reports)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no end of the model load in $/progress: {client.progress_reports}")
+
+
 async def test_inline_completion_over_stdio_on_the_embedded_model(tmp_path: Path) -> None:
     async with lsp_session(tmp_path, {}, env=patient_env(tmp_path)) as client:
         uri = doc_uri(tmp_path, "circle.py")
         open_doc(client, uri, "import math\n\n\ndef circle_area(radius):\n    return math.")
+        # The model starts loading at initialize; the load is reported as $/progress
+        # (begin, percentages, end) and requests meanwhile get the offline engine's answer.
+        reports = await _load_reported(client)
+        assert [r.kind for r in reports][0] == "begin" and any(r.kind == "report" for r in reports)
+        assert "ready" in (reports[-1].message or "")
         res = await inline(client, uri, 4, 16, timeout=200)
         suggestion = texts(res)
         assert suggestion and suggestion[0].strip(), res

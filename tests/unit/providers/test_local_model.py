@@ -1,4 +1,5 @@
-"""The embedded model, for real (marked `model`: needs the 'local' extra)."""
+"""The embedded model's managed-server backend (`local.backend = "server"`), for real
+(marked `model`: needs the 'local' extra). The in-process backend: test_local_inprocess.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.domain import ModelRequest, PromptContext
 from lsp_assist.errors import Unavailable
 from lsp_assist.providers.http import ClientPool
-from lsp_assist.providers.local import LocalProvider, missing_modules
+from lsp_assist.providers.local_server import LocalServerProvider, missing_modules
 from lsp_assist.providers.models import resolve_model
 
 
@@ -26,7 +27,7 @@ def _model_or_skip(tmp: Path) -> None:
 
 async def test_unknown_model_path_is_unavailable(tmp_path: Path) -> None:
     pool = ClientPool()
-    p = LocalProvider(
+    p = LocalServerProvider(
         TierConfig(provider="local", model=str(tmp_path / "nope.gguf")), LocalConfig(), pool, tmp_path
     )
     if missing_modules():
@@ -42,7 +43,7 @@ async def test_unknown_model_path_is_unavailable(tmp_path: Path) -> None:
 async def test_streams_a_real_completion(tmp_path: Path) -> None:
     _model_or_skip(tmp_path)
     pool = ClientPool()
-    p = LocalProvider(
+    p = LocalServerProvider(
         TierConfig(provider="local", model="smollm2"),
         LocalConfig(n_ctx=512, startup_timeout_s=60),
         pool,

@@ -1,0 +1,530 @@
+"""The embedded model at editor speed: a scripted editor session over real stdio.
+
+A standard-library module (code no one here wrote) is opened in `lsp-assist serve`, and
+statements of it are re-typed character by character at 60-120 ms per key, with pauses,
+as a person would: each key is a `didChange` plus an Automatic `inlineCompletion`, and the
+previous request is cancelled when it is still pending (as VS Code does). Then cold
+requests at fresh lines elsewhere in the file. The same session runs on the new path
+(in-process llama.cpp, KV-cache reuse, the stable prompt layout) and on today's path
+(`local.backend = "server"`: the llama-cpp-python server, the trimmed prompt), in the same
+run, and the figures are printed side by side:
+
+- keystroke-to-answer p50/p90 for requests answered by the model (a new stream or one
+  they attached to), and for all answered requests;
+- time to first token (the pipeline's stage) while typing and for cold requests;
+- prompt tokens evaluated per model call (new path: the engine's count; today's path:
+  llama-cpp-python's own "prefix-match hit" line from its verbose log);
+- generation tokens/s; share of empty answers; model calls per typed statement.
+
+Other measurements (in-process, on the engine directly):
+  --threads       prompt/generation thread counts on an idle and on a loaded machine
+  --speculation   hand-rolled prompt-lookup drafts (verified in one batch) vs none
+
+Run under the exclusive CPU lock:
+  flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/local_latency.py [--statements 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.rpc_client import RpcClient  # noqa: E402
+
+SOURCE_MODULE = "json.decoder"
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
+
+
+def source_path(module: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin)
+
+
+def pick_statements(lines: list[str], n: int, seed: int) -> list[int]:
+    """Rows of indented code statements worth typing (no comments, docstrings, blanks)."""
+    rows = []
+    in_doc = False
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.count('"""') == 1 or s.count("'''") == 1:
+            in_doc = not in_doc
+            continue
+        if in_doc or not line.startswith("    ") or not (20 <= len(s) <= 64):
+            continue
+        if s.startswith(("#", '"', "'", "@")) or s.endswith((",", "(", "\\")):
+            continue
+        rows.append(i)
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    chosen = sorted(rows[: 2 * n])
+    return chosen[:n], chosen[n : 2 * n]  # type: ignore[return-value]
+
+
+@dataclass
+class Req:
+    sent: float
+    version: int
+    line: int
+    col: int
+    phase: str  # "typing" | "cold"
+    answered: float = 0.0
+    text: str = ""
+    cancelled: bool = False
+    outcome: str = ""
+    ttft: float = 0.0
+
+
+@dataclass
+class Session:
+    reqs: list[Req] = field(default_factory=list)
+    statements: int = 0
+    load_s: float = 0.0
+
+
+def utf16_len(s: str) -> int:
+    return len(s.encode("utf-16-le")) // 2
+
+
+async def run_session(
+    backend: str, path: Path, typed_rows: list[int], cold_rows: list[int], work: Path, seed: int
+) -> tuple[Session, Path, Path]:
+    work.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (benchmark set-up, before timing)
+    log = work / "server.log"
+    cfg = work / "config.toml"
+    cfg.write_text(
+        f'[local]\nbackend = "{backend}"\n[cache]\nenabled = false\n', encoding="utf-8"
+    )  # every request is measured, not served from a previous run's disk cache
+    env = {
+        "LSP_ASSIST_CACHE_DIR": str(work / "cache"),
+        "LSP_ASSIST_CONFIG": str(cfg),
+        "LSP_ASSIST_LOCAL_SERVER_VERBOSE": "1",
+        "PYTHONPATH": str(ROOT),
+    }
+    cmd = [sys.executable, "-m", "lsp_assist", "--log-level", "debug", "--log-file", str(log), "serve"]
+    client = await RpcClient.start(cmd, env)
+    sess = Session()
+    lines = path.read_text(encoding="utf-8").split("\n")  # noqa: ASYNC240 (set-up)
+    uri = "file://" + str(work / path.name)
+    (work / path.name).write_text("\n".join(lines), encoding="utf-8")
+    rng = random.Random(seed)
+    try:
+        await client.initialize("file://" + str(work), {})
+        version = 1
+        client.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "python",
+                    "version": version,
+                    "text": "\n".join(lines),
+                }
+            },
+        )
+        t0 = time.perf_counter()
+        # Wait for the model: a throwaway invoked request until the log says a model answered.
+        while time.perf_counter() - t0 < 180:
+            await client.call(
+                "textDocument/inlineCompletion",
+                {
+                    "textDocument": {"uri": uri},
+                    "position": {"line": 0, "character": 0},
+                    "context": {"triggerKind": 1},
+                },
+                timeout=60,
+            )
+            if "outcome=model" in log.read_text(errors="replace"):
+                break
+            await asyncio.sleep(0.5)
+        sess.load_s = time.perf_counter() - t0
+
+        def change(row: int, start: int, end: int, text: str) -> None:
+            nonlocal version
+            version += 1
+            client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": version},
+                    "contentChanges": [
+                        {
+                            "range": {
+                                "start": {"line": row, "character": start},
+                                "end": {"line": row, "character": end},
+                            },
+                            "text": text,
+                        }
+                    ],
+                },
+            )
+
+        async def ask(
+            row: int, col_chars: str, phase: str, trigger: int = 2
+        ) -> tuple[Req, asyncio.Future[Any]]:
+            col = utf16_len(col_chars)
+            _, fut = client.request(
+                "textDocument/inlineCompletion",
+                {
+                    "textDocument": {"uri": uri},
+                    "position": {"line": row, "character": col},
+                    "context": {"triggerKind": trigger},
+                },
+            )
+            r = Req(time.perf_counter(), version, row, len(col_chars), phase)
+            sess.reqs.append(r)
+
+            def done(f: asyncio.Future[Any], r: Req = r) -> None:
+                r.answered = time.perf_counter()
+                msg = f.result()
+                if "error" in msg:
+                    r.cancelled = True
+                    return
+                items = (msg.get("result") or {}).get("items") or []
+                r.text = items[0]["insertText"] if items else ""
+
+            fut.add_done_callback(done)
+            return r, fut
+
+        # 1. Typing statements, character by character.
+        for row in typed_rows:
+            original = lines[row]
+            indent = original[: len(original) - len(original.lstrip())]
+            body = original[len(indent) :]
+            change(row, len(indent), utf16_len(original), "")  # the user is about to write this line
+            lines[row] = indent
+            await asyncio.sleep(0.8)
+            pending: tuple[int, asyncio.Future[Any]] | None = None
+            typed = ""
+            for ch in body:
+                col = utf16_len(indent + typed)
+                change(row, col, col, ch)
+                typed += ch
+                if pending is not None and not pending[1].done():
+                    client.cancel(pending[0])
+                msg_id, fut = client.request(
+                    "textDocument/inlineCompletion",
+                    {
+                        "textDocument": {"uri": uri},
+                        "position": {"line": row, "character": utf16_len(indent + typed)},
+                        "context": {"triggerKind": 2},
+                    },
+                )
+                r = Req(time.perf_counter(), version, row, len(indent + typed), "typing")
+                sess.reqs.append(r)
+
+                def done(f: asyncio.Future[Any], r: Req = r) -> None:
+                    r.answered = time.perf_counter()
+                    msg = f.result()
+                    if "error" in msg:
+                        r.cancelled = True
+                        return
+                    items = (msg.get("result") or {}).get("items") or []
+                    r.text = items[0]["insertText"] if items else ""
+
+                fut.add_done_callback(done)
+                pending = (msg_id, fut)
+                delay = rng.uniform(0.06, 0.12)
+                if ch in " (.,=:" and rng.random() < 0.25:
+                    delay += rng.uniform(0.4, 0.9)  # a pause: the suggestion has time to show
+                await asyncio.sleep(delay)
+            if pending is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(pending[1]), 10)
+                except asyncio.TimeoutError:
+                    pass
+            lines[row] = original
+            sess.statements += 1
+            await asyncio.sleep(0.3)
+        # 2. Cold requests at fresh lines elsewhere in the file.
+        for row in cold_rows:
+            original = lines[row]
+            indent = original[: len(original) - len(original.lstrip())]
+            change(row, len(indent), utf16_len(original), "")
+            lines[row] = indent
+            await asyncio.sleep(1.0)
+            _r, fut = await ask(row, indent, "cold")
+            try:
+                await asyncio.wait_for(asyncio.shield(fut), 15)
+            except asyncio.TimeoutError:
+                pass
+            change(row, len(indent), len(indent), original[len(indent) :])
+            lines[row] = original
+            await asyncio.sleep(0.3)
+    finally:
+        await client.close()
+    return sess, log, work / "cache" / "logs" / "local-model.log"
+
+
+_ANSWER = re.compile(
+    r"inline completion answered: outcome=(\w+) tier=(\w+) version=(\d+) line=(\d+) col=(\d+)"
+    r" ttft_ms=([\d.]+) total_ms=([\d.]+) chars=(\d+)"
+)
+_LOCAL = re.compile(
+    r"local model: prompt (\d+) tokens, reused (\d+), evaluated (\d+), first token ([\d.]+) ms, "
+    r"(\d+) tokens in ([\d.]+) ms"
+)
+_STREAM = re.compile(r"stream: tier=(\w+) feature=(\w+) live=(\w+) speculative=(\w+)")
+_PREFIX_HIT = re.compile(r"Llama.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+_EVAL = re.compile(r"eval time =\s+([\d.]+) ms /\s+(\d+) runs")
+_PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
+
+
+def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
+    text = log.read_text(errors="replace")
+    answers = {(int(m[3]), int(m[4]), int(m[5])): m for m in _ANSWER.finditer(text)}
+    for r in sess.reqs:
+        m = answers.get((r.version, r.line, r.col))
+        if m is not None:
+            r.outcome, r.ttft = m[1], float(m[6])
+    measured = [r for r in sess.reqs if r.answered and not r.cancelled]
+    model = [r for r in measured if r.outcome in ("model", "attached")]
+    streams = [m for m in _STREAM.finditer(text)]
+    evaluated: list[int] = []
+    prompt: list[int] = []
+    rates: list[float] = []
+    local = list(_LOCAL.finditer(text))
+    if local:
+        evaluated = [int(m[3]) for m in local]
+        prompt = [int(m[1]) for m in local]
+        rates = [int(m[5]) / float(m[6]) * 1000 for m in local if int(m[5]) > 1 and float(m[6]) > 0]
+    elif model_log.exists():
+        mt = model_log.read_text(errors="replace")
+        hits = list(_PREFIX_HIT.finditer(mt))
+        evaluated = [int(m[2]) for m in hits]
+        prompt = [int(m[1]) + int(m[2]) for m in hits]
+        rates = [
+            int(m[2]) / float(m[1]) * 1000
+            for m in _EVAL.finditer(mt)
+            if int(m[2]) > 1 and "prompt" not in m[0]
+        ]
+        # The first evaluations of a fresh server read the whole prompt: include them as logged.
+    typing_model = [r for r in model if r.phase == "typing"]
+    cold_model = [r for r in model if r.phase == "cold"]
+    return {
+        "requests": len(sess.reqs),
+        "answered": len(measured),
+        "cancelled": sum(r.cancelled for r in sess.reqs),
+        "model_answers": len(model),
+        "k2a_model_p50": pct([(r.answered - r.sent) * 1000 for r in model], 50),
+        "k2a_model_p90": pct([(r.answered - r.sent) * 1000 for r in model], 90),
+        "k2a_typing_model_p50": pct([(r.answered - r.sent) * 1000 for r in typing_model], 50),
+        "k2a_cold_p50": pct([(r.answered - r.sent) * 1000 for r in cold_model], 50),
+        "k2a_all_p50": pct([(r.answered - r.sent) * 1000 for r in measured], 50),
+        "k2a_all_p90": pct([(r.answered - r.sent) * 1000 for r in measured], 90),
+        "ttft_typing_p50": pct([r.ttft for r in typing_model if r.outcome == "model" and r.ttft], 50),
+        "ttft_cold_p50": pct([r.ttft for r in cold_model if r.outcome == "model" and r.ttft], 50),
+        "evaluated_p50": pct([float(x) for x in evaluated], 50),
+        "evaluated_mean": statistics.fmean(evaluated) if evaluated else float("nan"),
+        "prompt_tokens_p50": pct([float(x) for x in prompt], 50),
+        "gen_tok_s": statistics.median(rates) if rates else float("nan"),
+        "empty_share": sum(1 for r in measured if not r.text.strip()) / len(measured)
+        if measured
+        else float("nan"),
+        "empty_share_typing": (
+            sum(1 for r in measured if r.phase == "typing" and not r.text.strip())
+            / max(1, sum(1 for r in measured if r.phase == "typing"))
+        ),
+        "fallbacks": sum(1 for r in measured if r.outcome == "fallback"),
+        "calls_per_statement": (
+            sum(1 for m in streams if m[4] == "False" and m[2] == "completion") / max(1, sess.statements)
+        ),
+        "prefetch_calls": sum(1 for m in streams if m[4] == "True"),
+        "outcomes": dict(
+            sorted(_count(r.outcome or ("cancelled" if r.cancelled else "?") for r in sess.reqs).items())
+        ),
+        "load_s": sess.load_s,
+    }
+
+
+def _count(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+ROWS = (
+    ("keystroke-to-answer p50, model answers (ms)", "k2a_model_p50", "{:.0f}"),
+    ("keystroke-to-answer p90, model answers (ms)", "k2a_model_p90", "{:.0f}"),
+    ("  of which while typing, p50 (ms)", "k2a_typing_model_p50", "{:.0f}"),
+    ("  cold requests at fresh lines, p50 (ms)", "k2a_cold_p50", "{:.0f}"),
+    ("keystroke-to-answer p50 / p90, all answers (ms)", ("k2a_all_p50", "k2a_all_p90"), "{:.0f}"),
+    ("time to first token p50 while typing (ms)", "ttft_typing_p50", "{:.0f}"),
+    ("time to first token p50, cold (ms)", "ttft_cold_p50", "{:.0f}"),
+    ("prompt tokens evaluated per model call p50 / mean", ("evaluated_p50", "evaluated_mean"), "{:.0f}"),
+    ("prompt tokens per model call p50", "prompt_tokens_p50", "{:.0f}"),
+    ("generation tokens/s (median per call)", "gen_tok_s", "{:.0f}"),
+    ("empty answers (all answered / while typing)", ("empty_share", "empty_share_typing"), "{:.0%}"),
+    ("answered by the offline fallback", "fallbacks", "{}"),
+    (
+        "model calls per typed statement (+ prefetch total)",
+        ("calls_per_statement", "prefetch_calls"),
+        "{:.1f}",
+    ),
+    ("requests / answered / cancelled by the client", ("requests", "answered", "cancelled"), "{}"),
+    ("model answers (new stream or attached)", "model_answers", "{}"),
+)
+
+
+def fmt(res: dict[str, Any], key: Any, f: str) -> str:
+    keys = key if isinstance(key, tuple) else (key,)
+    return " / ".join(f.format(res[k]) for k in keys)
+
+
+async def session_main(args: argparse.Namespace) -> None:
+    path = source_path(args.module)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    typed, cold = pick_statements(lines, args.statements, args.seed)
+    print(f"source: {path} ({len(lines)} lines); typing {len(typed)} statements, {len(cold)} cold requests")
+    results: dict[str, dict[str, Any]] = {}
+    base = Path(tempfile.mkdtemp(prefix="lsp-local-latency-"))
+    for backend in args.backends:
+        sess, log, model_log = await run_session(backend, path, typed, cold, base / backend, args.seed)
+        results[backend] = analyse(sess, log, model_log)
+        print(
+            f"  {backend}: done ({results[backend]['requests']} requests, load {sess.load_s:.1f} s)",
+            flush=True,
+        )
+    names = {"inprocess": "new: in-process + stable layout", "server": "today: llama-cpp server + trimmed"}
+    width = 52
+    print()
+    print(f"{'':{width}}" + "".join(f"{names.get(b, b):>36}" for b in args.backends))
+    for label, key, f in ROWS:
+        print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>36}" for b in args.backends))
+    print(f"{'outcomes':{width}}" + "".join(f"  {json.dumps(results[b]['outcomes'])}" for b in args.backends))
+    if len(args.backends) == 2:
+        a, b = (results[x] for x in args.backends)
+        print()
+        for label, key in (
+            ("keystroke-to-answer p50", "k2a_model_p50"),
+            ("time to first token p50", "ttft_typing_p50"),
+        ):
+            if a[key] and b[key] == b[key] and a[key] == a[key]:
+                print(f"ratio {label}: today / new = {b[key] / a[key]:.1f}x")
+    print(f"logs: {base}")
+
+
+# -- engine-level measurements --------------------------------------------------------------------
+
+
+def _engine_prompt() -> tuple[str, str]:
+    src = source_path("json.decoder").read_text(encoding="utf-8")
+    cut = src.index("def py_scanstring")
+    return "# Path: decoder.py\n" + src[max(0, cut - 1300) : cut], "def py_scanstring(s, end, strict=True,"
+
+
+def _busy(seconds: float) -> subprocess.Popen[bytes]:
+    """A process that keeps one core busy (the 'loaded machine')."""
+    return subprocess.Popen(
+        [sys.executable, "-c", f"import time\nt=time.time()+{seconds}\nwhile time.time()<t: pass"]
+    )
+
+
+def threads_main(args: argparse.Namespace) -> None:
+    from lsp_assist.providers.llama_engine import Job, LlamaEngine
+    from lsp_assist.providers.models import resolve_model
+
+    path = resolve_model("gemma3-270m", Path(tempfile.gettempdir()) / "lsp-assist-bench")
+    base, line = _engine_prompt()
+    print(f"cpus: {os.cpu_count()}; prompt {len(base)} chars; typing {len(line)} chars 3 at a time")
+    print(
+        f"{'load':8}{'gen/prompt threads':>20}{'cold prompt ms':>16}{'typing TTFT p50':>17}{'gen tok/s':>11}"
+    )
+    for load in ("idle", "loaded"):
+        for gen, batch in ((1, 1), (2, 2), (1, 2), (2, 1)):
+            busy = _busy(120) if load == "loaded" else None
+            try:
+                eng = LlamaEngine(path, n_ctx=2048, threads=gen, batch_threads=batch)
+                out: list[str] = []
+
+                def run(prompt: str, n: int = 16, eng: Any = eng, out: list[str] = out) -> Any:
+                    return eng.run(Job(eng.tokenize(prompt), n, 0.0, lambda t, o=out: o.append(t) or True))
+
+                cold = run(base)
+                typing = [run(base + line[:i]) for i in range(1, len(line) + 1, 3)]
+                rate = sum(s.generated_tokens for s in typing) / sum(s.generation_ms for s in typing) * 1000
+                print(
+                    f"{load:8}{f'{gen}/{batch}':>20}{cold.prompt_ms:>16.0f}"
+                    f"{statistics.median(s.prompt_ms for s in typing):>17.1f}{rate:>11.0f}",
+                    flush=True,
+                )
+                eng.close()
+            finally:
+                if busy is not None:
+                    busy.kill()
+                    busy.wait()
+
+
+def speculation_main(args: argparse.Namespace) -> None:
+    from lsp_assist.providers.llama_engine import Job, LlamaEngine
+    from lsp_assist.providers.models import resolve_model
+
+    path = resolve_model("gemma3-270m", Path(tempfile.gettempdir()) / "lsp-assist-bench")
+    src = source_path("json.decoder").read_text(encoding="utf-8").split("\n")
+    # Real code: prompts ending at the start of 24 statements, 32 tokens each.
+    rows = [i for i in range(40, len(src)) if src[i].startswith("        ") and len(src[i].strip()) > 15][:24]
+    eng = LlamaEngine(path, n_ctx=2048, threads=2, batch_threads=2)
+    outputs: dict[int, list[str]] = {}
+    print(f"{'draft tokens':>12}{'gen tok/s':>11}{'accepted/drafted':>18}{'same output':>13}")
+    for k in (0, 3, 6, 10):
+        texts, gen_ms, gen_n, acc, dr = [], 0.0, 0, 0, 0
+        for r in rows:
+            prompt = "\n".join(src[max(0, r - 40) : r]) + "\n" + src[r][: len(src[r]) - len(src[r].lstrip())]
+            out: list[str] = []
+            eng.reset()  # the same cold start for every setting
+            st = eng.run(
+                Job(eng.tokenize(prompt), 32, 0.0, lambda s, out=out: out.append(s) or True, draft_tokens=k)
+            )
+            texts.append("".join(out))
+            gen_ms += st.generation_ms
+            gen_n += st.generated_tokens
+            acc += st.accepted_tokens
+            dr += st.drafted_tokens
+        outputs[k] = texts
+        same = sum(a == b for a, b in zip(texts, outputs[0], strict=True)) / len(texts)
+        print(f"{k:>12}{gen_n / gen_ms * 1000:>11.0f}{f'{acc}/{dr}':>18}{same:>13.0%}", flush=True)
+    eng.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--module", default=SOURCE_MODULE, help="standard-library module to type in")
+    parser.add_argument("--statements", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--backends", nargs="+", default=["inprocess", "server"])
+    parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
+    parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")
+    args = parser.parse_args()
+    if args.threads:
+        threads_main(args)
+    elif args.speculation:
+        speculation_main(args)
+    else:
+        asyncio.run(session_main(args))
+
+
+if __name__ == "__main__":
+    main()

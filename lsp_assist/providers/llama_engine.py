@@ -1,0 +1,350 @@
+"""One llama.cpp context in this process, driven from one worker thread.
+
+Why this exists (figures in README's design section and ``benchmarks/local_latency.py``):
+on a laptop CPU the embedded model reads a prompt at ~300 tokens/s, so a prompt read
+from scratch costs over a second, while a prompt whose start is already in the KV cache
+costs only its new tokens. `LlamaEngine` keeps the tokens of the last evaluation and, for
+each new prompt, keeps the longest common token prefix in the KV cache and evaluates only
+the rest ("prompt tokens evaluated" in `GenerationStats`). The tokens it generated stay in
+the cache too, so a user who types what was suggested costs almost nothing.
+
+Everything here is synchronous and must run on the engine's single worker thread (the
+llama.cpp context is not thread-safe). ctypes releases the GIL during each llama.cpp call,
+so the asyncio loop keeps running while a batch is decoded. `Job.cancel` is checked
+between prompt batches and between generated tokens: a superseded request stops within
+one token (~20 ms).
+
+Decoding is greedy below `GREEDY_BELOW` (deterministic answers keep the suggestion cache,
+prefetch and typing-through consistent); above it, top-k sampling with temperature.
+Prompt-lookup speculation (`draft_tokens`) drafts the tokens that followed the last n-gram
+earlier in the context and verifies them in one batch; off by default (see README).
+"""
+
+from __future__ import annotations
+
+import codecs
+import ctypes
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GREEDY_BELOW = 0.2
+PROMPT_BATCH = 128  # tokens per decode call while reading a prompt: the cancel check's granularity
+NGRAM_MIN = 2
+NGRAM_MAX = 4
+LOOKUP_WINDOW = 1024  # tokens searched back for the n-gram
+
+
+@dataclass
+class GenerationStats:
+    """What one generation cost; logged per request (numbers only, never text)."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0  # kept from the KV cache
+    evaluated_tokens: int = 0  # read by the model for this request
+    generated_tokens: int = 0
+    prompt_ms: float = 0.0  # time to first token
+    generation_ms: float = 0.0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
+    cancelled: bool = False
+    stop_reason: str = ""  # "eog" | "length" | "stop" | "cancel" | "consumer"
+
+
+@dataclass
+class Job:
+    """One generation request. `emit` gets each decoded text piece; returning False stops."""
+
+    tokens: list[int]
+    max_tokens: int
+    temperature: float
+    emit: Callable[[str], bool]
+    stop: tuple[str, ...] = ()
+    draft_tokens: int = 0
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stats: GenerationStats = field(default_factory=GenerationStats)
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the longest common prefix of two token lists."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def lookup_draft(history: Sequence[int], k: int) -> list[int]:
+    """Prompt lookup: the tokens that followed the latest earlier occurrence of the last
+    n-gram of `history` (longest n first), at most `k` of them."""
+    if k <= 0 or len(history) < NGRAM_MIN + 1:
+        return []
+    lo = max(0, len(history) - LOOKUP_WINDOW)
+    for n in range(NGRAM_MAX, NGRAM_MIN - 1, -1):
+        if len(history) <= n:
+            continue
+        tail = list(history[-n:])
+        # Search backwards, excluding the tail itself.
+        for start in range(len(history) - n - 1, lo - 1, -1):
+            if history[start] == tail[0] and list(history[start : start + n]) == tail:
+                follow = list(history[start + n : start + n + k])
+                if follow:
+                    return follow
+    return []
+
+
+class StopMatcher:
+    """Cuts streamed text at the first stop string, holding back a possible partial match."""
+
+    def __init__(self, stops: tuple[str, ...]) -> None:
+        self.stops = tuple(s for s in stops if s)
+        self.pending = ""
+
+    def feed(self, piece: str) -> tuple[str, bool]:
+        """(text safe to emit now, True when a stop string was reached)."""
+        if not self.stops:
+            return piece, False
+        text = self.pending + piece
+        cut = min((i for i in (text.find(s) for s in self.stops) if i >= 0), default=-1)
+        if cut >= 0:
+            self.pending = ""
+            return text[:cut], True
+        hold = 0
+        for s in self.stops:
+            for n in range(min(len(s) - 1, len(text)), 0, -1):
+                if text.endswith(s[:n]):
+                    hold = max(hold, n)
+                    break
+        self.pending = text[len(text) - hold :] if hold else ""
+        return text[: len(text) - hold], False
+
+    def flush(self) -> str:
+        out, self.pending = self.pending, ""
+        return out
+
+
+class LlamaEngine:
+    """The loaded model and its KV cache. Construct and call only on the worker thread."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        n_ctx: int,
+        threads: int,
+        batch_threads: int,
+        seed: int = 0,
+    ) -> None:
+        from llama_cpp import Llama
+
+        self.llm: Any = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_batch=512,
+            n_threads=threads,
+            n_threads_batch=batch_threads,
+            seed=seed,
+            verbose=False,
+        )
+        import llama_cpp
+
+        self._lib: Any = llama_cpp
+        self._ctx = self.llm._ctx.ctx
+        self._vocab = self.llm._model.vocab
+        self._n_vocab = int(self.llm.n_vocab())
+        self.n_ctx = int(self.llm.n_ctx())
+        self._batch = self._lib.llama_batch_init(512, 0, 1)
+        self._tokens: list[int] = []  # what is in the KV cache, position by position
+        self._rng = np.random.default_rng(seed)
+        self.threads = threads
+        self.batch_threads = batch_threads
+
+    # -- small helpers ---------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self.llm.tokenize(text.encode("utf-8", "surrogatepass"), add_bos=True, special=False))
+
+    def set_threads(self, threads: int, batch_threads: int) -> None:
+        self._lib.llama_set_n_threads(self._ctx, threads, batch_threads)
+        self.threads, self.batch_threads = threads, batch_threads
+
+    def _is_eog(self, token: int) -> bool:
+        return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
+
+    def _piece(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        n = self._lib.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self._lib.llama_token_to_piece(self._vocab, token, buf, len(buf), 0, False)
+        return bytes(buf.raw[:n])
+
+    def _logits(self, i: int) -> np.ndarray[Any, Any]:
+        ptr = self._lib.llama_get_logits_ith(self._ctx, i)
+        return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
+
+    def _choose(self, i: int, temperature: float) -> int:
+        logits = self._logits(i)
+        if temperature < GREEDY_BELOW:
+            return int(np.argmax(logits))
+        top = np.argpartition(logits, -40)[-40:]
+        z = logits[top].astype(np.float64) / temperature
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        return int(top[self._rng.choice(len(top), p=p)])
+
+    def _decode(self, tokens: Sequence[int], logits_from: int) -> None:
+        """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`."""
+        b = self._batch
+        n_past = len(self._tokens)
+        b.n_tokens = len(tokens)
+        for i, tok in enumerate(tokens):
+            b.token[i] = tok
+            b.pos[i] = n_past + i
+            b.n_seq_id[i] = 1
+            b.seq_id[i][0] = 0
+            b.logits[i] = i >= logits_from
+        rc = self._lib.llama_decode(self._ctx, b)
+        if rc != 0:
+            self.reset()
+            raise RuntimeError(f"llama_decode returned {rc}")
+        self._tokens.extend(tokens)
+
+    def _truncate(self, keep: int) -> None:
+        """Drop cache positions >= keep."""
+        if keep < len(self._tokens):
+            mem = self._lib.llama_get_memory(self._ctx)
+            self._lib.llama_memory_seq_rm(mem, 0, keep, -1)
+            del self._tokens[keep:]
+
+    def reset(self) -> None:
+        mem = self._lib.llama_get_memory(self._ctx)
+        self._lib.llama_memory_clear(mem, True)
+        self._tokens = []
+
+    @property
+    def cached_tokens(self) -> list[int]:
+        return list(self._tokens)
+
+    # -- the job -------------------------------------------------------------------------------
+
+    def prefill(self, tokens: list[int], cancel: threading.Event) -> int:
+        """Bring the cache to `tokens` minus its last token, reusing the common prefix.
+        Returns how many tokens were evaluated (a warm-up calls this with a prompt head)."""
+        keep = common_prefix(self._tokens, tokens)
+        # The last prompt token is always decoded by `run`: its logits give the first token.
+        keep = min(keep, len(tokens) - 1)
+        self._truncate(keep)
+        done = 0
+        rest = tokens[keep:-1]
+        for i in range(0, len(rest), PROMPT_BATCH):
+            if cancel.is_set():
+                break
+            chunk = rest[i : i + PROMPT_BATCH]
+            self._decode(chunk, logits_from=len(chunk))
+            done += len(chunk)
+        return done
+
+    def run(self, job: Job) -> GenerationStats:
+        st = job.stats
+        if job.cancel.is_set():  # superseded while it waited for the thread: leave the cache
+            st.cancelled, st.stop_reason = True, "cancel"
+            return st
+        t0 = time.perf_counter()
+        tokens = job.tokens
+        room = self.n_ctx - job.max_tokens - 4
+        if len(tokens) > room:  # keep the BOS and the end nearest the cursor
+            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
+        st.prompt_tokens = len(tokens)
+        st.reused_tokens = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
+        evaluated = self.prefill(tokens, job.cancel)
+        if job.cancel.is_set():
+            st.evaluated_tokens = evaluated
+            st.cancelled, st.stop_reason = True, "cancel"
+            return st
+        self._decode(tokens[-1:], logits_from=0)
+        st.evaluated_tokens = evaluated + 1
+        pending = self._choose(0, job.temperature)
+        st.prompt_ms = (time.perf_counter() - t0) * 1000.0
+        t1 = time.perf_counter()
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        stopper = StopMatcher(job.stop)
+        speculate = job.draft_tokens > 0 and job.temperature < GREEDY_BELOW
+
+        def give(token: int) -> bool:
+            """Emit one generated token; False when generation must end."""
+            if self._is_eog(token):
+                st.stop_reason = "eog"
+                return False
+            st.generated_tokens += 1
+            text, stopped = stopper.feed(decoder.decode(self._piece(token)))
+            if text and not job.emit(text):
+                st.cancelled = job.cancel.is_set()
+                st.stop_reason = "cancel" if st.cancelled else "consumer"
+                return False
+            if stopped:
+                st.stop_reason = "stop"
+                return False
+            if job.cancel.is_set():
+                st.cancelled, st.stop_reason = True, "cancel"
+                return False
+            if st.generated_tokens >= job.max_tokens:
+                st.stop_reason = "length"
+                return False
+            return True
+
+        while give(pending):
+            draft = lookup_draft([*self._tokens, pending], job.draft_tokens) if speculate else []
+            draft = draft[: max(0, job.max_tokens - st.generated_tokens - 1)]
+            base = len(self._tokens)
+            self._decode([pending, *draft], logits_from=0)
+            if not draft:
+                pending = self._choose(0, job.temperature)
+                continue
+            st.drafted_tokens += len(draft)
+            nxt = self._choose(0, job.temperature)
+            accepted = 0
+            alive = True
+            for j, d in enumerate(draft):
+                if nxt != d:
+                    break
+                accepted += 1
+                if not give(d):
+                    alive = False
+                    break
+                nxt = self._choose(j + 1, job.temperature)
+            st.accepted_tokens += accepted
+            # Rejected drafts leave the cache; accepted ones stay.
+            self._truncate(base + 1 + accepted)
+            if not alive:
+                break
+            pending = nxt
+        tail = stopper.flush() + decoder.decode(b"", final=True)
+        if tail and st.stop_reason not in ("stop", "consumer", "cancel"):
+            job.emit(tail)
+        st.generation_ms = (time.perf_counter() - t1) * 1000.0
+        return st
+
+    def close(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            self._lib.llama_batch_free(batch)
+        llm, self.llm = self.llm, None
+        if llm is not None:
+            llm.close()
+
+
+__all__ = [
+    "GREEDY_BELOW",
+    "GenerationStats",
+    "Job",
+    "LlamaEngine",
+    "StopMatcher",
+    "common_prefix",
+    "lookup_draft",
+]

@@ -1,0 +1,40 @@
+"""The model-free parts of the in-process engine: stop strings, prompt lookup, prefixes."""
+
+from __future__ import annotations
+
+from lsp_assist.providers.llama_engine import StopMatcher, common_prefix, lookup_draft
+
+
+def test_stop_matcher_cuts_at_a_stop_string_split_across_pieces() -> None:
+    m = StopMatcher(("<end_of_turn>", "\n\n\n"))
+    out = []
+    for piece in ("x = 1", "<end", "_of", "_turn>", "more"):
+        text, stopped = m.feed(piece)
+        out.append(text)
+        if stopped:
+            break
+    assert "".join(out) == "x = 1"
+
+
+def test_stop_matcher_releases_a_partial_match_that_does_not_complete() -> None:
+    m = StopMatcher(("\n\n\n",))
+    assert m.feed("a\n\n") == ("a", False)
+    assert m.feed("b") == ("\n\nb", False)
+    assert m.flush() == ""
+
+
+def test_no_stops_passes_text_through() -> None:
+    assert StopMatcher(()).feed("abc") == ("abc", False)
+
+
+def test_lookup_draft_copies_what_followed_the_last_ngram() -> None:
+    history = [1, 2, 3, 4, 5, 6, 9, 9, 2, 3, 4]
+    assert lookup_draft(history, 3) == [5, 6, 9]
+    assert lookup_draft(history, 0) == []
+    assert lookup_draft([1, 2, 3], 4) == []  # no earlier occurrence
+
+
+def test_common_prefix() -> None:
+    assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
+    assert common_prefix([], [1]) == 0
+    assert common_prefix([1, 2], [1, 2]) == 2

@@ -1,0 +1,96 @@
+"""The in-process embedded model for real (marked `model`): KV-cache reuse across
+requests, interruption by a newer request, prompts that share all but their last tokens.
+SmolLM2 135M keeps these short; figures come from benchmarks/local_latency.py."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import itertools
+from pathlib import Path
+
+import pytest
+
+from lsp_assist.config.schema import LocalConfig, TierConfig
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.templates import render_completion
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor, ModelRequest, PromptContext
+from lsp_assist.errors import Unavailable
+from lsp_assist.providers.llama_engine import common_prefix
+from lsp_assist.providers.local import LoadEvent, LocalProvider
+from lsp_assist.providers.models import resolve_model
+
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.timeout(180),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None, reason="the 'local' extra is not installed"
+    ),
+]
+
+CODE = "import os\n\n\ndef join_all(parts):\n    out = []\n    for part in parts:\n        out.append("
+
+
+@pytest.fixture
+async def provider(tmp_path: Path) -> LocalProvider:
+    try:
+        resolve_model("smollm2", tmp_path)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    p = LocalProvider(TierConfig(provider="local", model="smollm2"), LocalConfig(n_ctx=1024), tmp_path)
+    events: list[LoadEvent] = []
+    p.on_progress = events.append
+    assert not p.available_now()  # starts the load, never waits for it
+    await asyncio.wait_for(p.ready(), 120)
+    assert p.available_now()
+    assert events[0].percent == 0 and events[-1].done and events[-1].percent == 100
+    yield p  # type: ignore[misc]
+    await p.aclose()
+
+
+async def _complete(p: LocalProvider, prefix: str, max_tokens: int = 6) -> str:
+    ctx = PromptContext("python", "join.py", prefix, "")
+    return "".join(
+        [c.text async for c in p.stream(ModelRequest(ctx, max_tokens=max_tokens, temperature=0.0))]
+    )
+
+
+async def test_the_common_prefix_stays_in_the_kv_cache(provider: LocalProvider) -> None:
+    first = await _complete(provider, CODE)
+    assert first
+    cold = provider.last_stats
+    assert cold.evaluated_tokens == cold.prompt_tokens
+    await _complete(provider, CODE + "o")  # one more typed character
+    warm = provider.last_stats
+    assert warm.prompt_tokens >= cold.prompt_tokens
+    assert warm.evaluated_tokens <= 3, warm
+    assert warm.reused_tokens >= warm.prompt_tokens - 3
+
+
+async def test_a_newer_request_interrupts_the_running_generation(provider: LocalProvider) -> None:
+    ctx = PromptContext("python", "join.py", "# the numbers from 1 to 500, one per line\n1\n2\n3\n", "")
+    long = provider.stream(ModelRequest(ctx, max_tokens=400, temperature=0.0))
+    got = [await long.__anext__(), await long.__anext__()]
+    job = provider._current
+    assert job is not None and got
+    second = await _complete(provider, CODE)  # supersedes the running one
+    assert second is not None
+    rest = [c async for c in long]
+    assert job.stats.cancelled and job.stats.stop_reason == "cancel"
+    assert job.stats.generated_tokens < 400
+    assert len(got) + len(rest) < 400
+
+
+async def test_consecutive_keystrokes_share_all_but_the_last_tokens(provider: LocalProvider) -> None:
+    lines = [f"    value_{i} = compute(value_{i - 1}, limit)" for i in range(60)]
+    statement = "result = os.path.join(value_3, "
+    engine = ContextEngine()
+    token_lists = []
+    for i in range(len(statement) + 1):
+        text = "def f(limit):\n" + "\n".join(lines) + "\n    " + statement[:i]
+        doc = Document("file:///w/f.py", "python", 1, text, "/w/f.py")
+        ctx = engine.build(doc, Cursor(61, 4 + i), 1500, layout="stable")
+        token_lists.append(provider._engine.tokenize(render_completion(ctx, "none", "smollm2").prompt))
+    for before, after in itertools.pairwise(token_lists):
+        assert common_prefix(before, after) >= len(before) - 2
