@@ -87,7 +87,7 @@ async def test_inline_completion_over_stdio_on_the_embedded_model(tmp_path: Path
         # The model starts loading at initialize; the load is reported as $/progress
         # (begin, percentages, end) and requests meanwhile get the offline engine's answer.
         reports = await _load_reported(client)
-        assert [r.kind for r in reports][0] == "begin" and any(r.kind == "report" for r in reports)
+        assert reports[0].kind == "begin" and any(r.kind == "report" for r in reports)
         assert "ready" in (reports[-1].message or "")
         res = await inline(client, uri, 4, 16, timeout=200)
         suggestion = texts(res)
