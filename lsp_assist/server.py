@@ -301,9 +301,7 @@ class Runtime:
     def _corpus(self) -> list[str]:
         """Texts of the open documents, for the offline engine (excluded files left out)."""
         gov = self.governance
-        return [
-            d.text for d in self.store.documents() if gov is None or gov.excluded(d.path) is None
-        ]
+        return [d.text for d in self.store.documents() if gov is None or gov.excluded(d.path) is None]
 
     # ------------------------------------------------------------------ lifecycle
 
