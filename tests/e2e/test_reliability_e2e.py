@@ -7,6 +7,7 @@ what the fake received (the prompt) or, for remote hosts, what the network trap 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +137,47 @@ async def test_a_default_provider_url_outside_allowed_hosts_is_refused_and_shown
         await asyncio.sleep(0.3)  # room for a (wrong) warm-up to fire
     seen = trapped(trap)
     assert "api.anthropic.com" not in seen and "codestral.mistral.ai" not in seen, seen
+
+
+# --------------------------------------------------------------------------- secrets in tabs
+
+AZ_KEY = "q3Vx" + "Zm9vYmFyYmF6cXV4" * 5 + "Kp7Lw9Rt2Yz4Nb6Mc8Vd1Fg3Hj5Qs0Ux=="
+HEX_KEY = "7c1e21b048733302b26c953b4f1a193a7613b661964e5e22b9efbe88121bddee"
+HELPERS = {
+    "blob_helper.py": (
+        f'def make_blob_client(conn="AccountName=acme;AccountKey={AZ_KEY}"):\n'
+        "    return BlobServiceClient.from_connection_string(conn)\n"
+    ),
+    "crypto_helper.py": (
+        f'def seal(data, ENCRYPTION_KEY="{HEX_KEY}"):\n    return encrypt(data, ENCRYPTION_KEY)\n'
+    ),
+}
+BUFFERS = {
+    "upload.py": (
+        f'STORAGE = "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={AZ_KEY[::-1]}"\n\n'
+        "def upload(data):\n    client = make_blob_client()\n    \n"
+    ),
+    "store.py": f'SIGNING_KEY = "{HEX_KEY[::-1]}"\n\ndef store(data):\n    sealed = seal(data)\n    \n',
+}
+
+
+async def test_azure_connection_strings_and_hex_keys_are_redacted_in_the_buffer_and_in_tabs(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return client\n")
+    async with lsp_session(tmp_path, _opts(fake)) as client:
+        for name, text in HELPERS.items():
+            open_doc(client, doc_uri(tmp_path, name), text)
+        for name, text in BUFFERS.items():
+            uri = doc_uri(tmp_path, name)
+            open_doc(client, uri, text)
+            assert texts(await inline(client, uri, 4, 4)) == ["return client"]
+    bodies = [json.dumps(r.body) for r in fake.model_requests()]
+    assert len(bodies) == 2
+    # Each prompt carries the open buffer's assignment and the sibling tab's signature.
+    signatures = ("def make_blob_client(conn=", "def seal(data, ENCRYPTION_KEY=")
+    for body, context in zip(bodies, signatures, strict=True):
+        assert context in body, "a sibling tab gave no context (the test could not fail)"
+    assert bodies[0].count("AccountName=acme") == 2 and "SIGNING_KEY" in bodies[1]
+    for secret in (AZ_KEY, AZ_KEY[::-1], HEX_KEY, HEX_KEY[::-1]):
+        assert secret[:24] not in bodies[0] + bodies[1]

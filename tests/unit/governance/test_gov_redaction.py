@@ -41,6 +41,20 @@ POSITIVES = [
     # The keyword qualified by a value-ish word (found by the end-to-end secrets test).
     ('secret_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"', "wJalrXUtnFEMI/K7MDENG", "secret"),
     ('TOKEN_VALUE = "q8Zr2LmW9xTp4VnB"', "q8Zr2LmW9xTp4VnB", "secret"),
+    # A literal assigned to a password name is a password, however short or guessable.
+    ('password = "hunter2"', "hunter2", "secret"),
+    # Issue 13: an Azure storage connection string and a hex key assigned to a *_KEY name.
+    (
+        "AccountName=acme;AccountKey=" + "Zm9vYmFy" * 11 + ";EndpointSuffix=core.windows.net",
+        "Zm9vYmFy" * 11,
+        "azure-key",
+    ),
+    (
+        'ENCRYPTION_KEY = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+        "9f86d081884c",
+        "secret",
+    ),
+    ("SIGNING_KEY=3d5dcafbcc2bf57ae1041f3e3855c80d", "3d5dcafbcc2bf57ae1041f3e3855c80d", "secret"),
 ]
 
 
@@ -56,7 +70,6 @@ NEGATIVES = [
     "def get_token(self) -> str:\n    return self._token",
     'password = os.environ["DB_PASSWORD"]',
     'token_type = "bearer"',
-    'password = "hunter2"',  # short: not high-entropy (documented limit)
     'sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"',
     'commit = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"',
     'name = "sk-learn-compatible-estimator-name"',
