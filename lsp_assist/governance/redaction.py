@@ -136,7 +136,9 @@ _SECRET_NAME = re.compile(
     r"(?:[_\-.]?(?:key|value|str|string|data|bytes|b64|base64|hex|raw|text))?\d*",
     re.IGNORECASE,
 )
-_PASSWORD_NAME = re.compile(r"[\w.\-]*?(?:password|passwd|passphrase|pwd)\d*", re.IGNORECASE)
+_PASSWORD_NAME = re.compile(
+    r"[\w.\-]*?(?:password|passwd|passphrase|pwd)\d*|(?:[\w.\-]*[_\-.])?pass\d*", re.IGNORECASE
+)
 # `ENCRYPTION_KEY`, `account_key`, `hmacKey`: any name ending in "key" holds a key when its
 # value looks like one (hex, base64, a UUID); `sort_key = "created_at"` does not.
 _KEY_NAME = re.compile(r"[\w.\-]*key\d*", re.IGNORECASE)
@@ -145,7 +147,8 @@ _KEYWORD_TRIGGERS = ("pass", "pwd", "secret", "token", "key", "auth", "credentia
 # cheaper than a regex trying a lazy name prefix at every position. The bare form is a
 # lookahead so matches overlap: in `url=jdbc:...?user=app&password=...` the value of
 # `url` must not swallow the `password=` after it.
-_ASSIGN_QUOTED = re.compile(r"(?::=|=>|=|:)[ \t]*[bru]?([\"'`])([^\"'`\n]{6,256})\1")
+# Comparisons too: `if api_key == "..."` hard-codes the secret it checks against.
+_ASSIGN_QUOTED = re.compile(r"(?:===?|!==?|:=|=>|=|:)[ \t]*@?[bru]?([\"'`])([^\"'`\n]{6,256})\1")
 _ASSIGN_BARE = re.compile(r"(?=[=:][ \t]*([^\s\"'`,;()\[\]{}<>]{6,256}))")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=_-~")

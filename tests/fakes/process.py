@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class FakeModelProcess:
-    def __init__(self, *extra_args: str) -> None:
+    def __init__(self, *extra_args: str, quiet: bool = False) -> None:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -35,6 +35,8 @@ class FakeModelProcess:
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            # quiet: no tracebacks for clients that hang up mid-stream (cancellation soaks).
+            stderr=subprocess.DEVNULL if quiet else None,
             text=True,
         )
         assert self.proc.stdout is not None
