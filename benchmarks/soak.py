@@ -4,7 +4,8 @@
 
 The real `lsp-assist serve` over stdio against the loopback fake model (its own
 process). Each step is a didChange (typing, and every 25 steps a full-text reset so the
-document stays small) and an Automatic inlineCompletion; every third request is
+document stays small; the last 8 keystrokes of each 25 diverge from any suggestion, so
+they need the model) and an Automatic inlineCompletion; every third request is
 cancelled right after it is sent, as VS Code cancels on the next keystroke; the others
 are awaited. Every `--every` requests the server's RSS (/proc) and the handler futures
 pygls holds (`lspAssist.stats`) are sampled.
@@ -40,7 +41,7 @@ LEAKY = [
     "raise SystemExit(main(['serve']))\n",
 ]
 LINE = "total = compute_total(items, tax_rate)"
-HEADER = "import math\n\n\ndef checkout(items, tax_rate):\n"
+HEADER = "import math  # {}\n\n\ndef checkout(items, tax_rate):\n"
 
 
 def rss_kb(pid: int) -> int:
@@ -58,7 +59,9 @@ def params(uri: str, line: int, ch: int) -> dict[str, Any]:
     }
 
 
-async def soak(name: str, cmd: list[str], base_url: str, n: int, every: int) -> list[tuple[int, int, int]]:
+async def soak(
+    name: str, cmd: list[str], fake: FakeModelProcess, n: int, every: int
+) -> list[tuple[int, int, int]]:
     with tempfile.TemporaryDirectory() as d:
         cache = Path(d)
         env = {
@@ -72,29 +75,34 @@ async def soak(name: str, cmd: list[str], base_url: str, n: int, every: int) -> 
         tier = {
             "provider": "openai",
             "api": "completions",
-            "base_url": base_url,
+            "base_url": fake.base_url,
             "model": "fake",
             "first_token_timeout_ms": 5000,
             "total_timeout_ms": 10000,
         }
         await client.initialize(cache.as_uri(), {"tiers": {"fast": tier, "backup": {"provider": "offline"}}})
         uri = (cache / "soak.py").as_uri()
-        text = HEADER + "    "
+        text = HEADER.format(0) + "    "
         client.notify(
             "textDocument/didOpen",
             {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
         )
         samples: list[tuple[int, int, int]] = []
-        answered = cancelled = 0
+        answered = cancelled = nonempty = 0
+        calls0 = fake.stats.requests
         t0 = time.perf_counter()
         col = 4
         for i in range(1, n + 1):
             version = i + 1
             if i % 25 == 0:  # a full-text reset keeps the document small
                 col = 4
-                change: dict[str, Any] = {"text": HEADER + "    "}
+                # A new header every 100 steps: new text, so cache and typing-through
+                # answer the repeats and the model the rest.
+                change: dict[str, Any] = {"text": HEADER.format(i // 100) + "    "}
             else:
-                ch = LINE[(col - 4) % len(LINE)]
+                # Mostly typing along the line (often typing through the suggestion on
+                # screen); the last steps of each cycle diverge, so the model is asked again.
+                ch = LINE[(col - 4) % len(LINE)] if i % 25 < 17 else "#q9z"[i % 4]
                 pos = {"line": 4, "character": col}
                 change = {"range": {"start": pos, "end": pos}, "text": ch}
                 col += 1
@@ -108,8 +116,10 @@ async def soak(name: str, cmd: list[str], base_url: str, n: int, every: int) -> 
                 cancelled += 1
                 fut.add_done_callback(lambda f: f.exception() if not f.cancelled() else None)
             else:
-                await asyncio.wait_for(fut, 30)
+                resp = await asyncio.wait_for(fut, 30)
                 answered += 1
+                result = resp.get("result") or {}
+                nonempty += bool(result.get("items") if isinstance(result, dict) else result)
             if i % every == 0:
                 await asyncio.sleep(0.2)  # let cancelled requests and streams settle
                 stats = await client.call("workspace/executeCommand", {"command": "lspAssist.stats"})
@@ -118,7 +128,8 @@ async def soak(name: str, cmd: list[str], base_url: str, n: int, every: int) -> 
         elapsed = time.perf_counter() - t0
         await client.close()
     print(
-        f"\n{name}: {n} requests ({answered} awaited, {cancelled} cancelled) in {elapsed:.0f} s "
+        f"\n{name}: {n} requests ({answered} awaited, {nonempty} with a suggestion; {cancelled} "
+        f"cancelled), {fake.stats.requests - calls0} model calls, in {elapsed:.0f} s "
         f"({n / elapsed:.0f} requests/s)"
     )
     first = samples[0][1]
@@ -136,11 +147,11 @@ async def main() -> None:
     args = ap.parse_args()
     with FakeModelProcess(quiet=True) as fake:
         fake.set_default(Script(text="    return subtotal * (1 + tax_rate)\n", ttft_ms=2))
-        ours = await soak("lsp-assist", server_cmd(), fake.base_url, args.requests, args.every)
+        ours = await soak("lsp-assist", server_cmd(), fake, args.requests, args.every)
         results = {"lsp-assist": ours}
         if not args.no_baseline:
             results["workaround off"] = await soak(
-                "workaround off (pygls 2.1.1 as shipped)", LEAKY, fake.base_url, args.requests, args.every
+                "workaround off (pygls 2.1.1 as shipped)", LEAKY, fake, args.requests, args.every
             )
     print("\nRSS growth after the first sample (target < 5 MB):")
     for name, s in results.items():
