@@ -178,6 +178,6 @@ async def test_azure_connection_strings_and_hex_keys_are_redacted_in_the_buffer_
     signatures = ("def make_blob_client(conn=", "def seal(data, ENCRYPTION_KEY=")
     for body, context in zip(bodies, signatures, strict=True):
         assert context in body, "a sibling tab gave no context (the test could not fail)"
-    assert bodies[0].count("AccountName=acme") == 2 and "SIGNING_KEY" in bodies[1]
+    assert bodies[0].count("AccountName=acme") >= 2 and "SIGNING_KEY" in bodies[1]  # buffer and tab
     for secret in (AZ_KEY, AZ_KEY[::-1], HEX_KEY, HEX_KEY[::-1]):
         assert secret[:24] not in bodies[0] + bodies[1]
