@@ -68,6 +68,7 @@ def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
             tier,
             context_chars=min(tier.context_chars, local.context_chars),
             first_token_timeout_ms=max(tier.first_token_timeout_ms, local.first_token_timeout_ms),
+            answer_budget_ms=tier.answer_budget_ms or local.answer_budget_ms,
             total_timeout_ms=max(tier.total_timeout_ms, local.total_timeout_ms),
         )
     return tier

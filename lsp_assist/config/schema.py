@@ -32,6 +32,10 @@ class TierConfig:
     # auto: "stable" (KV-cache-friendly, context/layout.py) on the in-process embedded model,
     # else "trimmed" (the syntax-aware selection). Or set "stable" | "trimmed".
     prompt_layout: str = "auto"
+    # When the first line is not complete this long after the stream starts, answer with the
+    # text so far if it ends at a code-like boundary and keep going (0: off; "auto" tiers on
+    # the embedded model get local.answer_budget_ms).
+    answer_budget_ms: int = 0
     enabled: bool = True
 
 
@@ -79,6 +83,7 @@ class LocalConfig:
     threads: int = 0  # generation threads; 0: measured default (providers.local.default_threads)
     batch_threads: int = 0  # prompt-reading threads; 0: same rule
     draft_tokens: int = 0  # prompt-lookup speculation; 0 = off (measured slower, see README)
+    answer_budget_ms: int = 200  # tiers on the embedded model answer a partial line by then
     startup_timeout_s: float = 120.0
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
     context_chars: int = 1500

@@ -87,6 +87,7 @@ class InflightStream:
     orphaned: bool = False  # the request that started it was cancelled
     wasted_tokens: int = 0  # tokens read while nobody was waiting for them
     provider: object = None  # the provider streaming it (identity only)
+    early: bool = False  # `quick` was answered at the answer budget, before its line ended
     http_status: int | None = None  # the response's status, when the provider sent one
 
     def mark_first_token(self) -> None:
@@ -135,6 +136,24 @@ class _Watchdog:
         self.handle.cancel()
 
 
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ENDS_AS_CODE = frozenset(" )]}([{,.:;=+-*/%<>!&|^~@")
+
+
+def early_answer(partial: str, next_delta: str) -> str:
+    """`partial` when it may be shown before its line is complete: one line, ending with a
+    closed (or opened) bracket, an operator or a space, or with a word the next token does not
+    continue. "" otherwise (a word still growing, an empty or multi-line text)."""
+    if not partial.strip() or "\n" in partial.strip("\n"):
+        return ""
+    last = partial[-1]
+    if last in _ENDS_AS_CODE:
+        return partial
+    if last in _WORD and next_delta and next_delta[0] not in _WORD:
+        return partial
+    return ""
+
+
 async def read_stream(
     flight: InflightStream,
     chunks: AsyncIterator[StreamChunk],
@@ -144,8 +163,13 @@ async def read_stream(
     total_timeout_s: float,
     quick_on_first_line: bool,
     on_first_token: Callable[[], None] | None = None,
+    answer_budget_s: float = 0.0,
 ) -> StreamResult:
-    """Consume `chunks` into `flight`, honouring the first-token and total timeouts."""
+    """Consume `chunks` into `flight`, honouring the first-token and total timeouts.
+
+    `answer_budget_s` > 0: when the first line is not complete that long after the start,
+    `quick` gets the text so far as soon as it ends at a boundary that reads as code (see
+    `early_answer`); the stream goes on and its full text becomes the longer suggestion."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     usage = Usage()
@@ -158,6 +182,7 @@ async def read_stream(
     # per token): it cancels this task at the first-token deadline, then at the total one.
     watchdog = _Watchdog(start + min(first_token_timeout_s, total_timeout_s))
     iterator = chunks.__aiter__()
+    partial = ""
     try:
         try:
             async for chunk in iterator:
@@ -188,6 +213,14 @@ async def read_stream(
                 flight.post_ms += (time.perf_counter() - t_post) * 1000.0
                 if line is not None:
                     flight.quick.set_result(line)
+                elif answer_budget_s > 0 and not flight.quick.done():
+                    if loop.time() - start >= answer_budget_s:
+                        early = early_answer(partial, chunk.text)
+                        if early:
+                            flight.early = True
+                            flight.quick.set_result(early)
+                    if not flight.quick.done() and loop.time() - start >= answer_budget_s * 0.5:
+                        partial = assembler.text()  # what an early answer would show
                 if stop:
                     break
         except asyncio.CancelledError:

@@ -210,6 +210,8 @@ class StreamLauncher:
                     total_timeout_s=total_ms / 1000.0,
                     quick_on_first_line=True,
                     on_first_token=flight.mark_first_token,
+                    # Answer within the tier's budget with a partial line, then keep going.
+                    answer_budget_s=0.0 if spec.speculative else tier.answer_budget_ms / 1000.0,
                 )
             except asyncio.CancelledError:
                 finish("cancelled", None, {}, None)

