@@ -96,6 +96,7 @@ class Req:
     cancelled: bool = False
     outcome: str = ""
     ttft: float = 0.0
+    remaining: str = "x"  # what the file has after the cursor on this line (the obvious continuation)
 
 
 @dataclass
@@ -233,6 +234,7 @@ async def run_session(
                     },
                 )
                 r = Req(time.perf_counter(), version, row, len(indent + typed), "typing")
+                r.remaining = body[len(typed) :]
                 sess.reqs.append(r)
 
                 def done(f: asyncio.Future[Any], r: Req = r) -> None:
@@ -340,13 +342,9 @@ def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
         "evaluated_mean": statistics.fmean(evaluated) if evaluated else float("nan"),
         "prompt_tokens_p50": pct([float(x) for x in prompt], 50),
         "gen_tok_s": statistics.median(rates) if rates else float("nan"),
-        "empty_share": sum(1 for r in measured if not r.text.strip()) / len(measured)
-        if measured
-        else float("nan"),
-        "empty_share_typing": (
-            sum(1 for r in measured if r.phase == "typing" and not r.text.strip())
-            / max(1, sum(1 for r in measured if r.phase == "typing"))
-        ),
+        "empty_share": _share(r for r in measured if r.remaining.strip()),
+        "empty_share_typing": _share(r for r in measured if r.remaining.strip() and r.phase == "typing"),
+        "complete_lines": sum(1 for r in measured if not r.remaining.strip()),
         "fallbacks": sum(1 for r in measured if r.outcome == "fallback"),
         "calls_per_statement": (
             sum(1 for m in streams if m[4] == "False" and m[2] == "completion") / max(1, sess.statements)
@@ -357,6 +355,12 @@ def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
         ),
         "load_s": sess.load_s,
     }
+
+
+def _share(reqs: Any) -> float:
+    """Share of empty answers among `reqs`."""
+    got = list(reqs)
+    return sum(1 for r in got if not r.text.strip()) / len(got) if got else float("nan")
 
 
 def _count(items: Any) -> dict[str, int]:
@@ -377,7 +381,8 @@ ROWS = (
     ("prompt tokens evaluated per model call p50 / mean", ("evaluated_p50", "evaluated_mean"), "{:.0f}"),
     ("prompt tokens per model call p50", "prompt_tokens_p50", "{:.0f}"),
     ("generation tokens/s (median per call)", "gen_tok_s", "{:.0f}"),
-    ("empty answers (all answered / while typing)", ("empty_share", "empty_share_typing"), "{:.0%}"),
+    ("empty answers where the line goes on (all / typing)", ("empty_share", "empty_share_typing"), "{:.0%}"),
+    ("answered at the end of a finished line (empty is right)", "complete_lines", "{}"),
     ("answered by the offline fallback", "fallbacks", "{}"),
     (
         "model calls per typed statement (+ prefetch total)",
@@ -509,6 +514,88 @@ def speculation_main(args: argparse.Namespace) -> None:
     eng.close()
 
 
+def _mem(pid: int) -> dict[str, int]:
+    """kB figures of one process from /proc (Rss, Pss, shared and private pages)."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            key, _, rest = line.partition(":")
+            out[key.strip()] = int(rest.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+async def memory_main(args: argparse.Namespace) -> None:
+    """RSS and PSS of two servers of one user on the same model file, per backend."""
+    print(f"{'backend':12}{'process':>10}{'RSS MB':>10}{'PSS MB':>10}{'shared MB':>11}{'private MB':>12}")
+    base = Path(tempfile.mkdtemp(prefix="lsp-local-memory-"))
+    for backend in args.backends:
+        clients = []
+        for i in range(2):
+            work = base / f"{backend}-{i}"
+            work.mkdir(parents=True)
+            (work / "config.toml").write_text(f'[local]\nbackend = "{backend}"\n', encoding="utf-8")
+            env = {
+                "LSP_ASSIST_CACHE_DIR": str(work / "cache"),
+                "LSP_ASSIST_CONFIG": str(work / "config.toml"),
+                "PYTHONPATH": str(ROOT),
+            }
+            client = await RpcClient.start([sys.executable, "-m", "lsp_assist", "serve"], env)
+            await client.initialize("file://" + str(work), {})
+            uri = "file://" + str(work / "a.py")
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "python",
+                        "version": 1,
+                        "text": "import os\nos.",
+                    }
+                },
+            )
+            for _ in range(120):  # until the model answered once (it is loaded and has run)
+                res = await client.call(
+                    "textDocument/inlineCompletion",
+                    {
+                        "textDocument": {"uri": uri},
+                        "position": {"line": 1, "character": 3},
+                        "context": {"triggerKind": 1},
+                    },
+                    timeout=60,
+                )
+                if (res.get("result") or {}).get("items"):
+                    break
+                await asyncio.sleep(0.5)
+            clients.append(client)
+        total_pss = 0
+        for i, client in enumerate(clients):
+            pids = [client.proc.pid, *_children(client.proc.pid)]
+            for pid in pids:
+                m = _mem(pid)
+                if not m:
+                    continue
+                shared = m.get("Shared_Clean", 0) + m.get("Shared_Dirty", 0)
+                private = m.get("Private_Clean", 0) + m.get("Private_Dirty", 0)
+                total_pss += m.get("Pss", 0)
+                role = "server" if pid == client.proc.pid else "model"
+                print(
+                    f"{backend:12}{f'{role} {i}':>10}{m.get('Rss', 0) / 1024:>10.0f}"
+                    f"{m.get('Pss', 0) / 1024:>10.0f}{shared / 1024:>11.0f}{private / 1024:>12.0f}"
+                )
+        print(f"{backend:12}{'total PSS of 2 servers':>30}: {total_pss / 1024:.0f} MB")
+        for client in clients:
+            await client.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--module", default=SOURCE_MODULE, help="standard-library module to type in")
@@ -517,11 +604,14 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["inprocess", "server"])
     parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
     parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")
+    parser.add_argument("--memory", action="store_true", help="RSS/PSS of two servers on one model file")
     args = parser.parse_args()
     if args.threads:
         threads_main(args)
     elif args.speculation:
         speculation_main(args)
+    elif args.memory:
+        asyncio.run(memory_main(args))
     else:
         asyncio.run(session_main(args))
 
