@@ -66,6 +66,10 @@ class Job:
     emit: Callable[[str], bool]
     stop: tuple[str, ...] = ()
     draft_tokens: int = 0
+    # The line obviously goes on (it ends with an operator, an open bracket, `return `...):
+    # the first token may not end it (a newline or end-of-text), the model's usual way of
+    # saying nothing, which would show no suggestion where there is an obvious one.
+    line_goes_on: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -163,6 +167,10 @@ class LlamaEngine:
         self._rng = np.random.default_rng(seed)
         self.threads = threads
         self.batch_threads = batch_threads
+        # Tokens that end a line or the text (32 of Gemma 3's 262k contain a newline).
+        self.line_enders = np.array(
+            [i for i in range(self._n_vocab) if b"\n" in self._piece(i) or self._is_eog(i)], dtype=np.int64
+        )
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -188,8 +196,11 @@ class LlamaEngine:
         ptr = self._lib.llama_get_logits_ith(self._ctx, i)
         return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
 
-    def _choose(self, i: int, temperature: float) -> int:
+    def _choose(self, i: int, temperature: float, *, exclude: np.ndarray[Any, Any] | None = None) -> int:
         logits = self._logits(i)
+        if exclude is not None and len(exclude):
+            logits = logits.copy()
+            logits[exclude] = -np.inf
         if temperature < GREEDY_BELOW:
             return int(np.argmax(logits))
         top = np.argpartition(logits, -40)[-40:]
@@ -269,7 +280,7 @@ class LlamaEngine:
             return st
         self._decode(tokens[-1:], logits_from=0)
         st.evaluated_tokens = evaluated + 1
-        pending = self._choose(0, job.temperature)
+        pending = self._choose(0, job.temperature, exclude=self.line_enders if job.line_goes_on else None)
         st.prompt_ms = (time.perf_counter() - t0) * 1000.0
         t1 = time.perf_counter()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -339,6 +350,22 @@ class LlamaEngine:
             llm.close()
 
 
+def line_goes_on(line_prefix: str) -> bool:
+    """True when the typed part of a line cannot be its end (Python and C-like syntax)."""
+    text = line_prefix.rstrip()
+    if not text:
+        return False
+    if text[-1] in "=([{,+-*/%<>&|.~^@":
+        return True
+    last = text.split()[-1]
+    return line_prefix.endswith(" ") and last in _GOES_ON
+
+
+_GOES_ON = frozenset(
+    "return in not and or if elif while import from yield await lambda assert del raise is with for".split()
+)
+
+
 __all__ = [
     "GREEDY_BELOW",
     "GenerationStats",
@@ -346,5 +373,6 @@ __all__ = [
     "LlamaEngine",
     "StopMatcher",
     "common_prefix",
+    "line_goes_on",
     "lookup_draft",
 ]

@@ -59,15 +59,28 @@ class LoadEvent:
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
-    """(generation threads, prompt threads) when `local.threads` is 0.
+    """(generation threads, prompt threads) when `local.threads` / `local.batch_threads` are 0.
 
-    Measured on 2 cores (README, benchmarks/local_latency.py --threads): 2 threads read a
-    prompt 2x faster than 1 and generate ~1.3x faster on an idle machine; on a machine with
-    one core busy, 2 threads still won for prompts and were even for generation. Above 4
-    threads a 270M model stops scaling, and leaving cores free keeps the editor responsive.
+    Measured on 2 cores (`benchmarks/local_latency.py --threads`, README): generating with 1
+    thread is as fast as with 2 on an idle machine (95 vs 98 tokens/s) and 3x faster with
+    one core busy (93 vs 34: llama.cpp's threads spin-wait on each other); reading a prompt
+    with 2 threads is 2x faster idle (418 vs 796 ms for 380 tokens) but 2x slower loaded
+    (1,466 vs 791 ms). So: 1 generation thread, and prompt threads chosen per request by
+    `prompt_threads` from the load average; above 4 a 270M model stops scaling.
     """
     n = cpus if cpus is not None else (os.cpu_count() or 2)
-    return max(1, min(4, n)), max(1, min(4, n))
+    return 1, max(1, min(4, n))
+
+
+def prompt_threads(most: int, cpus: int | None = None) -> int:
+    """As many prompt threads as there are idle cores (by the 1-minute load average), from
+    1 to `most`: spinning llama.cpp threads on a busy core slow the others down."""
+    n = cpus if cpus is not None else (os.cpu_count() or 2)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return most
+    return max(1, min(most, int(n - load + 0.5)))
 
 
 class LocalProvider:
@@ -139,7 +152,7 @@ class LocalProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         await self.ready()
-        from lsp_assist.providers.llama_engine import Job
+        from lsp_assist.providers.llama_engine import Job, line_goes_on
 
         engine = self._engine
         rendered = render_completion(
@@ -160,14 +173,21 @@ class LocalProvider:
             emit=emit,
             stop=stops,
             draft_tokens=self._local.draft_tokens,
+            line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
         )
         # A newer request supersedes the running one: it stops at its next token.
         previous, self._current = self._current, job
         if previous is not None:
             previous.cancel.set()
 
+        gen_threads, most = self.threads()
+        adaptive = self._local.batch_threads <= 0
+
         def work() -> Any:
             try:
+                batch = prompt_threads(most) if adaptive else most
+                if (gen_threads, batch) != (engine.threads, engine.batch_threads):
+                    engine.set_threads(gen_threads, batch)
                 job.tokens = engine.tokenize(rendered.prompt)
                 st = engine.run(job)
                 self.last_stats = st
@@ -231,13 +251,12 @@ class LocalProvider:
                 log.debug("progress listener failed: %s", exc)
 
     def threads(self) -> tuple[int, int]:
+        """(generation, most prompt threads); configured values win over the defaults."""
         gen, batch = default_threads()
         if self._local.threads > 0:
             gen = self._local.threads
         if self._local.batch_threads > 0:
             batch = self._local.batch_threads
-        elif self._local.threads > 0:
-            batch = self._local.threads
         return gen, batch
 
     async def _do_load(self) -> None:
@@ -313,4 +332,5 @@ __all__ = [
     "default_threads",
     "free_port",
     "missing_modules",
+    "prompt_threads",
 ]

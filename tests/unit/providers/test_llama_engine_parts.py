@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lsp_assist.providers.llama_engine import StopMatcher, common_prefix, lookup_draft
 
 
@@ -38,3 +40,31 @@ def test_common_prefix() -> None:
     assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
     assert common_prefix([], [1]) == 0
     assert common_prefix([1, 2], [1, 2]) == 2
+
+
+def test_line_goes_on() -> None:
+    from lsp_assist.providers.llama_engine import line_goes_on
+
+    assert line_goes_on("    total = ")
+    assert line_goes_on("    x = foo(a, ")
+    assert line_goes_on("    return ")
+    assert line_goes_on("    path = os.")
+    assert not line_goes_on("    return")  # may still become `returns`
+    assert not line_goes_on("    x = foo(a)")
+    assert not line_goes_on("    if x:")
+    assert not line_goes_on("")
+
+
+def test_prompt_threads_follow_the_idle_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from lsp_assist.providers.local import default_threads, prompt_threads
+
+    assert default_threads(2) == (1, 2) and default_threads(16) == (1, 4)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    assert prompt_threads(2, cpus=2) == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.1, 1.0, 1.0))  # one core busy
+    assert prompt_threads(2, cpus=2) == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    assert prompt_threads(4, cpus=8) == 2
+    assert prompt_threads(4, cpus=2) == 1

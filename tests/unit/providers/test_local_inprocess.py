@@ -94,3 +94,16 @@ async def test_consecutive_keystrokes_share_all_but_the_last_tokens(provider: Lo
         token_lists.append(provider._engine.tokenize(render_completion(ctx, "none", "smollm2").prompt))
     for before, after in itertools.pairwise(token_lists):
         assert common_prefix(before, after) >= len(before) - 2
+
+
+async def test_a_line_that_goes_on_does_not_get_an_empty_answer(provider: LocalProvider) -> None:
+    """After `print("done")` the model would end the line; told the line goes on (it ends
+    with an operator), its first token is never a newline or end-of-text."""
+    from lsp_assist.providers.llama_engine import Job
+
+    engine = provider._engine
+    prompt = 'def main():\n    print("done")\n    value = 1 +'
+    pieces: list[str] = []
+    job = Job(engine.tokenize(prompt), 3, 0.0, lambda t: pieces.append(t) or True, line_goes_on=True)
+    await asyncio.get_running_loop().run_in_executor(provider._executor, engine.run, job)
+    assert "".join(pieces).strip() and "\n" not in pieces[0], pieces
