@@ -1,7 +1,8 @@
 """Model-free quality of the context: identifier recall of a deleted line, in-file and cross-file.
 
-On code no one here wrote (packages of the Python standard library, and a real package
-downloaded from PyPI by this script), for seeded positions: blank out one line (keeping
+On code no one here wrote (packages of the Python standard library, a real package
+downloaded from PyPI by this script, and a package of the JDK's own Java sources), for
+seeded positions: blank out one line (keeping
 its indentation, the cursor after it), build the context at a fixed character budget,
 and measure the fraction of the deleted line's identifiers that appear anywhere in what
 would be sent.
@@ -22,7 +23,7 @@ whole-package oracle. Build times are for a document whose tree is already up to
 (the typing path: the server parses incrementally on didChange).
 
     .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000]
-        [--corpus stdlib --corpus pypi:rich==13.9.4]
+        [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent]
 """
 
 from __future__ import annotations
@@ -79,10 +80,10 @@ BUILTIN_NAMES = frozenset(
 )
 
 
-def _read_dir(root: str) -> dict[str, str]:
+def _read_dir(root: str, ext: str = ".py") -> dict[str, str]:
     files: dict[str, str] = {}
     for name in sorted(os.listdir(root)):
-        if name.endswith(".py"):
+        if name.endswith(ext):
             path = os.path.join(root, name)
             with open(path, encoding="utf-8", errors="replace") as f:
                 files[path] = f.read()
@@ -138,22 +139,51 @@ def load_pypi(spec: str) -> dict[str, dict[str, str]]:
 _STRINGS = re.compile(r"""[rbuRBUfF]{0,2}(\"\"\"|'''|"|')(?:\\.|(?!\1).)*\1""")
 
 
-def code_identifiers(line: str) -> set[str]:
+def code_identifiers(line: str, language: str = "python") -> set[str]:
     """Identifiers of a line outside its string literals and comment (names it uses)."""
     code = _STRINGS.sub(" ", line)
-    return identifiers(code.split("#", 1)[0])
+    return identifiers(code.split(COMMENT.get(language, "//"), 1)[0])
 
 
-def prose_rows(text: str) -> set[int]:
-    """Rows inside strings that span lines (docstrings): prose, not code to complete."""
-    parsed = parse_text(text, "python")
+def load_jdk(package: str) -> dict[str, dict[str, str]]:
+    """One package of the JDK's own sources (`lib/src.zip` of an installed JDK)."""
+    zips = sorted(Path("/usr/lib/jvm").glob("*/lib/src.zip"))
+    if not zips:
+        raise SystemExit("no JDK src.zip under /usr/lib/jvm (install a JDK with sources)")
+    target = CORPUS_DIR / ("jdk-" + package.replace("/", "."))
+    if not target.is_dir():
+        prefix = f"java.base/{package}/"
+        with zipfile.ZipFile(zips[0]) as z:
+            for name in z.namelist():
+                if name.startswith(prefix) and name.endswith(".java") and "/" not in name[len(prefix) :]:
+                    z.extract(name, target)
+    root = target / "java.base" / package
+    return {package: _read_dir(str(root), ".java")}
+
+
+LANG_OF_EXT = {".py": "python", ".java": "java"}
+COMMENT = {"python": "#", "java": "//"}
+IMPORT_PREFIXES = ("import ", "from ", "package ")
+# java.lang is visible everywhere: its common names are not cross-file needs either.
+JAVA_LANG = frozenset(
+    """String Object Integer Long Boolean Character Math System Thread Runnable Override
+    Exception RuntimeException IllegalArgumentException IllegalStateException
+    NullPointerException UnsupportedOperationException Class Iterable Comparable
+    equals hashCode toString getClass length charAt valueOf compareTo clone wait notify
+    notifyAll size get set add put remove contains isEmpty iterator next hasNext""".split()
+)
+
+
+def prose_rows(text: str, language: str = "python") -> set[int]:
+    """Rows inside strings or comments that span lines (docstrings, javadoc): prose."""
+    parsed = parse_text(text, language)
     if parsed is None:
         return set()
     rows: set[int] = set()
     stack = [parsed[0].root_node]
     while stack:
         node = stack.pop()
-        if node.type == "string":
+        if node.type == "string" or "comment" in node.type:
             if node.end_point.row > node.start_point.row:
                 rows.update(range(node.start_point.row, node.end_point.row + 1))
             continue
@@ -187,11 +217,12 @@ class Position:
 class Corpus:
     name: str
     packages: dict[str, dict[str, str]]
-    defined: dict[str, dict[str, set[str]]] = field(default_factory=dict)  # pkg -> path -> names
+    language: str = "python"
+    defined: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)  # pkg -> path -> names
 
     def __post_init__(self) -> None:
         for pkg, files in self.packages.items():
-            self.defined[pkg] = {p: outline_from_text(t, "python", p).names() for p, t in files.items()}
+            self.defined[pkg] = {p: outline_from_text(t, self.language, p).names() for p, t in files.items()}
 
 
 def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Position], list[Position]]:
@@ -199,7 +230,8 @@ def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Pos
     crosses: list[Position] = []
     for pkg, files in corpus.packages.items():
         for path, text in files.items():
-            prose = prose_rows(text)
+            prose = prose_rows(text, corpus.language)
+            ambient = JAVA_LANG if corpus.language == "java" else BUILTIN_NAMES
             lines = text.split("\n")
             per_line = [identifiers(x) for x in lines]
             counts: dict[str, int] = {}
@@ -213,12 +245,12 @@ def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Pos
                 if not s or i in prose or s.startswith("#") or len(per_line[i]) < 2:
                     continue
                 randoms.append(Position(pkg, path, i, per_line[i]))
-                if s.startswith(("import ", "from ")):
+                if s.startswith(IMPORT_PREFIXES) or s.startswith(("/*", "*", "//")):
                     continue  # an import line names its module: a different question
                 cross = {
                     t
-                    for t in code_identifiers(line)
-                    if counts[t] == 1 and t not in own and t not in BUILTIN_NAMES
+                    for t in code_identifiers(line, corpus.language)
+                    if counts[t] == 1 and t not in own and t not in ambient
                 }
                 defining = sorted(p for p, names in others.items() if cross & names)
                 cross = {t for t in cross if any(t in others[p] for p in defining)}
@@ -257,7 +289,7 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
     rng = random.Random(seed)
     randoms, crosses = pick_positions(corpus, n, rng)
     docs = {
-        pkg: {p: Document("file://" + p, "python", 1, t, p) for p, t in files.items()}
+        pkg: {p: Document("file://" + p, corpus.language, 1, t, p) for p, t in files.items()}
         for pkg, files in corpus.packages.items()
     }
     indexes: dict[str, SymbolIndex] = {}
@@ -271,7 +303,7 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
     def build(
         key: str, engine: ContextEngine, pos: Position, text: str, cursor: Cursor, others: list[Document]
     ) -> PromptContext:
-        doc = Document("file://" + pos.path, "python", 2, text, pos.path)
+        doc = Document("file://" + pos.path, corpus.language, 2, text, pos.path)
         doc.tree()  # the typing path: the tree is current when the request arrives
         for o in others:
             engine.index_document(o)  # as didOpen does: tabs are outlined when opened
@@ -361,15 +393,18 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
-    for spec in args.corpus or ["stdlib", "pypi:rich==13.9.4"]:
+    for spec in args.corpus or ["stdlib", "pypi:rich==13.9.4", "jdk:java/util/concurrent"]:
         if spec == "stdlib":
             loaders[spec] = load_stdlib
+        elif spec.startswith("jdk:"):
+            loaders[spec] = lambda s=spec[4:]: load_jdk(s)  # type: ignore[misc]
         elif spec.startswith("pypi:"):
             loaders[spec] = lambda s=spec[5:]: load_pypi(s)  # type: ignore[misc]
         else:
             raise SystemExit(f"unknown corpus {spec!r}")
     for name, load in loaders.items():
-        run_corpus(Corpus(name, load()), args.positions, args.budget, args.seed)
+        language = "java" if name.startswith("jdk:") else "python"
+        run_corpus(Corpus(name, load(), language), args.positions, args.budget, args.seed)
     print(f"\ntotal run {time.perf_counter() - t0:.1f} s")
 
 

@@ -60,8 +60,10 @@ SKIP_PROSE = 1
 PROSE_MIN_ROWS = 3  # docstrings/comments shorter than this cost less than the gap they leave
 SNIPPET_SHARE = 0.07  # similar windows of other files (only from what the outlines leave)
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
-CROSS_SHARE = 0.3  # of the budget, by default
-CROSS_MIN_SHARE = 0.12  # when the enclosing function needs the room
+# Measured with benchmarks/context_recall.py (stdlib + rich): 0.3 reaches more cross-file
+# names but costs in-file recall; 0.2 the reverse (see README, "Cross-file context").
+CROSS_SHARE = 0.25  # of the budget, by default
+CROSS_MIN_SHARE = 0.2  # when the enclosing function needs the room
 CROSS_MAX_SHARE = 0.85  # when the whole file fits in what is left
 SHORT_FILE_MARGIN = 200  # chars kept free for the local file's own trimming
 SIMILAR_MIN_CHARS = 400  # similar windows only when the outlines leave this much
@@ -281,15 +283,24 @@ class ContextEngine:
             bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
             cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
             chain = self._enclosing(cursor_node, spec, row)
-        cross_budget = 0
-        if want_snippets:
-            enclosing_chars = 0
-            if chain:
-                inner = chain[0][0]
-                enclosing_chars = inner.end_byte - inner.start_byte
-            cross_budget = cross_file_budget(budget, len(doc.text), enclosing_chars)
-        local_budget = budget - cross_budget
+        near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
+        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
+        if chain:
+            near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
+        near = _near_identifiers(near_text)
         parts = _Parts()
+
+        # 0. Other files first (the prompt sends them first, in a stable order): their size
+        # adapts to the file and to how much the code at the cursor leans on other files;
+        # every character they leave is the local file's.
+        snippets: list[Snippet] = []
+        self.last_gathered = None
+        if want_snippets and budget > 0:
+            enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
+            snippets = self._crossfile(
+                doc, others_list, tree, data, chain, row, lang, near, budget, enclosing_chars, deadline, parts
+            )
+        local_budget = budget - sum(len(snip.text) for snip in snippets)
         marker = f"{spec.comment} ..." if spec is not None else ""
         sel = LineSelection(doc, row, local_budget, marker)
 
@@ -317,7 +328,6 @@ class ContextEngine:
         )
 
         # 3. The enclosing definitions.
-        near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
         if chain:
             self._add_enclosing(sel, parts, chain, data, local_budget, row)
         else:
@@ -328,11 +338,6 @@ class ContextEngine:
                 "lines that open the blocks around the cursor (by indentation)",
                 sel.try_add(headers, int(local_budget * 0.15)),
             )
-        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
-        if chain:
-            near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
-        near = _near_identifiers(near_text)
-
         # 3b. The lines that bind the names around the cursor (locals, `self.x`), one each.
         if time.perf_counter() < deadline:
             sel.label = "definitions"
@@ -342,15 +347,6 @@ class ContextEngine:
                 self._add_bindings(sel, doc, row, chain, lang == "python", int(local_budget * DEFS_SHARE)),
             )
 
-        # Cross-file context within its adaptive share; what it leaves goes back to the file.
-        snippets: list[Snippet] = []
-        self.last_gathered = None
-        if want_snippets and cross_budget > 0:
-            snippets = self._crossfile(
-                doc, others_list, tree, data, chain, row, lang, near, cross_budget, deadline, parts
-            )
-            sel.budget = budget - sum(len(snip.text) for snip in snippets)
-            local_budget = sel.budget
         # Optional items shrink at small budgets, where the contiguous window matters most.
         scale = min(1.0, max(0.25, (local_budget - 800) / 3200))
 
@@ -760,7 +756,8 @@ class ContextEngine:
         row: int,
         lang: str,
         near: Counter[str],
-        budget: int,
+        total: int,
+        enclosing_chars: int,
         deadline: float,
         parts: _Parts,
     ) -> list[Snippet]:
@@ -788,7 +785,9 @@ class ContextEngine:
             id(mentioned),
             tuple(open_paths),
             tuple(recent),
-            budget,
+            total,
+            len(doc.text) // 128,
+            enclosing_chars // 128,
         )
         hit = self._cross_cache
         if hit is not None and hit[0] == key:
@@ -810,6 +809,7 @@ class ContextEngine:
             mentioned=mentioned,
         )
         rel = Relevance(used=frozenset(used), mentioned=mentioned)
+        budget = cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars)
         got = assemble(cands, self.symbols.outline, rel, budget, deadline)
         self.last_gathered = got
         snippets = list(got.snippets)
@@ -875,8 +875,10 @@ class ContextEngine:
 
 
 def cross_file_budget(budget: int, file_chars: int, enclosing_chars: int) -> int:
-    """Characters for other files' outlines: more when the file is short, less when the
-    function around the cursor needs the room (its whole text is the best local context)."""
+    """Characters for other files' outlines: `CROSS_SHARE` of the budget; more when the
+    whole file fits in what is left; less (down to `CROSS_MIN_SHARE`) when the function
+    around the cursor needs the room (its whole text is the best local context). What the
+    outlines do not use goes back to the file."""
     if budget <= 0:
         return 0
     share = budget * CROSS_SHARE

@@ -30,9 +30,10 @@ MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersecti
 MAX_LOOKUPS = 80  # names of the enclosing function resolved through the index per request
 MIN_SCORE = 0.1
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
-FULL_SHARE = 0.5  # of the budget, at most, for whole signature lines; the rest is names
+FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
 # Weights of the ways a file becomes a candidate (an entry's score is multiplied by it).
+AFFINITY_WEIGHT = 0.3  # how much a file's affinity scales its weight
 W_IMPORTED = 1.0
 W_IMPORTED_UNUSED = 0.9
 W_PACKAGE = 0.9
@@ -352,6 +353,10 @@ def gather_candidates(
         c.affinity = 4 * len(defs & used_set) + len(defs & mentioned)
         if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (defs & used_set):
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
+    top = max((c.affinity for c in cands.values()), default=0)
+    if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
+        for c in cands.values():
+            c.weight = round(c.weight * (1.0 - AFFINITY_WEIGHT + AFFINITY_WEIGHT * c.affinity / top), 4)
     ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, c.path))
     return ranked[:MAX_CANDIDATES]
 

@@ -30,6 +30,7 @@ MAX_ENTRIES = 400  # per file: a generated file does not flood memory
 MAX_WALK_NODES = 20_000
 MAX_ATTR_SCAN_BYTES = 20_000  # per method: `self.x =` lines are near the top of bodies
 INDENT = "    "
+MENTIONED_SCORE = 0.15  # a name this file spells elsewhere (not near the cursor)
 
 
 @dataclass(frozen=True)
@@ -532,7 +533,7 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
         elif name in rel.used:
             s = 3.0
         elif name in rel.mentioned:
-            s = 0.15
+            s = MENTIONED_SCORE
         elif parent is None:
             s = 1.0
         elif parent in rel.used:
