@@ -68,6 +68,8 @@ CROSS_MAX_SHARE = 0.85  # when the whole file fits in what is left
 SHORT_FILE_MARGIN = 200  # chars kept free for the local file's own trimming
 SIMILAR_MIN_CHARS = 400  # similar windows only when the outlines leave this much
 USED_REACH = 300  # rows of the enclosing function whose names are looked up
+NEAR_REACH_ABOVE = 12  # rows around the cursor whose classes' members rank first
+NEAR_REACH_BELOW = 4
 MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
 MENTION_STALE_EDITS = 60  # edits before that set is read again
 MENTION_STALE_LINES = 10
@@ -152,6 +154,7 @@ class ContextEngine:
         self._versions_seen: dict[str, int] = {}
         # names the current file spells (see `_mentioned`): (document, version, lines, names)
         self._mentions: tuple[Document, int, int, frozenset[str]] | None = None
+        self._mentions_partial: tuple[Document, int, set[str]] | None = None  # (doc, next row, names)
         self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
         self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
@@ -775,13 +778,17 @@ class ContextEngine:
         used = self._used_names(doc, chain, row)
         open_paths = sorted(o.display_path for o in others)
         recent = [p for p in reversed(self._recent) if p != doc.display_path][:6]
-        mentioned = self._mentioned(doc)
+        mentioned = self._mentioned(doc, deadline)
+        if mentioned is None:
+            return []  # a big file's first request: its names are read over the next ones
+        near_rows = frozenset(self._used_names(doc, [], row, NEAR_REACH_ABOVE, NEAR_REACH_BELOW))
         # Typing on one row changes none of these: the same cross-file text, at no cost.
         key = (
             doc.uri,
             id(self.symbols),
             self.symbols.generation,
             frozenset(used),
+            near_rows,
             id(mentioned),
             tuple(open_paths),
             tuple(recent),
@@ -808,7 +815,7 @@ class ContextEngine:
             deadline=deadline,
             mentioned=mentioned,
         )
-        rel = Relevance(used=frozenset(used), mentioned=mentioned)
+        rel = Relevance(used=frozenset(used), mentioned=mentioned, near=near_rows)
         budget = cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars)
         got = assemble(cands, self.symbols.outline, rel, budget, deadline)
         self.last_gathered = got
@@ -833,13 +840,16 @@ class ContextEngine:
                 parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
         return snippets
 
-    def _used_names(self, doc: Document, chain: list[tuple[Node, str]], row: int) -> set[str]:
-        """Names the enclosing function uses (its whole body, bounded), not the cursor row's."""
+    def _used_names(
+        self, doc: Document, chain: list[tuple[Node, str]], row: int, above: int = 20, below: int = 10
+    ) -> set[str]:
+        """Names the enclosing function uses (its whole body, bounded), not the cursor row's;
+        without one, the names of the rows around the cursor."""
         func = next((n for n, k in chain if k in ("function", "method")), None)
         if func is not None:
             lo, hi = func.start_point.row, min(_end_row(func) + 1, func.start_point.row + USED_REACH)
         else:
-            lo, hi = max(0, row - 20), min(doc.line_count, row + 10)
+            lo, hi = max(0, row - above), min(doc.line_count, row + below)
         out: set[str] = set()
         idents = self._line_idents
         for r, text in enumerate(doc.lines(lo, hi), lo):
@@ -847,11 +857,13 @@ class ContextEngine:
                 out |= idents(text)
         return out
 
-    def _mentioned(self, doc: Document) -> frozenset[str]:
+    def _mentioned(self, doc: Document, deadline: float) -> frozenset[str] | None:
         """Every name the file spells. Reading a 10,000-line file costs milliseconds, so
         the set is kept for the same document object until it is `MENTION_STALE_EDITS`
         edits or `MENTION_STALE_LINES` lines away: names typed since are not in it, which
-        also keeps the cross-file text stable while a line is being typed."""
+        also keeps the cross-file text stable while a line is being typed. The first read
+        of a big file stops at the deadline and goes on at the next request (None until
+        it is whole)."""
         m = self._mentions
         if (
             m is not None
@@ -860,10 +872,19 @@ class ContextEngine:
             and abs(doc.line_count - m[2]) <= MENTION_STALE_LINES
         ):
             return m[3]
-        out: set[str] = set()
+        part = self._mentions_partial
+        start, out = (part[1], part[2]) if part is not None and part[0] is doc else (0, set())
         idents = self._line_idents
-        for text in doc.lines(0, min(doc.line_count, MENTION_REACH)):
-            out |= idents(text)
+        end = min(doc.line_count, MENTION_REACH)
+        while start < end:
+            stop = min(end, start + 512)
+            for text in doc.lines(start, stop):
+                out |= idents(text)
+            start = stop
+            if start < end and time.perf_counter() > deadline:
+                self._mentions_partial = (doc, start, out)
+                return None
+        self._mentions_partial = None
         names = frozenset(out)
         self._mentions = (doc, doc.version, doc.line_count, names)
         return names

@@ -24,8 +24,8 @@ from lsp_assist.context.outline import FileOutline, OutlinePick, Relevance, rank
 from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 
-MAX_CANDIDATES = 8
-MAX_FILE_SHARE = 0.6  # of the cross-file budget: one big module does not crowd out the rest
+MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
+MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
 MAX_LOOKUPS = 80  # names of the enclosing function resolved through the index per request
 MIN_SCORE = 0.1
@@ -392,7 +392,13 @@ def assemble(
         if outline is None or not outline.entries:
             continue
         considered += 1
-        rel_file = Relevance(rel.used, rel.imported | frozenset(cand.imported_names), rel.mentioned)
+        rel_file = Relevance(
+            rel.used,
+            rel.imported | frozenset(cand.imported_names),
+            rel.mentioned,
+            rel.near,
+            path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
+        )
         for i, s in enumerate(rank_entries(outline, rel_file)):
             if s >= MIN_SCORE:
                 pool.append((-s * cand.weight, rank, i))

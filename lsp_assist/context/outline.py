@@ -512,6 +512,8 @@ class Relevance:
     used: frozenset[str] = frozenset()  # names the enclosing function (or nearby code) uses
     imported: frozenset[str] = frozenset()  # names this file imports by name from that file
     mentioned: frozenset[str] = frozenset()  # every name the current file already spells
+    near: frozenset[str] = frozenset()  # names of the rows around the cursor (not its own row)
+    module_used: bool = False  # the file is imported as a module and the code uses that name
 
 
 def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
@@ -535,7 +537,9 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
         elif name in rel.mentioned:
             s = MENTIONED_SCORE
         elif parent is None:
-            s = 1.0
+            s = 1.3 if rel.module_used else 1.0
+        elif parent in rel.near:
+            s = 2.4
         elif parent in rel.used:
             s = 2.0
         elif parent in rel.imported:

@@ -139,3 +139,23 @@ async def test_serve_tcp_binds_loopback_only(tmp_path: Path) -> None:
     finally:
         proc.kill()
         await proc.wait()
+
+
+def test_context_labels_each_outline_and_why_it_was_chosen(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(
+        "class Circle:\n    def __init__(self, r):\n        self.radius = r\n"
+        "    def scaled(self, k):\n        return Circle(self.radius * k)\n\n\nUNIT = 1.0\n"
+    )
+    src = tmp_path / "main.py"
+    src.write_text("from shapes import Circle\n\n\ndef grow(c):\n    big = Circle(2)\n    \n")
+    out = run(["context", f"{src}:6:5", "--json"], isolated_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    outline = next(s for s in data["snippets"] if s["reason"] == "outline")
+    assert outline["path"].endswith("shapes.py") and "class Circle:" in outline["text"]
+    assert "radius" in outline["text"] and "scaled" in outline["text"]
+    assert "imported by this file" in outline["why"]
+    labels = {p["label"]: p["reason"] for p in data["parts"]}
+    assert "outline:shapes.py" in labels and "imported by this file" in labels["outline:shapes.py"]
+    text_out = run(["context", f"{src}:6:5"], isolated_env(tmp_path)).stdout
+    assert "chosen because: imported by this file" in text_out

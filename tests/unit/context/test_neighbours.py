@@ -215,3 +215,22 @@ def test_unused_cross_budget_goes_back_to_the_file() -> None:
     local_x = len(with_x.prefix) + len(with_x.suffix)
     assert local_x + sum(len(s.text) for s in with_x.snippets) > 3800  # nothing left on the table
     assert len(alone.prefix) + len(alone.suffix) > local_x
+
+
+def test_a_big_files_names_are_read_across_requests_within_their_deadline() -> None:
+    engine, tabs, text, cursor = _workspace()
+    big = "".join(FAR.format(1000 + i) for i in range(800)) + text  # ~4,000 rows
+    row = cursor.line + 800 * 4
+    store = DocumentStore()
+    doc = store.open("file:///w/pkg/big.py", "python", 1, big, "/w/pkg/big.py")
+    rows_read = []
+    for _ in range(3):  # a deadline already past: each request reads one more slice, answers at once
+        ctx = engine.build(doc, Cursor(row, 4), 4000, others=tabs, deadline_ms=0.0)
+        assert not ctx.snippets and ctx.size <= 4000 and ctx.prefix
+        partial = engine._mentions_partial
+        assert partial is not None
+        rows_read.append(partial[1])
+    assert rows_read == sorted(rows_read) and rows_read[0] < rows_read[-1] < doc.line_count
+    ctx = engine.build(doc, Cursor(row, 4), 4000, others=tabs, deadline_ms=2000)
+    assert any(s.path == "/w/pkg/reader.py" for s in ctx.snippets)
+    assert engine._mentions_partial is None
