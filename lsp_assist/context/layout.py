@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 
+from lsp_assist.context.crossfile import clip_lines
 from lsp_assist.context.templates import comment_syntax
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
@@ -114,7 +115,9 @@ class StableLayout:
             marker = f"{start} ...{(' ' + end) if end else ''}\n" if head else ""
         window = doc.text[doc.line_start(anchor) : doc.line_start(row)]
         prefix = head_text + marker + window + line_prefix
-        snippets = self._frozen((doc.uri, anchor), ctx.snippets)
+        # The builder's outlines may be larger than this layout reserves: keep them to the
+        # reservation (whole lines), a fixed size, so the start stays byte-identical.
+        snippets = _fit(self._frozen((doc.uri, anchor), ctx.snippets), budget - full)
         parts = [
             PromptPart("layout.snippets", "cross-file snippets, sorted and frozen while the anchor holds", n)
             for n in [sum(len(s.text) for s in snippets)]
@@ -139,3 +142,17 @@ class StableLayout:
 
 
 __all__ = ["LAYOUTS", "StableLayout"]
+
+
+def _fit(snippets: tuple[Snippet, ...], limit: int) -> tuple[Snippet, ...]:
+    """The snippets, in order, within `limit` characters; the last one cut after a whole line."""
+    out: list[Snippet] = []
+    used = 0
+    for snip in snippets:
+        text = clip_lines(snip.text, limit - used)
+        if text:
+            out.append(snip if text == snip.text else dataclasses.replace(snip, text=text))
+            used += len(text)
+        if text != snip.text:
+            break
+    return tuple(out)

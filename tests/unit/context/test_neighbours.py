@@ -234,3 +234,17 @@ def test_a_big_files_names_are_read_across_requests_within_their_deadline() -> N
     ctx = engine.build(doc, Cursor(row, 4), 4000, others=tabs, deadline_ms=2000)
     assert any(s.path == "/w/pkg/reader.py" for s in ctx.snippets)
     assert engine._mentions_partial is None
+
+
+def test_the_stable_layout_keeps_outlines_within_its_reservation() -> None:
+    from lsp_assist.context.layout import SNIPPET_SHARE
+
+    engine, tabs, text, cursor = _workspace()
+    doc = Document("file:///w/pkg/load.py", "python", 1, text, "/w/pkg/load.py")
+    trimmed = engine.build(doc, cursor, 1500, others=tabs, deadline_ms=2000)
+    stable = engine.build(doc, cursor, 1500, others=tabs, deadline_ms=2000, layout="stable")
+    assert sum(len(s.text) for s in trimmed.snippets) > 1500 * SNIPPET_SHARE  # the builder's share
+    sent = len(stable.prefix) + sum(len(s.text) for s in stable.snippets)
+    assert stable.snippets and sent <= 1500
+    whole = {line for s in trimmed.snippets for line in s.text.split("\n")}
+    assert all(line in whole for s in stable.snippets for line in s.text.split("\n"))  # whole lines
