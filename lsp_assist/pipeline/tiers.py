@@ -33,6 +33,8 @@ from lsp_assist.telemetry.latency import StageClock
 log = logging.getLogger(__name__)
 
 OfflineAnswer = Callable[[PromptContext], Awaitable[str]]
+#: (tier name, error) of a failed attempt on a tier.
+FailureListener = Callable[[str, BaseException], None]
 
 
 class TierRunner:
@@ -56,6 +58,9 @@ class TierRunner:
         self.offline_answer = offline_answer
         self.hedges = 0
         self._ttft: dict[str, deque[float]] = {}
+        # Told about every failed attempt on a tier (before any retry), so the user hears
+        # about an unreachable endpoint at its first failure, not when the breaker opens.
+        self.on_failure: FailureListener | None = None
 
     async def run(self, s: RequestState) -> Suggestion | None:
         """Set `s.flight`/`s.text` from the first tier that answers (None returned), or
@@ -103,6 +108,8 @@ class TierRunner:
                     return await self.floor(s, reason="first-token timeout")
                 except (ProviderError, PolicyError) as exc:
                     last_error = exc
+                    if self.on_failure is not None:
+                        self.on_failure(tier_name, exc)
                     delay = self._retry_delay(exc, flight, retried, s.clock)
                     if delay is None:
                         log.warning("tier %s failed: %s", tier_name, exc)

@@ -27,11 +27,11 @@ from pygls.protocol import LanguageServerProtocol
 
 from lsp_assist import __version__
 from lsp_assist.config.loader import unwrap_client_settings
-from lsp_assist.domain import Cursor, Suggestion
+from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.protocol import convert, logsink, status
-from lsp_assist.server import Runtime
+from lsp_assist.server import Runtime, effective_url
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +112,11 @@ class AssistServer(LanguageServer):
         self.runtime = Runtime()
         self.encoding = "utf-16"
         self.log_handler: logsink.ClientLogHandler | None = None
-        self.health: dict[str, Any] = {"state": "ok", "message": ""}
+        self.health: dict[str, Any] = {"state": "ok", "message": "", "notified": False}
         self.last_request: dict[str, Any] = {}
         # A few status updates a second at most, however fast the user types.
         self.status_throttle = status.StatusThrottle(self._send_status, interval_s=0.25)
+        self.notices = status.FailureNotices()
 
     def _start_io_async(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Read stdin with the event loop instead of pygls' thread-pool reader.
@@ -167,7 +168,7 @@ class AssistServer(LanguageServer):
         except Exception as exc:  # the client may be gone
             log.debug("showMessage failed: %s", exc)
 
-    def status(self, state: str = "ok", message: str = "") -> None:
+    def status(self, state: str = "ok", message: str = "", *, notified: bool = False) -> None:
         """Health (and the last request's tier and latency) to the client's status item, now."""
         gov_status: dict[str, Any] = {}
         if self.rt.governance is not None:
@@ -177,7 +178,7 @@ class AssistServer(LanguageServer):
                 gov_status = {}
         if gov_status.get("warning") and state == "ok":
             state, message = "warning", str(gov_status.get("warning"))
-        self.health = {"state": state, "message": message}
+        self.health = {"state": state, "message": message, "notified": notified}
         self.status_throttle.now(self._status_payload())
 
     def note_request(self, result: Suggestion) -> None:
@@ -186,7 +187,22 @@ class AssistServer(LanguageServer):
         if fields is None:
             return
         self.last_request = fields
+        if result.outcome == Outcome.MODEL and self.notices.recovered(result.tier):
+            self.status()  # the endpoint answers again: back to ok (unless governance says not)
+            return
         self.status_throttle.update(self._status_payload())
+
+    def note_failure(self, tier: str, exc: BaseException) -> None:
+        """A failed model call: the first one of its kind names the endpoint, at once, as a
+        message (a toast in VS Code, vim.notify in Neovim) and in the status item."""
+        provider = self.rt.providers.get(tier)
+        url = effective_url(provider) if provider is not None else self.rt.config.tier(tier).base_url
+        message = self.notices.failure(tier, exc, url)
+        if message is None:
+            return
+        log.warning("%s", message)
+        self.show(message)
+        self.status("warning", message, notified=True)  # clients need not show it again
 
     def _status_payload(self) -> dict[str, Any]:
         tier = self.rt.config.tier("fast")
@@ -487,6 +503,7 @@ def _wire_engine(ls: AssistServer) -> None:
             log.debug("suggestionReady failed: %s", exc)
 
     engine.on_suggestion_ready = ready
+    engine.tiers.on_failure = ls.note_failure
 
 
 class _Progress:

@@ -7,6 +7,7 @@ and last latency (throttled), and the messages a user sees when the model is unr
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,34 @@ async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
         during = len(statuses) - before
         assert 1 <= during <= int(elapsed / 0.25) + 2, (during, elapsed)
         assert statuses[-1]["outcome"] in ("cache", "typing_through", "model")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port  # closed again: connecting is refused
+
+
+async def test_unreachable_endpoint_is_named_within_a_second_once(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    async with lsp_session(tmp_path, openai_tiers(url)) as client:
+        statuses = track(client, "lspAssist/status")
+        uri = doc_uri(tmp_path, "calc.py")
+        open_doc(client, uri, SOURCE)
+        wanted = f"cannot connect to {url}"
+        started = time.monotonic()
+        request = asyncio.ensure_future(inline(client, uri, 1, 4))  # answered by the fallback
+        assert await wait_until(lambda: any(wanted in m.message for m in client.messages), timeout=3)
+        # The request's first connection attempt fails at once on loopback: the message
+        # comes within a second of it (measured from sending the request).
+        assert time.monotonic() - started < 1.0
+        await request
+        shown = [m for m in client.messages if wanted in m.message]
+        assert any(s.get("state") == "warning" and wanted in str(s.get("message")) for s in statuses)
+        # More failures: no more messages (rate-limited), the status item keeps the warning.
+        for _ in range(5):
+            await inline(client, uri, 1, 4)
+        await asyncio.sleep(0.3)
+        assert [m for m in client.messages if wanted in m.message] == shown
+        assert statuses[-1]["state"] == "warning"

@@ -394,6 +394,52 @@ scenarios.inflight = {
   },
 }
 
+-- An unreachable model: one message naming the endpoint, within a second of the first
+-- request, and no more while the user keeps typing.
+results.notes = {}
+local real_notify = vim.notify
+vim.notify = function(msg, level, opts)
+  table.insert(results.notes, { msg = tostring(msg), level = level, t = vim.uv.hrtime() / 1e6 })
+  return real_notify(msg, level, opts)
+end
+local function named_notes()
+  local out = {}
+  for _, n in ipairs(results.notes) do
+    if n.msg:find(params.wanted or "\0", 1, true) then
+      table.insert(out, n)
+    end
+  end
+  return out
+end
+scenarios.unreachable = {
+  {
+    name = "typed",
+    act = function()
+      results.typed_at = vim.uv.hrtime() / 1e6
+      enter_insert_at_end()
+    end,
+    wait = function()
+      return #named_notes() > 0
+    end,
+    timeout = 5000,
+    record = function()
+      results.first_note_after_ms = named_notes()[1].t - results.typed_at
+    end,
+  },
+  {
+    name = "kept_typing",
+    act = function()
+      feed("ute")
+    end,
+    settle = 1500,
+    record = function()
+      results.named = named_notes()
+      results.statusline = require("lsp_assist").statusline()
+      results.after = snapshot()
+    end,
+  },
+}
+
 -- Neovim 0.12's built-in renderer, stubbed (no 0.12 binary here): the keys act on it and
 -- suggestionReady asks it again instead of drawing a second ghost.
 local stub = _G.lsp_assist_stub

@@ -9,7 +9,9 @@ Scenarios live in nvim_scenarios.lua; the real server runs against the loopback 
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -88,3 +90,16 @@ def test_builtin_renderer_branch_with_a_stubbed_inline_completion(
     # suggestionReady made the built-in ask again; the plugin drew nothing of its own.
     assert r["refreshes_after"] > r["refreshes_before"]
     assert r["after_ready"]["marks"] == [] and r["own_marks_ever"] == 0
+
+
+def test_unreachable_model_is_named_once_within_a_second(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # closed again: refused
+    wanted = f"cannot connect to {url}"
+    endpoint = SimpleNamespace(base_url=url)
+    r = _run(tmp_path, endpoint, "unreachable", HEADER + TYPED + "\n", {"row": ROW, "wanted": wanted})  # type: ignore[arg-type]
+    assert r["first_note_after_ms"] < 1000, r["notes"]
+    assert len(r["named"]) == 1, r["notes"]  # typing on brings no second message
+    assert r["named"][0]["level"] == 3  # vim.log.levels.WARN
+    assert r["statusline"].startswith("⚠ ") and wanted in r["statusline"], r["statusline"]

@@ -123,3 +123,30 @@ def test_ghost_text_tab_status_latency_and_escalate(
     report = {"editor": "vscode (code-server 4.100.3, chromium)", "first_token_to_ghost_ms": round(ms, 1)}
     print(json.dumps(report))
     (tmp_path / "timing.json").write_text(json.dumps(report))
+
+
+def test_unreachable_model_shows_one_toast_naming_the_endpoint(
+    tmp_path: Path, vscode_install: tuple[Path, Path]
+) -> None:
+    install, vsix = vscode_install
+    url = f"http://127.0.0.1:{vscode_real.free_port()}/v1"  # nothing listens there
+    wanted = f"cannot connect to {url}"
+    with vscode_real.CodeServer(
+        install, vsix, tmp_path, _settings(url, tmp_path), {"billing.py": HEADER}
+    ) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="billing.py",
+            marker="def compute_total",
+            typed=TYPED,
+            unreachable=True,
+            toastIncludes=wanted,
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
+    assert wanted in r["toast"]
+    # From the end of typing to the toast being on screen (the first request goes out while
+    # typing, so this bounds the time from its failure to the toast from above).
+    assert r["toastAfterTypingMs"] < 1000, r["toastAfterTypingMs"]
+    assert r["toasts"] == 1, r  # typing on brings no second toast

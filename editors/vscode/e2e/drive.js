@@ -117,13 +117,16 @@ async function main() {
       await page.keyboard.down('Control');
       await page.keyboard.press('End');
       await page.keyboard.up('Control');
+      const startedAt = await page.evaluate(() => Date.now());
       const typedAt = await typeLine(page, spec.typed);
       const toast = await waitFor(page, 'toast', (needle) => {
         const t = [...document.querySelectorAll('.notifications-toasts .notification-toast')].map((e) => e.textContent).join('\n');
         return t.includes(needle) ? t : null;
       }, 15_000, spec.toastIncludes);
       result.toast = toast;
-      result.toastAfterTypingMs = (await page.evaluate(() => Date.now())) - typedAt;
+      const toastAt = await page.evaluate(() => Date.now());
+      result.toastAfterTypingMs = toastAt - typedAt;
+      result.toastAfterFirstKeyMs = toastAt - startedAt;
       await shot(page, 'unreachable-toast');
       // Keep typing: no second toast (rate-limited).
       await typeLine(page, 'x');

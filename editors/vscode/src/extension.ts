@@ -49,6 +49,7 @@ class Extension implements vscode.Disposable {
   private restartTimer: NodeJS.Timeout | undefined;
   private disposed = false;
   private lastStatus: StatusParams = {};
+  private readonly toasted = new Set<string>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -101,6 +102,16 @@ class Extension implements vscode.Disposable {
 
   private onStatus(params: StatusParams): void {
     this.lastStatus = { ...this.lastStatus, ...params };
+    // A warning the server did not already show (window/showMessage is a toast): one toast
+    // per distinct message, e.g. the breaker opening or a spent quota.
+    if ((params.state === 'warning' || params.state === 'error') && params.message && !params.notified) {
+      if (!this.toasted.has(params.message)) {
+        this.toasted.add(params.message);
+        void vscode.window.showWarningMessage(`lsp-assist: ${params.message}`);
+      }
+    } else if (params.state === 'ok') {
+      this.toasted.clear();
+    }
     this.setStatus(...statusView(this.lastStatus));
   }
 

@@ -11,6 +11,8 @@ export interface StatusParams {
   lastLatencyMs?: number;
   state?: 'ok' | 'warning' | 'error';
   message?: string;
+  /** The server already showed `message` (window/showMessage): no second toast. */
+  notified?: boolean;
 }
 
 /** Status item text, tooltip and state for the server's last `lspAssist/status`. */

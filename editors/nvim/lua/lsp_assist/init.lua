@@ -141,13 +141,28 @@ local function on_status(_, params)
     pcall(vim.cmd.redrawstatus)
     pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "LspAssistStatus", modeline = false })
   end)
-  if params.state == "warning" or params.state == "error" then
+  -- `notified`: the server already showed it (window/showMessage reaches vim.notify).
+  if (params.state == "warning" or params.state == "error") and not params.notified then
     notify_once(
       "status:" .. tostring(params.message),
       "lsp-assist: " .. (params.message or params.state),
       params.state == "error" and levels.ERROR or levels.WARN
     )
   end
+end
+
+--- The server's messages through vim.notify (0.11's default handler only echoes them, which
+--- notification plugins never see), at the message's level.
+local message_levels = { levels.ERROR, levels.WARN, levels.INFO, levels.DEBUG }
+local function on_show_message(_, params)
+  if type(params) ~= "table" or type(params.message) ~= "string" then
+    return
+  end
+  local level = message_levels[params.type] or levels.INFO
+  vim.schedule(function()
+    vim.notify(params.message, level, { title = "lsp-assist" })
+  end)
+  return params
 end
 
 local function on_attach(client, buf)
@@ -235,6 +250,7 @@ function M.attach(buf)
     init_options = config.options.init_options,
     handlers = {
       ["lspAssist/status"] = on_status,
+      ["window/showMessage"] = on_show_message,
       ["lspAssist/suggestionReady"] = function(_, params)
         if M.use_builtin() then
           -- The built-in draws the ghost: it asks again, the plugin draws nothing itself.
