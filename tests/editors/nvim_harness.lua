@@ -130,6 +130,7 @@ end, 20000, function()
     results.line_before_accept = line(target_row)
     results.screen = screen(math.min(vim.o.lines - 1, 8))
     results.statusline = require("lsp_assist").statusline()
+    vim.cmd("redrawstatus!") -- as the plugin's scheduled redraw would, without the race
     results.status_rows = screen(vim.o.lines)
     feed("<Tab>", "m") -- through the plugin's <expr> mapping
 
