@@ -1,26 +1,38 @@
-"""Latency benchmark: lsp-assist vs a naive baseline, both driven over real stdio like an editor.
+"""Latency benchmark: lsp-assist next to tabby-agent 1.5.0 and a naive baseline, all driven
+over real stdio like an editor, in one run, against one loopback fake model.
 
-Against a loopback fake model with a set time to first token and token rate, it measures
-- server overhead on a cache miss: client-side latency minus the model's own time to the
-  last token the server needed (the end of the first line);
+The fake model has a set time to first token and token rate (it speaks the OpenAI streaming
+API to lsp-assist and the naive server, and the Tabby `/v1/completions` API to tabby-agent,
+answering Tabby when a stream would send the token that ends the first line). Measured:
+- a cache miss, split where the model is: the server's own time before the model call
+  (request written by the client -> the model server has read the HTTP request) and after
+  the token it needed (the model wrote the token ending the first line -> the client has
+  parsed the response); the client latency too;
 - cache-hit and typing-through latency, and whether they made a model call;
-- a typing burst (12 characters, 40 ms apart, each a didChange plus an Automatic
-  inlineCompletion, the previous request cancelled as VS Code does): model calls started
-  and aborted mid-stream.
-The naive baseline (benchmarks/naive_server.py: no debounce, no cache, a new HTTP client
-per request) runs the same scenarios in the same run. Figures are printed, not asserted.
+- typing bursts of 12 keys with inter-key gaps drawn from log-normal typing profiles
+  (`benchmarks/typing_trace.py`), each key a didChange plus an Automatic request, the
+  previous one cancelled as VS Code does: model calls started per burst, and the latency
+  of the last key's answer, for lsp-assist, lsp-assist with the debounce off, and naive.
+Both clocks are `time.monotonic()` (CLOCK_MONOTONIC, system-wide on Linux), so times taken
+in the fake model's process and in this client compare. Figures are printed, not asserted.
 
-Usage: python benchmarks/latency.py [--ttft-ms 60] [--tokens-per-s 400] [--n 25]
+tabby-agent runs with its debounce set to 0 ms (`[completion.debounce] mode = "fixed"`) so
+its figures are its own processing, like ours for Invoked requests; install it first with
+`sh benchmarks/setup_peers.sh` (into the gitignored benchmarks/.peers/); without it the
+benchmark says why and runs the others.
+
+Usage: python benchmarks/latency.py [--ttft-ms 120] [--tokens-per-s 125] [--n 20] [--bursts 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import sys
 import tempfile
-import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,28 +40,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
+from benchmarks.typing_trace import PROFILES, burst_gaps  # noqa: E402
 from tests.fakes.fake_model_server import Script, split_tokens  # noqa: E402
 from tests.fakes.process import FakeModelProcess  # noqa: E402
 
 COMPLETION = "return compute_total(items, tax_rate)\n    # more lines follow\n    return None\n"
-
-
-def model_time_ms(text: str, ttft_ms: float, rate: float) -> float:
-    """When the fake sends the token that ends the first line (the last one a server needs)."""
-    tokens = split_tokens(text)
-    k = next(i for i, t in enumerate(tokens) if "\n" in t)
-    return ttft_ms + (k / rate * 1000.0 if rate else 0.0)
-
-
 NEWLINE_TOKEN = next(i for i, t in enumerate(split_tokens(COMPLETION)) if "\n" in t)
-
-
-def measured_model_ms(fake: FakeModelProcess, first_stream: int) -> float | None:
-    """The fake's own time from reading the request to writing the token that ends line 1."""
-    for t_request, times in fake.stream_times[first_stream:]:  # one HTTP call, outside the timing
-        if len(times) > NEWLINE_TOKEN:
-            return (times[NEWLINE_TOKEN] - t_request) * 1000.0
-    return None
+TABBY_CLI = ROOT / "benchmarks" / ".peers" / "node_modules" / "tabby-agent" / "dist" / "cli.js"
+CURSOR = (8, 4)
+PREFETCH_TOKENS = 31  # a distinctive size: prefetch calls are told apart in the fake's log
+BURST_WORD = "total = items"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,16 +71,17 @@ def doc_text(i: int) -> str:
     )
 
 
-CURSOR = (8, 4)
-PREFETCH_TOKENS = 31
+@dataclass
+class Peer:
+    name: str
+    cmd: list[str]
+    env: dict[str, str]
+    method: str = "textDocument/inlineCompletion"
+    init_options: dict[str, Any] | None = None
+    client_info: dict[str, str] = field(default_factory=lambda: {"name": "latency-bench"})
 
 
-async def start(kind: str, base_url: str, cache_dir: Path) -> RpcClient:
-    cmd = (
-        server_cmd()
-        if kind == "lsp-assist"
-        else [sys.executable, str(ROOT / "benchmarks" / "naive_server.py")]
-    )
+def lsp_peer(kind: str, base_url: str, cache_dir: Path, completion: dict[str, Any] | None = None) -> Peer:
     env = {
         "LSP_ASSIST_CACHE_DIR": str(cache_dir),
         "LSP_ASSIST_CONFIG": str(cache_dir / "none.toml"),
@@ -88,7 +89,6 @@ async def start(kind: str, base_url: str, cache_dir: Path) -> RpcClient:
         "LSP_ASSIST_LOG_LEVEL": "warning",
         "PYTHONPATH": str(ROOT),
     }
-    client = await RpcClient.start(cmd, env)
     opts = {
         "tiers": {
             "fast": {
@@ -101,10 +101,47 @@ async def start(kind: str, base_url: str, cache_dir: Path) -> RpcClient:
             },
             "backup": {"provider": "offline"},
         },
-        # A distinctive size so prefetch calls can be told apart in the fake's request log.
-        "completion": {"prefetch_max_tokens": PREFETCH_TOKENS},
+        "completion": {"prefetch_max_tokens": PREFETCH_TOKENS, **(completion or {})},
     }
-    await client.initialize(cache_dir.as_uri(), opts)
+    cmd = (
+        server_cmd()
+        if kind == "lsp-assist"
+        else [sys.executable, str(ROOT / "benchmarks" / "naive_server.py")]
+    )
+    return Peer(kind, cmd, env, init_options=opts)
+
+
+def tabby_peer(base_url: str, home: Path) -> tuple[Peer | None, str]:
+    """tabby-agent 1.5.0 pointed at the fake's Tabby API, or None and why not."""
+    node = shutil.which("node")
+    if node is None:
+        return None, "node is not installed"
+    if not TABBY_CLI.is_file():
+        return None, f"not installed ({TABBY_CLI} missing): run `sh benchmarks/setup_peers.sh`"
+    conf = home / ".tabby-client" / "agent"
+    conf.mkdir(parents=True, exist_ok=True)
+    endpoint = base_url.removesuffix("/v1")
+    (conf / "config.toml").write_text(
+        f'[server]\nendpoint = "{endpoint}"\n\n'
+        '[completion.debounce]\nmode = "fixed"\ninterval = 0\n\n'
+        "[anonymousUsageTracking]\ndisable = true\n"
+    )
+    peer = Peer("tabby-agent", [node, str(TABBY_CLI), "--lsp", "--stdio"], {"HOME": str(home)})
+    peer.method = "textDocument/completion"
+    return peer, ""
+
+
+async def start(peer: Peer, root: Path) -> RpcClient:
+    client = await RpcClient.start(peer.cmd, peer.env)
+    if peer.init_options is not None:
+        await client.initialize(root.as_uri(), peer.init_options)
+    else:
+        await client.call(
+            "initialize",
+            {"processId": None, "rootUri": root.as_uri(), "capabilities": {}, "clientInfo": peer.client_info},
+        )
+        client.notify("initialized", {})
+        await asyncio.sleep(0.5)  # tabby-agent checks the server's health first
     return client
 
 
@@ -115,137 +152,110 @@ def open_doc(c: RpcClient, uri: str, text: str, version: int = 1) -> None:
     )
 
 
-def inline_params(uri: str, line: int, ch: int, invoked: bool = True) -> dict[str, Any]:
-    return {
-        "textDocument": {"uri": uri},
-        "position": {"line": line, "character": ch},
-        "context": {"triggerKind": 1 if invoked else 2},
-    }
+def insert(c: RpcClient, uri: str, version: int, line: int, col: int, text: str) -> None:
+    c.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [
+                {
+                    "range": {
+                        "start": {"line": line, "character": col},
+                        "end": {"line": line, "character": col},
+                    },
+                    "text": text,
+                }
+            ],
+        },
+    )
+
+
+def params(peer: Peer, uri: str, line: int, ch: int, invoked: bool = True) -> dict[str, Any]:
+    p: dict[str, Any] = {"textDocument": {"uri": uri}, "position": {"line": line, "character": ch}}
+    if peer.method == "textDocument/inlineCompletion":
+        p["context"] = {"triggerKind": 1 if invoked else 2}
+    return p
 
 
 def first_text(resp: dict[str, Any]) -> str:
     res = resp.get("result") or {}
     items = res.get("items", res) if isinstance(res, dict) else res
-    return items[0]["insertText"] if items else ""
+    if not items:
+        return ""
+    item = items[0]
+    if "insertText" in item:
+        return str(item["insertText"])
+    edit = item.get("textEdit") or {}
+    return str(edit.get("newText") or item.get("label") or "")
 
 
-async def timed_inline(c: RpcClient, uri: str, line: int, ch: int, invoked: bool = True) -> tuple[float, str]:
-    t0 = time.perf_counter()
-    resp = await c.call("textDocument/inlineCompletion", inline_params(uri, line, ch, invoked))
-    return (time.perf_counter() - t0) * 1000.0, first_text(resp)
+@dataclass
+class Timed:
+    sent: float
+    received: float
+    text: str
+
+    @property
+    def ms(self) -> float:
+        return (self.received - self.sent) * 1000.0
 
 
-async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+async def timed(c: RpcClient, peer: Peer, uri: str, line: int, ch: int, invoked: bool = True) -> Timed:
+    msg_id, fut = c.request(peer.method, params(peer, uri, line, ch, invoked))
+    resp = await asyncio.wait_for(fut, 30)
+    return Timed(c.sent_at[msg_id], c.received_at[msg_id], first_text(resp))
+
+
+def split(fake: FakeModelProcess, t: Timed, first_stream: int) -> tuple[float, float] | None:
+    """(before the model call, after the needed token) in ms for the stream `t` waited on."""
+    for t_request, times in fake.stream_times[first_stream:]:
+        if t.sent <= t_request <= t.received and times:
+            needed = times[min(NEWLINE_TOKEN, len(times) - 1)]
+            if needed <= t.received:
+                return (t_request - t.sent) * 1000.0, (t.received - needed) * 1000.0
+    return None
+
+
+async def single_requests(
+    peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, tmp: Path
+) -> dict[str, Any]:
+    """Misses (split), typing-through and cache hits for one peer."""
+    out: dict[str, Any] = {"before": [], "after": [], "miss": [], "typing": [], "hit": []}
     fake.reset()
     fake.set_default(Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s))
-    c = await start(kind, fake.base_url, tmp / kind)
+    c = await start(peer, tmp / peer.name)
     try:
-        # Warm-up request (connection, imports) not counted.
         open_doc(c, "file:///bench/warm.py", doc_text(999))
-        await timed_inline(c, "file:///bench/warm.py", *CURSOR)
-        model_ms = model_time_ms(COMPLETION, args.ttft_ms, args.tokens_per_s)
-
-        # 1. cache misses: every document differs, so nothing can be reused.
-        # 2. typing-through: then type the first character of the suggestion on screen.
-        miss: list[float] = []
-        model_measured: list[float] = []
-        tt: list[float] = []
+        await timed(c, peer, "file:///bench/warm.py", *CURSOR)  # connections, imports: not counted
         tt_calls = 0
         for i in range(args.n):
             uri = f"file:///bench/miss_{i}.py"
             open_doc(c, uri, doc_text(i))
             n_streams = len(fake.stream_times)
-            ms, text = await timed_inline(c, uri, *CURSOR)
-            assert text.startswith("return compute_total"), (kind, text)
-            miss.append(ms)
-            measured = measured_model_ms(fake, n_streams)
-            model_measured.append(measured if measured is not None else model_ms)
+            t = await timed(c, peer, uri, *CURSOR)
+            assert t.text.strip().startswith("return compute_total"), (peer.name, t.text)
+            out["miss"].append(t.ms)
+            parts = split(fake, t, n_streams)
+            if parts is not None:
+                out["before"].append(parts[0])
+                out["after"].append(parts[1])
+            await asyncio.sleep(0.05)
             calls_before = fake.stats.streams_started
-            c.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": 2},
-                    "contentChanges": [
-                        {
-                            "range": {
-                                "start": {"line": 8, "character": 4},
-                                "end": {"line": 8, "character": 4},
-                            },
-                            "text": "r",
-                        }
-                    ],
-                },
-            )
-            ms, text = await timed_inline(c, uri, 8, 5)
-            tt.append(ms)
+            insert(c, uri, 2, 8, 4, "r")  # type the first character of the suggestion
+            t = await timed(c, peer, uri, 8, 5)
+            out["typing"].append(t.ms)
             tt_calls += fake.stats.streams_started - calls_before
             c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
             await asyncio.sleep(0.15)  # let background work (enrichment, prefetch) settle
-        out["miss_ms"] = miss
-        out["overhead_ms"] = [m - mm for m, mm in zip(miss, model_measured, strict=True)]
-        out["model_measured_ms"] = model_measured
-        out["model_ms"] = model_ms
-        out["typing_ms"] = tt
-        out["typing_model_calls"] = tt_calls
-
-        # 3. cache hits: reopen documents seen before (a buffer reopened, or a new session).
+        out["typing_calls"] = tt_calls
         calls_before = fake.stats.streams_started
-        hit: list[float] = []
-        for i in range(args.n):
+        for i in range(args.n):  # the same documents again: a buffer reopened
             uri = f"file:///bench/miss_{i}.py"
             open_doc(c, uri, doc_text(i), version=3)
-            ms, _ = await timed_inline(c, uri, *CURSOR)
-            hit.append(ms)
+            out["hit"].append((await timed(c, peer, uri, *CURSOR)).ms)
             c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-        out["hit_ms"] = hit
-        out["hit_model_calls"] = fake.stats.streams_started - calls_before
-
-        # 4. typing burst: 12 keystrokes, 40 ms apart, previous request cancelled each time.
-        await asyncio.sleep(0.3)
-        before = fake.stats
-        n_requests_before = len(fake.model_bodies())
-        uri = "file:///bench/burst.py"
-        base = doc_text(500)
-        open_doc(c, uri, base)
-        word = "total = items"
-        pending: tuple[int, asyncio.Future[Any]] | None = None
-        for k in range(12):
-            if pending is not None:
-                c.cancel(pending[0])
-            c.notify(
-                "textDocument/didChange",
-                {
-                    "textDocument": {"uri": uri, "version": 2 + k},
-                    "contentChanges": [
-                        {
-                            "range": {
-                                "start": {"line": 8, "character": 4 + k},
-                                "end": {"line": 8, "character": 4 + k},
-                            },
-                            "text": word[k],
-                        }
-                    ],
-                },
-            )
-            pending = c.request("textDocument/inlineCompletion", inline_params(uri, 8, 5 + k, invoked=False))
-            await asyncio.sleep(0.04)
-        assert pending is not None
-        await asyncio.wait_for(pending[1], 20)
-        await asyncio.sleep(0.5)  # let aborted streams be noticed by the fake server
-        after = fake.stats
-        bodies = fake.model_bodies()[n_requests_before:]
-        prefetch = sum(1 for b in bodies if b.get("max_tokens") == PREFETCH_TOKENS)
-        out["burst_prefetch"] = prefetch
-        out["burst_started"] = after.streams_started - before.streams_started - prefetch
-        out["burst_aborted"] = after.streams_aborted - before.streams_aborted
-        out["burst_left"] = (
-            (after.streams_started - before.streams_started)
-            - (after.streams_completed - before.streams_completed)
-            - out["burst_aborted"]
-        )
-        out["burst_tokens_at_abort"] = sum(after.tokens_at_abort[len(before.tokens_at_abort) :])
-        if kind == "lsp-assist":
+        out["hit_calls"] = fake.stats.streams_started - calls_before
+        if peer.name == "lsp-assist":
             resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
             out["server_report"] = (resp.get("result") or {}).get("report") or str(resp)
     finally:
@@ -253,70 +263,126 @@ async def scenario(kind: str, fake: FakeModelProcess, args: argparse.Namespace, 
     return out
 
 
-def row(label: str, ours: str, naive: str) -> str:
-    return f"{label:<56}{ours:>16}{naive:>18}"
+async def bursts(peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """Typing bursts per profile: model calls per burst and the last key's latency."""
+    out: dict[str, Any] = {}
+    fake.reset()
+    fake.set_default(Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s))
+    c = await start(peer, tmp / f"{peer.name}-burst")
+    try:
+        open_doc(c, "file:///bench/warm.py", doc_text(999))
+        await timed(c, peer, "file:///bench/warm.py", *CURSOR)
+        for profile in PROFILES:
+            calls: list[int] = []
+            aborted: list[int] = []
+            last: list[float] = []
+            for b in range(args.bursts):
+                await asyncio.sleep(0.6)
+                uri = f"file:///bench/burst_{profile}_{b}.py"
+                open_doc(c, uri, doc_text(600 + b))
+                n_bodies = len(fake.model_bodies())
+                before = fake.stats
+                pending: int | None = None
+                fut: asyncio.Future[Any] | None = None
+                gaps = burst_gaps(profile, b)
+                for k in range(12):
+                    if pending is not None:
+                        c.cancel(pending)
+                    insert(c, uri, 2 + k, 8, 4 + k, BURST_WORD[k])
+                    pending, fut = c.request(peer.method, params(peer, uri, 8, 5 + k, invoked=False))
+                    if k < 11:
+                        await asyncio.sleep(gaps[k])
+                assert fut is not None and pending is not None
+                await asyncio.wait_for(fut, 20)
+                last.append((c.received_at[pending] - c.sent_at[pending]) * 1000.0)
+                await asyncio.sleep(0.5)  # let aborted streams be noticed by the fake server
+                bodies = fake.model_bodies()[n_bodies:]
+                calls.append(sum(1 for body in bodies if body.get("max_tokens") != PREFETCH_TOKENS))
+                aborted.append(fake.stats.streams_aborted - before.streams_aborted)
+                c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            out[profile] = {"calls": calls, "aborted": aborted, "last_ms": last}
+    finally:
+        await c.close()
+    return out
 
 
-def med(values: list[float]) -> str:
+def row(label: str, *cells: str) -> str:
+    return f"{label:<52}" + "".join(f"{cell:>20}" for cell in cells)
+
+
+def p50(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ms" if values else "-"
+
+
+def p95(values: list[float]) -> str:
+    return f"{pct(values, 95):.2f} ms" if values else "-"
 
 
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ttft-ms", type=float, default=60.0)
-    ap.add_argument("--tokens-per-s", type=float, default=400.0)
-    ap.add_argument("--n", type=int, default=25)
+    ap.add_argument("--ttft-ms", type=float, default=120.0)
+    ap.add_argument("--tokens-per-s", type=float, default=125.0)
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--bursts", type=int, default=4, help="bursts per typing profile")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
         tmp = Path(td)
-        ours = await scenario("lsp-assist", fake, args, tmp)
-        naive = await scenario("naive", fake, args, tmp)
+        ours = lsp_peer("lsp-assist", fake.base_url, tmp / "ours")
+        naive = lsp_peer("naive", fake.base_url, tmp / "naive")
+        tabby, why_not = tabby_peer(fake.base_url, tmp / "tabby-home")
+        singles = {"lsp-assist": await single_requests(ours, fake, args, tmp)}
+        if tabby is not None:
+            singles["tabby-agent"] = await single_requests(tabby, fake, args, tmp)
+        singles["naive"] = await single_requests(naive, fake, args, tmp)
+        no_debounce = lsp_peer(
+            "lsp-assist", fake.base_url, tmp / "nodebounce", {"debounce_min_ms": 0, "debounce_max_ms": 0}
+        )
+        burst = {
+            "lsp-assist": await bursts(ours, fake, args, tmp),
+            "lsp-assist, no debounce": await bursts(no_debounce, fake, args, tmp / "nd"),
+            "naive": await bursts(naive, fake, args, tmp),
+        }
     print(
         f"fake model: time to first token {args.ttft_ms:.0f} ms, {args.tokens_per_s:.0f} tokens/s; "
-        f"model time to the end of the first line {ours['model_ms']:.1f} ms; n={args.n}"
+        f"the first line ends at token {NEWLINE_TOKEN + 1}; n={args.n}"
     )
-    print(row("", "lsp-assist", "naive baseline"))
-    print(row("cache miss, client latency (median)", med(ours["miss_ms"]), med(naive["miss_ms"])))
-    print(row("  p95", f"{pct(ours['miss_ms'], 95):.2f} ms", f"{pct(naive['miss_ms'], 95):.2f} ms"))
-    print(row("server overhead on a miss (median)", med(ours["overhead_ms"]), med(naive["overhead_ms"])))
-    print(row("typing-through latency (median)", med(ours["typing_ms"]), med(naive["typing_ms"])))
-    print(
-        row(
-            "  model calls for typing-through",
-            str(ours["typing_model_calls"]),
-            str(naive["typing_model_calls"]),
-        )
-    )
-    print(row("cache hit latency (median)", med(ours["hit_ms"]), med(naive["hit_ms"])))
-    print(row("  model calls for cache hits", str(ours["hit_model_calls"]), str(naive["hit_model_calls"])))
-    print(row("typing burst: model calls started", str(ours["burst_started"]), str(naive["burst_started"])))
-    print(
-        row("  + prefetch of the next suggestion", str(ours["burst_prefetch"]), str(naive["burst_prefetch"]))
-    )
-    print(
-        row(
-            "typing burst: closed mid-stream (superseded/early stop)",
-            str(ours["burst_aborted"]),
-            str(naive["burst_aborted"]),
-        )
-    )
-    print(
-        row(
-            "typing burst: still streaming after the burst", str(ours["burst_left"]), str(naive["burst_left"])
-        )
-    )
-    print(
-        row(
-            "typing burst: tokens sent before abort",
-            str(ours["burst_tokens_at_abort"]),
-            str(naive["burst_tokens_at_abort"]),
-        )
-    )
+    if tabby is None:
+        print(f"tabby-agent 1.5.0: not run ({why_not})")
+    names = list(singles)
+    print(row("", *names))
+    r = {name: singles[name] for name in names}
+    print(row("server time before the model call, p50", *(p50(r[n]["before"]) for n in names)))
+    print(row("  p95", *(p95(r[n]["before"]) for n in names)))
+    print(row("server time after the needed token, p50", *(p50(r[n]["after"]) for n in names)))
+    print(row("  p95", *(p95(r[n]["after"]) for n in names)))
+    print(row("cache miss, client latency, p50", *(p50(r[n]["miss"]) for n in names)))
+    print(row("  p95", *(p95(r[n]["miss"]) for n in names)))
+    print(row("typing-through latency, p50", *(p50(r[n]["typing"]) for n in names)))
+    print(row("  model calls for typing-through", *(str(r[n]["typing_calls"]) for n in names)))
+    print(row("cache hit latency, p50", *(p50(r[n]["hit"]) for n in names)))
+    print(row("  model calls for cache hits", *(str(r[n]["hit_calls"]) for n in names)))
     print()
-    print("lsp-assist's own per-stage report for the run (lspAssist.stats):")
-    print(ours.get("server_report", ""))
-    ratio = statistics.median(naive["miss_ms"]) / statistics.median(ours["miss_ms"])
-    print(f"miss latency ratio naive/lsp-assist: {ratio:.2f}x")
+    bnames = list(burst)
+    print(
+        f"typing bursts of 12 keys, {args.bursts} per profile (gaps: log-normal, benchmarks/typing_trace.py)"
+    )
+    print(row("", *bnames))
+    for profile, (median, sigma) in PROFILES.items():
+        print(f"  {profile} typist (median gap {median:.0f} ms, sigma {sigma})")
+        calls = {n: burst[n][profile]["calls"] for n in bnames}
+        print(row("    model calls per burst, mean (max)", *(
+            f"{statistics.mean(calls[n]):.2f} ({max(calls[n])})" for n in bnames
+        )))  # fmt: skip
+        print(row("    streams closed mid-way per burst, mean", *(
+            f"{statistics.mean(burst[n][profile]['aborted']):.2f}" for n in bnames
+        )))  # fmt: skip
+        print(row("    last key's latency, p50", *(p50(burst[n][profile]["last_ms"]) for n in bnames)))
+        print(row("    last key's latency, max", *(
+            f"{max(burst[n][profile]['last_ms']):.2f} ms" for n in bnames
+        )))  # fmt: skip
+    print()
+    print("lsp-assist's own per-stage report for the single requests (lspAssist.stats):")
+    print(singles["lsp-assist"].get("server_report", ""))
     return 0
 
 

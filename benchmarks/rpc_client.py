@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import sys
+import time
 from typing import Any
 
 
@@ -21,6 +22,10 @@ class RpcClient:
         self._ids = itertools.count(1)
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self.notifications: list[tuple[str, Any]] = []
+        # time.monotonic() when each request was written and its response parsed (the same
+        # clock as the fake model's request log: CLOCK_MONOTONIC is system-wide on Linux).
+        self.sent_at: dict[int | str, float] = {}
+        self.received_at: dict[int | str, float] = {}
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -52,8 +57,11 @@ class RpcClient:
                     length = int(line.split(b":")[1])
                 elif line in (b"\r\n", b"\n"):
                     break
-            msg = json.loads(await out.readexactly(length))
+            data = await out.readexactly(length)
+            t_recv = time.monotonic()
+            msg = json.loads(data)
             if "id" in msg and ("result" in msg or "error" in msg):
+                self.received_at[msg["id"]] = t_recv
                 fut = self._pending.pop(msg["id"], None)
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
@@ -66,6 +74,7 @@ class RpcClient:
         msg_id = next(self._ids)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = fut
+        self.sent_at[msg_id] = time.monotonic()
         self._write({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return msg_id, fut
 

@@ -89,6 +89,7 @@ class InflightStream:
     provider: object = None  # the provider streaming it (identity only)
     early: bool = False  # `quick` was answered at the answer budget, before its line ended
     http_status: int | None = None  # the response's status, when the provider sent one
+    speculative: bool = False  # started for nobody yet (prefetch, precompute)
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()

@@ -22,11 +22,11 @@ from typing import Any
 
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import ModelRequest, PromptContext, Usage
-from lsp_assist.errors import PolicyError
+from lsp_assist.errors import PolicyError, RateLimitSkip
 from lsp_assist.governance.record import CallRecord
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.inflight import Anchor, Assembler, InflightStream, StreamResult, read_stream
-from lsp_assist.pipeline.ports import GovernancePort
+from lsp_assist.pipeline.ports import GovernancePort, Permit
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
 from lsp_assist.providers.base import Provider
@@ -39,6 +39,16 @@ _TAIL = 2048
 _HEAD = 512
 # Features whose multi-line answers are read on into the enrichment budget.
 _ENRICHED = ("completion", "warmup")
+
+
+_RELEASE_WAIT_S = 0.05  # how long a foreground call waits for closed streams to let go
+
+
+def _background(flight: InflightStream) -> bool:
+    """Nobody waits for it: a prefetch, or an enrichment whose first answer was delivered."""
+    if flight.done or flight.waiters:
+        return False
+    return flight.speculative or (flight.answered and flight.quick.done())
 
 
 def anchor_of(target: Target) -> Anchor:
@@ -147,7 +157,7 @@ class StreamLauncher:
             # here first, as the cancellation it is.
             for other in busy:
                 self.abort(other)
-        permit = await self.governance.admit_async(spec.feature, tier_name, self.provider_key(tier_name))
+        permit = await self._admit(spec, provider)
         ctx = spec.prompt.context
         log.debug(
             "stream: tier=%s feature=%s live=%s speculative=%s mode=%s",
@@ -162,6 +172,7 @@ class StreamLauncher:
         request, enrich = self.request_for(spec)
         flight = InflightStream(anchor=anchor_of(spec.target), tier=tier_name, context=ctx)
         flight.provider = provider
+        flight.speculative = spec.speculative
         self._active.add(flight)
         uri = spec.target.uri
         if spec.live:
@@ -235,9 +246,44 @@ class StreamLauncher:
                 else:
                     self.answers.cache.put(spec.prompt.key, result.text)
 
+        def settle(task: asyncio.Task[None]) -> None:
+            """A task cancelled before it ran never reaches `run`'s own cleanup: release the
+            permit (idempotent) and end the flight here, or the slot would leak."""
+            if not task.cancelled() or flight.done:
+                return
+            finish("cancelled", None, {}, None)
+            self._active.discard(flight)
+            if self._live.get(uri) is flight:
+                self._live.pop(uri, None)
+            flight.aborted = True
+            if not flight.quick.done():
+                flight.quick.set_exception(PolicyError("the stream was closed before it started"))
+                flight.quick.exception()  # retrieved: nobody need wait on a closed stream
+            flight.final.set_result(StreamResult("", Usage(), {}, aborted=True))
+
         flight.task = asyncio.get_running_loop().create_task(run())
+        flight.task.add_done_callback(settle)
         self.track(flight.task)
         return flight
+
+    async def _admit(self, spec: StreamSpec, provider: Provider) -> Permit:
+        """Governance's permit. A foreground call never waits behind background work: when
+        the provider's concurrency cap is taken by prefetch or by an enrichment nobody waits
+        for, those streams are closed and admission is asked again, once."""
+        tier, key = spec.tier, self.provider_key(spec.tier)
+        try:
+            return await self.governance.admit_async(spec.feature, tier, key)
+        except RateLimitSkip:
+            background = [f for f in self._active if f.provider is provider and _background(f)]
+            if spec.speculative or not background:
+                raise
+        log.debug("closing %d background stream(s) for a foreground call", len(background))
+        for flight in background:
+            self.abort(flight)
+        tasks = [f.task for f in background if f.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=_RELEASE_WAIT_S)  # their permits are released on exit
+        return await self.governance.admit_async(spec.feature, tier, key)
 
     # -- the registry --------------------------------------------------------------------------
 

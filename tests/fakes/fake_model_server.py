@@ -16,6 +16,9 @@ It serves, over HTTP/1.1 with keep-alive and chunked streaming:
                                   message_delta (stop_reason, usage), message_stop
 - ``POST /v1/fim/completions``    Mistral SSE ``choices[].delta.content``, usage on the finish
                                   chunk, then ``data: [DONE]``
+- ``POST /v1/completions`` with ``segments`` (the Tabby API): one JSON answer with the
+                                  text up to the end of the first line, sent when a stream
+                                  would send that line's last token
 - ``GET  /v1/models``             a one-model list (used by ``warm()``)
 - ``HEAD`` on any path            200, no body
 - ``/_control/*``                 JSON control endpoints for subprocess mode (see below)
@@ -387,6 +390,12 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeModelServer:
         return self.server.fake
 
+    def parse_request(self) -> bool:
+        # The request line has arrived: from here on the time is the model server's own
+        # (header parsing in Python costs this fake ~0.3 ms a real server does not have).
+        self._t_arrived = time.monotonic()
+        return super().parse_request()
+
     # -- request handling --------------------------------------------------------------------
     def _read_body(self) -> JSON | None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -429,7 +438,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._read_body()
-        self._t_request = time.monotonic()
+        self._t_request = getattr(self, "_t_arrived", None) or time.monotonic()
         path = self.path.split("?", 1)[0]
         if path.startswith("/_control/"):
             self._control(path, body or {})
@@ -474,10 +483,38 @@ class _Handler(BaseHTTPRequestHandler):
             self._native(body or {}, dialect)
         elif path.endswith("/chat/completions"):
             self._complete(body or {}, chat=True)
+        elif path.endswith("/completions") and isinstance((body or {}).get("segments"), dict):
+            self._tabby(body or {})
         elif path.endswith("/completions"):
             self._complete(body or {}, chat=False)
         else:
             self._send_json(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+
+    def _tabby(self, body: JSON) -> None:
+        """The Tabby API (`segments.prefix/suffix`): one JSON answer, not a stream. It is sent
+        when a stream of the same script would send the token that ends the first line, with
+        the text up to there, so a Tabby client sees the latency a streaming server needs."""
+        fake = self.fake
+        script = fake._pick(body)
+        if self._before_stream(script, _openai_error):
+            return
+        tokens = list(script.tokens) if script.tokens is not None else split_tokens(script.render_text(body))
+        k = next((i for i, t in enumerate(tokens) if "\n" in t), len(tokens) - 1)
+        rate = script.tokens_per_s
+        fake._bump(started=1)
+        token_times: list[float] = []
+        with fake._lock:
+            fake.stream_times.append((self._t_request, token_times))
+        try:
+            self._wait(script.ttft_ms / 1000 + (k / rate if rate else 0.0))
+            joined = "".join(tokens[: k + 1])
+            text = joined[: joined.index("\n") + 1] if "\n" in joined else joined
+            token_times.append(time.monotonic())
+            self._send_json(200, {"id": "fake-tabby", "choices": [{"index": 0, "text": text}]})
+            fake._bump(tokens_sent=k + 1, completed=1)
+        except _ClientGone:
+            self.close_connection = True
+            fake._abort(0)
 
     def _control(self, path: str, body: JSON) -> None:
         fake = self.fake

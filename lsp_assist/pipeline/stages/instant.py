@@ -79,6 +79,10 @@ async def _attached_text(flight: InflightStream, typed: str, tier: TierConfig) -
     if first.startswith(typed) and len(first) > len(typed):
         flight.answered = True
         return first[len(typed) :]
+    if not typed.startswith(first):
+        # The model's first line disagrees with what the user typed: the rest of the stream
+        # cannot agree either, and waiting for it would only delay the call that can.
+        return None
     if not flight.done:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(flight.final), timeout=tier.total_timeout_ms / 1000.0)
