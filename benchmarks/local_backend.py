@@ -1,6 +1,7 @@
 """Compare the two ways to run the embedded model, on the real model.
 
-A) a managed `llama_cpp.server` child process, streamed over loopback HTTP (LocalProvider);
+A) a managed `llama_cpp.server` child process, streamed over loopback HTTP
+   (LocalServerProvider; the in-process default is measured by local_latency.py);
 B) `llama_cpp.Llama` in a worker thread, bridged to asyncio with a queue.
 
 For each: start-up time, time to first token (cold and warm), how long generation goes on
@@ -29,7 +30,7 @@ from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.templates import render_completion
 from lsp_assist.domain import ModelRequest, PromptContext
 from lsp_assist.providers.http import ClientPool
-from lsp_assist.providers.local import LocalProvider
+from lsp_assist.providers.local_server import LocalServerProvider
 from lsp_assist.providers.models import resolve_model
 
 PREFIX = "import math\n\n\ndef circle_area(radius):\n    "
@@ -67,7 +68,7 @@ def ms(x: float) -> str:
 async def bench_server(model: str, runs: int) -> None:
     pool = ClientPool()
     cache = Path(tempfile.gettempdir()) / "lsp-assist-bench"
-    p = LocalProvider(TierConfig(provider="local", model=model), LocalConfig(n_ctx=2048), pool, cache)
+    p = LocalServerProvider(TierConfig(provider="local", model=model), LocalConfig(n_ctx=2048), pool, cache)
     t0 = time.perf_counter()
     await p.warm()
     print(f"A server  start-up (process + model load + health): {ms(time.perf_counter() - t0)}")
