@@ -22,6 +22,7 @@ from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
+from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
@@ -44,6 +45,7 @@ from lsp_assist.workspace.warmup import run_warmup
 log = logging.getLogger(__name__)
 
 _REWARM_AFTER_S = 45.0  # below the connection pools' keep-alive expiry
+_PREFILL_AFTER_S = 0.15  # an edit pause this long warms the embedded model's KV cache
 
 
 def local_model_available() -> bool:
@@ -120,6 +122,7 @@ class Runtime:
         # Loading the embedded model: the last `LoadEvent` and a listener for `$/progress`.
         self.load_state: Any = None
         self.on_load_progress: Callable[[Any], None] | None = None
+        self._prefill_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -287,6 +290,37 @@ class Runtime:
                     log.warning("%s", exc)
         finally:
             self.on_load_progress = None
+
+    def note_edit(self, uri: str, row: int) -> None:
+        """An edit at `row` (from didChange): once the user pauses 150 ms, the embedded model
+        reads that line's prompt window in the background if it is idle (`LocalProvider.prefill`)."""
+        if self._prefill_timer is not None:
+            self._prefill_timer.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._prefill_timer = loop.call_later(_PREFILL_AFTER_S, self._prefill, uri, row)
+
+    def _prefill(self, uri: str, row: int) -> None:
+        self._prefill_timer = None
+        provider: Any = self.providers.get("fast")
+        doc = self.store.get(uri)
+        engine = self.engine
+        if doc is None or engine is None or not hasattr(provider, "prefill") or not provider.loaded:
+            return
+        gov = self.governance
+        if doc.path is None or (gov is not None and gov.excluded(doc.path)):
+            return  # never read an excluded file into the model, even in-process
+        line = doc.line(row)
+        cursor = Cursor(row, len(line) - len(line.lstrip(" \t")))
+        try:
+            prompt = engine.prompts.for_open(uri, cursor, "fast")
+        except Exception as exc:  # a background warm-up never breaks editing
+            log.debug("prefill prompt failed: %s", exc)
+            return
+        if prompt is not None:
+            provider.prefill(prompt.context)
 
     def _load_progress(self, event: Any) -> None:
         self.load_state = event

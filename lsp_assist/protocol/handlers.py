@@ -306,6 +306,9 @@ def _register(server: AssistServer) -> None:
         if ls.rt.engine is not None:
             ls.rt.engine.note_change(uri)
         ls.rt.touch()
+        last = params.content_changes[-1] if params.content_changes else None
+        if isinstance(last, types.TextDocumentContentChangePartial):
+            ls.rt.note_edit(uri, last.range.start.line)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: AssistServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -244,19 +244,19 @@ class LlamaEngine:
 
     # -- the job -------------------------------------------------------------------------------
 
-    def prefill(self, tokens: list[int], cancel: threading.Event) -> int:
+    def prefill(self, tokens: list[int], cancel: threading.Event, batch: int = PROMPT_BATCH) -> int:
         """Bring the cache to `tokens` minus its last token, reusing the common prefix.
-        Returns how many tokens were evaluated (a warm-up calls this with a prompt head)."""
+        Returns how many tokens were evaluated (a background prefill calls this alone)."""
         keep = common_prefix(self._tokens, tokens)
         # The last prompt token is always decoded by `run`: its logits give the first token.
         keep = min(keep, len(tokens) - 1)
         self._truncate(keep)
         done = 0
         rest = tokens[keep:-1]
-        for i in range(0, len(rest), PROMPT_BATCH):
+        for i in range(0, len(rest), batch):
             if cancel.is_set():
                 break
-            chunk = rest[i : i + PROMPT_BATCH]
+            chunk = rest[i : i + batch]
             self._decode(chunk, logits_from=len(chunk))
             done += len(chunk)
         return done

@@ -36,7 +36,7 @@ from typing import Any
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.templates import is_fim_model, render_completion, resolve_template
-from lsp_assist.domain import ModelRequest, StreamChunk, Usage
+from lsp_assist.domain import ModelRequest, PromptContext, StreamChunk, Usage
 from lsp_assist.errors import ProviderError, Unavailable
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
@@ -72,14 +72,26 @@ def default_threads(cpus: int | None = None) -> tuple[int, int]:
     return 1, max(1, min(4, n))
 
 
-def prompt_threads(most: int, cpus: int | None = None) -> int:
-    """As many prompt threads as there are idle cores (by the 1-minute load average), from
-    1 to `most`: spinning llama.cpp threads on a busy core slow the others down."""
-    n = cpus if cpus is not None else (os.cpu_count() or 2)
+def _busy_cores() -> float:
+    """Cores busy with other work right now: runnable tasks from /proc/loadavg (an instant
+    count, minus the thread asking), else the 1-minute load average (macOS)."""
     try:
-        load = os.getloadavg()[0]
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+        return float(max(0, running - 1))
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.getloadavg()[0]
     except OSError:
-        return most
+        return 0.0
+
+
+def prompt_threads(most: int, cpus: int | None = None, busy: float | None = None) -> int:
+    """As many prompt threads as there are idle cores, from 1 to `most`: a spinning
+    llama.cpp thread on a busy core slows all the others down."""
+    n = cpus if cpus is not None else (os.cpu_count() or 2)
+    load = _busy_cores() if busy is None else busy
     return max(1, min(most, int(n - load + 0.5)))
 
 
@@ -217,6 +229,38 @@ class LocalProvider:
             job.cancel.set()
             if self._current is job:
                 self._current = None
+
+    def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
+        """Read the prompt for `context` into the KV cache in the background, when the model
+        is idle (like llama.vim's ring-buffer warm-up): the user has started editing a line
+        far from the last prompt, so the request that follows finds its window already read.
+        Any stream cancels it at its next 32-token batch, keeping what was read. Never waits;
+        returns the running prefill, or None when the model is busy or not loaded."""
+        engine = self._engine
+        if engine is None or self._current is not None or self._executor is None:
+            return None
+        from lsp_assist.providers.llama_engine import Job
+
+        prompt = render_completion(context, self._template, "").prompt
+        job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
+        self._current = job
+        loop = asyncio.get_running_loop()
+
+        def done() -> None:
+            if self._current is job:
+                self._current = None
+
+        def work() -> None:
+            try:
+                if not job.cancel.is_set():
+                    n = engine.prefill(engine.tokenize(prompt), job.cancel, batch=32)
+                    stats_log.debug("local model: prefill evaluated %d tokens", n)
+            finally:
+                loop.call_soon_threadsafe(done)
+
+        fut = loop.run_in_executor(self._executor, work)
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return fut
 
     async def warm(self) -> None:
         with contextlib.suppress(Unavailable):

@@ -107,3 +107,16 @@ async def test_a_line_that_goes_on_does_not_get_an_empty_answer(provider: LocalP
     job = Job(engine.tokenize(prompt), 3, 0.0, lambda t: pieces.append(t) or True, line_goes_on=True)
     await asyncio.get_running_loop().run_in_executor(provider._executor, engine.run, job)
     assert "".join(pieces).strip() and "\n" not in pieces[0], pieces
+
+
+async def test_a_background_prefill_leaves_only_the_typed_tokens_to_read(provider: LocalProvider) -> None:
+    body = "\n".join(f"    item_{i} = parts[{i}]" for i in range(40))
+    ctx = PromptContext("python", "join.py", f"def f(parts):\n{body}\n    ", "")
+    running = provider.prefill(ctx)
+    assert running is not None
+    assert provider.prefill(ctx) is None  # busy: one prefill at a time, never queued
+    await asyncio.wait_for(running, 120)  # it runs on the model's thread
+    await asyncio.sleep(0)  # its completion callback clears the busy flag
+    assert provider._current is None
+    await _complete(provider, ctx.prefix + "return")
+    assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
