@@ -379,8 +379,25 @@ class Runtime:
             self._rewarm = None
 
     async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """The `lspAssist.warmCache` command: index, connections, local model, precompute."""
-        return await run_warmup(self, progress)
+        """The `lspAssist.warmCache` command: index, connections, local model, precompute;
+        the summary says per tier whether its endpoint answered (and the local model's load)."""
+        summary = await run_warmup(self, progress)
+        summary["endpoints"] = await self.check_endpoints()
+        load = self.load_state
+        if load is not None:
+            summary["local_model"] = getattr(load, "error", None) or getattr(load, "message", "")
+        return summary
+
+    async def check_endpoints(self) -> dict[str, str]:
+        """Each configured tier: "ok", "in process" (offline, local) or why it cannot be reached."""
+        out: dict[str, str] = {}
+        for name, provider in self.providers.items():
+            url = effective_url(provider)
+            if not url or provider.name in ("local", "offline"):
+                out[name] = "in process" if provider.name == "offline" else "local model"
+                continue
+            out[name] = await self.clients.unreachable(url) or "ok"
+        return out
 
     def _wire_telemetry(self, config: Config, errors: list[str]) -> None:
         """OpenTelemetry export: (re)built when its settings change, hooked to stats and calls."""

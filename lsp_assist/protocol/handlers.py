@@ -450,7 +450,7 @@ def _register(server: AssistServer) -> None:
         except Exception as exc:  # warming is best effort; the server keeps serving
             log.warning("warmup failed: %s", exc)
             summary = {"error": str(exc)}
-        progress.end("done")
+        progress.end(f"failed: {summary['error']}" if "error" in summary else "done")
         result: dict[str, Any] = _jsonable(summary)
         return result
 

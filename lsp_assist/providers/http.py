@@ -119,6 +119,20 @@ class ClientPool:
         except Exception:  # warming is best-effort by design
             return
 
+    async def unreachable(self, base_url: str) -> str | None:
+        """Why `base_url` cannot be reached, or None when it answers at all (any HTTP status:
+        the warm-up report says whether the endpoint is there, not whether a key works)."""
+        try:
+            resp = await self.get(base_url).get(base_url, timeout=WARM_TIMEOUT)
+            await resp.aclose()
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            return f"cannot connect to {base_url}"
+        except httpx.TimeoutException:
+            return f"{base_url} did not answer within {WARM_TIMEOUT.read:.0f} s"
+        except httpx.HTTPError as exc:
+            return f"{base_url}: {type(exc).__name__}"
+        return None
+
     def replenish(self, base_url: str, warm: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Re-open a connection in the background after a stream was closed mid-body.
 

@@ -440,6 +440,37 @@ scenarios.unreachable = {
   },
 }
 
+-- :LspAssistWarmup: progress in the status item while it runs, then one summary line that
+-- names each tier's endpoint (and says "with problems" when one cannot be reached).
+results.status_seen = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "LspAssistStatus",
+  callback = function()
+    local line = require("lsp_assist").statusline()
+    if results.status_seen[#results.status_seen] ~= line then
+      table.insert(results.status_seen, line)
+    end
+  end,
+})
+scenarios.warmup = {
+  {
+    name = "warmed",
+    act = function()
+      require("lsp_assist").warmup(function(result, msg, level)
+        results.warm = { result = result, msg = msg, level = level }
+      end)
+    end,
+    wait = function()
+      return results.warm ~= nil
+    end,
+    timeout = 15000,
+    settle = 300,
+    record = function()
+      results.statusline = require("lsp_assist").statusline()
+    end,
+  },
+}
+
 -- Neovim 0.12's built-in renderer, stubbed (no 0.12 binary here): the keys act on it and
 -- suggestionReady asks it again instead of drawing a second ghost.
 local stub = _G.lsp_assist_stub

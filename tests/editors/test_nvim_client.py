@@ -103,3 +103,20 @@ def test_unreachable_model_is_named_once_within_a_second(tmp_path: Path) -> None
     assert len(r["named"]) == 1, r["notes"]  # typing on brings no second message
     assert r["named"][0]["level"] == 3  # vim.log.levels.WARN
     assert r["statusline"].startswith("⚠ ") and wanted in r["statusline"], r["statusline"]
+
+
+def test_warmup_shows_progress_then_an_honest_summary(tmp_path: Path, fake: FakeModelServer) -> None:
+    fake.default = _answer({FAST_MODEL: [FAST_LINE]})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    r = _run(tmp_path, fake, "warmup", HEADER, {"row": 0}, tiers={"quality": {"base_url": dead}})
+    warm = r["warm"]
+    assert warm["result"]["endpoints"]["fast"] == "ok"
+    assert warm["result"]["endpoints"]["quality"] == f"cannot connect to {dead}"
+    assert warm["level"] == 3, warm  # WARN: not "cache warmed" when a tier is unreachable
+    assert "done with problems" in warm["msg"] and f"quality: cannot connect to {dead}" in warm["msg"]
+    assert "fast: ok" in warm["msg"] and "files indexed" in warm["msg"]
+    # While it ran, the status item showed the server's $/progress.
+    assert any(line.startswith("lsp-assist warming up") for line in r["status_seen"]), r["status_seen"]
+    assert not r["statusline"].startswith("lsp-assist warming up")  # and cleared it at the end

@@ -66,7 +66,12 @@ def fake() -> Iterator[FakeModelServer]:
 
 
 def _run(
-    tmp_path: Path, srv: FakeModelServer, scenario: str, source: str, params: dict[str, Any]
+    tmp_path: Path,
+    srv: FakeModelServer,
+    scenario: str,
+    source: str,
+    params: dict[str, Any],
+    tiers: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     nvim = _find("nvim")
     if nvim is None:
@@ -85,6 +90,8 @@ def _run(
         },
         "cache": {"dir": str(tmp_path / "cache")},
     }
+    for name, over in (tiers or {}).items():
+        init_options["tiers"][name] = {**init_options["tiers"].get(name, {}), **over}
     env = {
         **os.environ,
         "LSP_ASSIST_RESULTS": str(results),

@@ -23,6 +23,7 @@ import {
 import { OnceNotifier, RestartBackoff } from './backoff';
 import { resolveServer, Resolved } from './serverPath';
 import { StatusParams, statusView } from './status';
+import { formatWarmup, WarmSummary } from './warmup';
 import { collectServerConfig, declaredKeys, didChangeParams, JsonObject, SECTION } from './settings';
 
 /** Server -> client notification payloads (the server contract). */
@@ -314,10 +315,20 @@ class Extension implements vscode.Disposable {
   }
 
   private async warmCache(): Promise<void> {
-    // The server reports $/progress; the language client shows it as a progress notification.
-    const result = await this.executeServerCommand<unknown>('lspAssist.warmCache');
-    if (result !== undefined) {
-      void vscode.window.setStatusBarMessage('lsp-assist: cache warmed', 4000);
+    // The server reports $/progress (the language client shows it); the result says per tier
+    // whether its endpoint answered, so a failed warm-up is reported as one.
+    const result = await this.executeServerCommand<WarmSummary>('lspAssist.warmCache');
+    if (result === undefined) {
+      return;
+    }
+    const { message, severity } = formatWarmup(result);
+    this.output.appendLine(`[${severity}] ${message}`);
+    if (severity === 'error') {
+      void vscode.window.showErrorMessage(message);
+    } else if (severity === 'warning') {
+      void vscode.window.showWarningMessage(message);
+    } else {
+      void vscode.window.showInformationMessage(message);
     }
   }
 

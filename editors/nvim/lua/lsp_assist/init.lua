@@ -132,15 +132,19 @@ local function set_keymaps(buf)
   end
 end
 
+local function status_changed()
+  vim.schedule(function()
+    pcall(vim.cmd.redrawstatus)
+    pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "LspAssistStatus", modeline = false })
+  end)
+end
+
 local function on_status(_, params)
   if type(params) ~= "table" then
     return
   end
   state.status = vim.tbl_extend("force", state.status, params)
-  vim.schedule(function()
-    pcall(vim.cmd.redrawstatus)
-    pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "LspAssistStatus", modeline = false })
-  end)
+  status_changed()
   -- `notified`: the server already showed it (window/showMessage reaches vim.notify).
   if (params.state == "warning" or params.state == "error") and not params.notified then
     notify_once(
@@ -149,6 +153,42 @@ local function on_status(_, params)
       params.state == "error" and levels.ERROR or levels.WARN
     )
   end
+end
+
+--- `$/progress` from our server (loading the local model, warm-up, escalation): shown in the
+--- status item while it runs ("lsp-assist loading the local model 40%"); a model load is
+--- announced once with vim.notify too, as the first suggestions wait for it.
+local progress = {} ---@type table<string, { title: string, message: string|nil, percentage: integer|nil }>
+local function on_progress(ev)
+  local data = ev.data or {}
+  local client = data.client_id and vim.lsp.get_client_by_id(data.client_id)
+  if not client or client.name ~= inline.client_name or type(data.params) ~= "table" then
+    return
+  end
+  local token, value = tostring(data.params.token), data.params.value
+  if type(value) ~= "table" then
+    return
+  end
+  if value.kind == "begin" then
+    local title = tostring(value.title or ""):gsub("^lsp%-assist:%s*", "")
+    progress[token] = { title = title, message = value.message, percentage = value.percentage }
+    if title:find("loading", 1, true) then
+      notify_once("progress:" .. title, "lsp-assist: " .. title .. "...", levels.INFO)
+    end
+  elseif value.kind == "report" and progress[token] then
+    progress[token].message = value.message or progress[token].message
+    progress[token].percentage = value.percentage or progress[token].percentage
+  elseif value.kind == "end" then
+    progress[token] = nil
+  end
+  local shown = nil
+  for _, p in pairs(progress) do
+    shown = p.title
+      .. ((p.message and p.message ~= "" and p.message ~= p.title) and (": " .. p.message) or "")
+      .. (p.percentage and (" " .. p.percentage .. "%") or "")
+  end
+  state.status.progress = shown
+  status_changed()
 end
 
 --- The server's messages through vim.notify (0.11's default handler only echoes them, which
@@ -397,15 +437,59 @@ function M.escalate(on_done)
   end)
 end
 
-function M.warmup()
+--- The warm-up summary in one line, and its level: WARN when an endpoint could not be
+--- reached or the index had errors, ERROR when the warm-up itself failed.
+---@return string, integer
+function M.format_warmup(r)
+  if type(r) ~= "table" then
+    return "lsp-assist: warm-up finished without a summary", levels.WARN
+  end
+  if r.error then
+    return "lsp-assist: warm-up failed: " .. tostring(r.error), levels.ERROR
+  end
+  local parts, bad = {}, false
+  if r.files then
+    table.insert(parts, ("%d files indexed (%d symbols)"):format(r.files, r.symbols or 0))
+    if (tonumber(r.errors) or 0) > 0 then
+      table.insert(parts, ("%d files could not be read"):format(r.errors))
+      bad = true
+    end
+  elseif r.index then
+    table.insert(parts, "index " .. tostring(r.index))
+  end
+  for _, tier in ipairs({ "fast", "quality", "backup" }) do
+    local e = r.endpoints and r.endpoints[tier]
+    if e then
+      table.insert(parts, tier .. ": " .. e)
+      if e ~= "ok" and e ~= "in process" and e ~= "local model" then
+        bad = true
+      end
+    end
+  end
+  if r.local_model and r.local_model ~= "" then
+    table.insert(parts, tostring(r.local_model))
+  end
+  table.insert(parts, ("%d suggestions precomputed"):format(tonumber(r.precomputed) or 0))
+  local msg = ("lsp-assist: warm-up %s in %.1f s: %s"):format(
+    bad and "done with problems" or "done",
+    tonumber(r.total_seconds) or 0,
+    table.concat(parts, "; ")
+  )
+  return msg, bad and levels.WARN or levels.INFO
+end
+
+function M.warmup(on_done)
   local client, buf = current_client()
   if not client then
     return
   end
-  vim.notify("lsp-assist: warming the cache...", levels.INFO)
+  vim.notify("lsp-assist: warming up (index, connections, model)...", levels.INFO, { title = "lsp-assist" })
   execute(client, buf, "lspAssist.warmCache", {}, function(result)
-    local summary = type(result) == "table" and (result.message or result.summary) or nil
-    vim.notify("lsp-assist: cache warmed" .. (summary and (": " .. summary) or ""), levels.INFO)
+    local msg, level = M.format_warmup(result)
+    vim.notify(msg, level, { title = "lsp-assist" })
+    if on_done then
+      on_done(result, msg, level)
+    end
   end)
 end
 
@@ -508,6 +592,7 @@ function M.setup(opts)
   local group = vim.api.nvim_create_augroup("lsp_assist", { clear = true })
   -- A colour scheme clears highlight groups: define ours again (default: a user's own wins).
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = define_highlights })
+  vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = on_progress })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
     callback = function(args)
