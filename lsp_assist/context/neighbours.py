@@ -397,6 +397,7 @@ def assemble(
             rel.imported | frozenset(cand.imported_names),
             rel.mentioned,
             rel.near,
+            path_stem(cand.path) in cand.imported_names,
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
         )
         for i, s in enumerate(rank_entries(outline, rel_file)):

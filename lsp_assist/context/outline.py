@@ -31,6 +31,8 @@ MAX_WALK_NODES = 20_000
 MAX_ATTR_SCAN_BYTES = 20_000  # per method: `self.x =` lines are near the top of bodies
 INDENT = "    "
 MENTIONED_SCORE = 0.15  # a name this file spells elsewhere (not near the cursor)
+MODULE_SCORE = 1.2  # a top-level name of a module this file imports as a module
+MODULE_USED_SCORE = 1.3  # ... whose name the enclosing function uses
 
 
 @dataclass(frozen=True)
@@ -513,7 +515,8 @@ class Relevance:
     imported: frozenset[str] = frozenset()  # names this file imports by name from that file
     mentioned: frozenset[str] = frozenset()  # every name the current file already spells
     near: frozenset[str] = frozenset()  # names of the rows around the cursor (not its own row)
-    module_used: bool = False  # the file is imported as a module and the code uses that name
+    module_import: bool = False  # this file imports that file as a module (`from . import m`)
+    module_used: bool = False  # ... and the enclosing function uses that module's name
 
 
 def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
@@ -536,8 +539,8 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
             s = 3.0
         elif name in rel.mentioned:
             s = MENTIONED_SCORE
-        elif parent is None:
-            s = 1.3 if rel.module_used else 1.0
+        elif parent is None:  # `module.name` is how a module import is used: its top level
+            s = MODULE_USED_SCORE if rel.module_used else MODULE_SCORE if rel.module_import else 1.0
         elif parent in rel.near:
             s = 2.4
         elif parent in rel.used:

@@ -146,7 +146,15 @@ class WorkspaceIndex:
             doc = json.loads(raw)
             if not isinstance(doc, dict):
                 return self._corrupt("not an object")
-            if doc.get("version") != FORMAT_VERSION:
+            old = doc.get("version")
+            if isinstance(old, int) and 0 < old < FORMAT_VERSION:
+                # Written by an older lsp-assist (no outlines): rebuilt, and not a fault.
+                log.info(
+                    "workspace index %s has format %d; rebuilding it as %d", self.file, old, FORMAT_VERSION
+                )
+                self.records = {}
+                return "none"
+            if old != FORMAT_VERSION:
                 return self._corrupt(f"format version {doc.get('version')!r}, expected {FORMAT_VERSION}")
             payload = doc.get("payload")
             if not isinstance(payload, str) or _checksum(payload) != doc.get("checksum"):

@@ -222,3 +222,20 @@ def test_outlines_are_computed_at_index_time_persisted_and_fed_to_the_symbol_ind
     assert again.refresh().reparsed == 0  # loaded from disk, not parsed again
     loaded = build_symbol_index([again]).outline(path)
     assert loaded is not None and loaded.entries == built.entries
+
+
+def test_an_index_of_the_previous_format_is_rebuilt_quietly(ws: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "c"
+    first = WorkspaceIndex(str(ws), cache)
+    first.refresh()
+    first.save()
+    assert first.file is not None
+    doc = json.loads(first.file.read_text())
+    doc["version"] = index_mod.FORMAT_VERSION - 1
+    first.file.write_text(json.dumps(doc))
+    again = WorkspaceIndex(str(ws), cache)
+    res = again.refresh()
+    assert res.loaded == "none" and res.reparsed == 2  # rebuilt with outlines, not "corrupt"
+    path = str(ws / "pkg" / "geometry.py")
+    outline = build_symbol_index([again]).outline(path)
+    assert outline is not None and outline.entries
