@@ -16,6 +16,7 @@ import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from tree_sitter import Node, Point, Tree
 
@@ -73,6 +74,7 @@ NEAR_REACH_BELOW = 4
 MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
 MENTION_STALE_EDITS = 60  # edits before that set is read again
 MENTION_STALE_LINES = 10
+MENTION_DOCS = 4
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
@@ -91,6 +93,18 @@ def _end_row(node: Node) -> int:
 
 def _near_identifiers(text: str) -> Counter[str]:
     return Counter(t for t in IDENT.findall(text) if len(t) > 1 and t not in STOPWORDS)
+
+
+@dataclass
+class _Mentions:
+    """The names one document spells, read in slices of rows until whole (`names`)."""
+
+    doc: Document
+    version: int
+    lines: int
+    next_row: int = 0
+    partial: set[str] = field(default_factory=set)
+    names: frozenset[str] | None = None
 
 
 class _Parts:
@@ -153,8 +167,9 @@ class ContextEngine:
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
         self._versions_seen: dict[str, int] = {}
         # names the current file spells (see `_mentioned`): (document, version, lines, names)
-        self._mentions: tuple[Document, int, int, frozenset[str]] | None = None
-        self._mentions_partial: tuple[Document, int, set[str]] | None = None  # (doc, next row, names)
+        # Names each recent document spells (`_mentioned`), by document object: a prefetch's
+        # one-off document does not evict the open one's.
+        self._mentions: OrderedDict[int, _Mentions] = OrderedDict()
         self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
         self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
@@ -864,30 +879,36 @@ class ContextEngine:
         also keeps the cross-file text stable while a line is being typed. The first read
         of a big file stops at the deadline and goes on at the next request (None until
         it is whole)."""
-        m = self._mentions
+        m = self._mentions.get(id(doc))
+        if m is not None and m.doc is not doc:
+            m = None  # an id reused by a new object
         if (
             m is not None
-            and m[0] is doc
-            and 0 <= doc.version - m[1] <= MENTION_STALE_EDITS
-            and abs(doc.line_count - m[2]) <= MENTION_STALE_LINES
+            and m.names is not None
+            and 0 <= doc.version - m.version <= MENTION_STALE_EDITS
+            and abs(doc.line_count - m.lines) <= MENTION_STALE_LINES
         ):
-            return m[3]
-        part = self._mentions_partial
-        start, out = (part[1], part[2]) if part is not None and part[0] is doc else (0, set())
+            self._mentions.move_to_end(id(doc))
+            return m.names
+        if m is None or m.names is not None:  # a first read, or a stale set: read again
+            m = _Mentions(doc, doc.version, doc.line_count)
+        self._mentions[id(doc)] = m
+        self._mentions.move_to_end(id(doc))
+        while len(self._mentions) > MENTION_DOCS:
+            self._mentions.popitem(last=False)
         idents = self._line_idents
         end = min(doc.line_count, MENTION_REACH)
-        while start < end:
-            stop = min(end, start + 512)
-            for text in doc.lines(start, stop):
-                out |= idents(text)
-            start = stop
-            if start < end and time.perf_counter() > deadline:
-                self._mentions_partial = (doc, start, out)
+        while m.next_row < end:
+            stop = min(end, m.next_row + 512)
+            for text in doc.lines(m.next_row, stop):
+                m.partial |= idents(text)
+            m.next_row = stop
+            if stop < end and time.perf_counter() > deadline:
                 return None
-        self._mentions_partial = None
-        names = frozenset(out)
-        self._mentions = (doc, doc.version, doc.line_count, names)
-        return names
+        m.names = frozenset(m.partial)
+        m.partial = set()
+        m.version, m.lines = doc.version, doc.line_count
+        return m.names
 
     def _head(self, doc: Document, row: int) -> tuple[str, ...]:
         """The rows where imports live, without the cursor row (their parse is cached by text)."""

@@ -227,13 +227,16 @@ def test_a_big_files_names_are_read_across_requests_within_their_deadline() -> N
     for _ in range(3):  # a deadline already past: each request reads one more slice, answers at once
         ctx = engine.build(doc, Cursor(row, 4), 4000, others=tabs, deadline_ms=0.0)
         assert not ctx.snippets and ctx.size <= 4000 and ctx.prefix
-        partial = engine._mentions_partial
-        assert partial is not None
-        rows_read.append(partial[1])
+        partial = engine._mentions[id(doc)]
+        assert partial.names is None
+        rows_read.append(partial.next_row)
     assert rows_read == sorted(rows_read) and rows_read[0] < rows_read[-1] < doc.line_count
     ctx = engine.build(doc, Cursor(row, 4), 4000, others=tabs, deadline_ms=2000)
     assert any(s.path == "/w/pkg/reader.py" for s in ctx.snippets)
-    assert engine._mentions_partial is None
+    assert engine._mentions[id(doc)].names is not None
+    # A one-off document (a prefetch) with the same URI does not evict the open one's names.
+    engine.build_from_text(big, "python", "/w/pkg/big.py", Cursor(row, 4), 4000, deadline_ms=2000)
+    assert engine._mentions[id(doc)].names is not None
 
 
 def test_the_stable_layout_keeps_outlines_within_its_reservation() -> None:
