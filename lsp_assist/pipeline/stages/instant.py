@@ -18,6 +18,7 @@ from lsp_assist.domain import Outcome, Suggestion
 from lsp_assist.errors import PolicyError, ProviderError
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher
+from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.pipeline.stages.services import Services
 from lsp_assist.pipeline.state import RequestState
 
@@ -45,7 +46,9 @@ async def attach(s: RequestState, sv: Services) -> Suggestion | None:
         return None
     target = s.target
     typed = flight.anchor.typed_since(target.snap.text, target.offset)
+    waited = False
     if typed is not None and flight.attachable(typed):
+        waited = True
         text = await _await_attached(sv.launcher, flight, typed, sv.config.tier(s.req.tier))
         s.clock.lap("queue")
         if text is not None and sv.answers.current(target):
@@ -53,6 +56,17 @@ async def attach(s: RequestState, sv: Services) -> Suggestion | None:
     # Superseded: nobody will see this stream's answer.
     if not flight.done:
         sv.launcher.abort(flight)
+    if waited and not s.req.invoked:
+        # Time passed while waiting on the stream: if the user is still typing fast, the next
+        # key is due; wait for it as the debounce would instead of starting a call it ends.
+        try:
+            await sv.scheduler.debounce(s.req.uri, s.ticket, invoked=False)
+        except Superseded:
+            s.clock.lap("debounce")
+            return Suggestion("", Outcome.CANCELLED, s.req.tier)
+        s.clock.lap("debounce")
+        if not sv.answers.current(target):
+            return Suggestion("", Outcome.STALE, s.req.tier)
     return None
 
 
