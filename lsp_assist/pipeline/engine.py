@@ -112,6 +112,7 @@ class CompletionEngine:
         self.answers.forget(uri)
         self.launcher.forget(uri)
         self.prefetcher.forget(uri)
+        self.prompts.forget(uri)
 
     async def complete(self, req: CompletionRequest) -> Suggestion:
         """Answer one inline-completion request; never raises except CancelledError."""

@@ -24,6 +24,7 @@ from lsp_assist.providers.base import Provider
 # Optional context gathering (cross-file, definitions) stops here; the same on every path,
 # so keys computed by warmup and by the request path agree.
 CONTEXT_DEADLINE_MS = 15.0
+_MEMO_DOCS = 32
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class PromptBuilder:
         self.governance = governance
         self.providers = providers
         self.redactions = 0  # total over the process, for stats
+        # The last prompt per document, reused while nothing it depends on changed (a request
+        # repeated at the same version and cursor: Invoked after Automatic, a revisit, the
+        # quality tier after the fast one on the same budget).
+        self._memo: dict[str, tuple[tuple[object, ...], int, Prompt]] = {}
+        self.reused = 0
 
     def excluded(self, snap: DocumentSnapshot) -> str | None:
         """Why this document must not reach a model, or None.
@@ -86,15 +92,34 @@ class PromptBuilder:
         documents as cross-file context."""
         governance = self.governance
         others = [d for d in self.store.documents() if d.uri != doc.uri and not governance.excluded(d.path)]
+        tier_cfg = self.config.tier(tier)
+        # Everything the built context depends on: the same document version at the same
+        # cursor with the same other documents and symbol index gets the same prompt.
+        memo_key = (
+            doc.uri, doc.version, cursor, tier_cfg.context_chars, tier_cfg.prompt_layout, mode,
+            tuple((d.uri, d.version) for d in others), id(self.context.symbols),
+        )  # fmt: skip
+        memo = self._memo.get(doc.uri)
+        if memo is not None and memo[0] == memo_key and memo[1] == self.context.symbols.generation:
+            self.reused += 1
+            return replace(memo[2], tier=tier, key=self.key(memo[2].context, tier))
         ctx = self.context.build(
             doc,
             cursor,
-            self.config.tier(tier).context_chars,
+            tier_cfg.context_chars,
             others=others,
             deadline_ms=CONTEXT_DEADLINE_MS,
-            layout=self.config.tier(tier).prompt_layout,
+            layout=tier_cfg.prompt_layout,
         )
-        return self._finish(ctx, tier, mode)
+        prompt = self._finish(ctx, tier, mode)
+        if self.store.get(doc.uri) is doc:  # an open document (not a file read for warmup)
+            self._memo[doc.uri] = (memo_key, self.context.symbols.generation, prompt)
+            while len(self._memo) > _MEMO_DOCS:
+                self._memo.pop(next(iter(self._memo)))
+        return prompt
+
+    def forget(self, uri: str) -> None:
+        self._memo.pop(uri, None)
 
     def for_text(self, text: str, language_id: str, path: str, cursor: Cursor, tier: str) -> Prompt:
         """The prompt for a text that is no open document (prefetch: the text as if the
