@@ -152,6 +152,9 @@ class Suggestion:
     model: str = ""
     stages: dict[str, float] = field(default_factory=dict)  # stage name -> milliseconds
     complete: bool = True  # False when an enrichment may produce a longer one
+    # What the user typed of this suggestion since it was computed (typing-through, attach):
+    # the LSP answer's range covers it, so accepting replaces it instead of adding to it.
+    typed: str = ""
 
 
 def estimate_tokens(text: str) -> int:

@@ -65,6 +65,7 @@ class CompletionConfig:
     debounce_min_ms: int = 10  # when the user pauses
     debounce_max_ms: int = 90  # while typing fast
     enrichment: bool = True  # continue in the background to a multi-line suggestion
+    grow: bool = True  # the ghost text grows line by line while the model streams (suggestionReady)
     enrichment_max_tokens: int = 96
     enrichment_timeout_ms: int = 8000
     prefetch: bool = True

@@ -69,6 +69,18 @@ class AnswerStore:
         if len(text) > len(shown) and listener is not None and self.current(target):
             listener(target.uri, target.snap.version, target.cursor)
 
+    def grew(self, target: Target, text: str, tier: str) -> None:
+        """A live stream's text grew past what was shown: remember it at `target` (the next
+        request there answers it from the typing-through index, at once) and announce it, so
+        the editor asks again and extends the ghost text in place. Nothing once the document
+        changed: the user typed something else, and the growth stops."""
+        if not text or not self.current(target):
+            return
+        self.remember(target, text, tier)
+        listener = self.on_suggestion_ready
+        if listener is not None:
+            listener(target.uri, target.snap.version, target.cursor)
+
     def answered(self, latency_ms: float, tier: str, outcome: str) -> None:
         """Every finished request (the status item's figures)."""
         self.last_latency_ms = latency_ms

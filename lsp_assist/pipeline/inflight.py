@@ -90,6 +90,9 @@ class InflightStream:
     early: bool = False  # `quick` was answered at the answer budget, before its line ended
     http_status: int | None = None  # the response's status, when the provider sent one
     speculative: bool = False  # started for nobody yet (prefetch, precompute)
+    # Called with the text so far as it grows after `quick` (on a new line, or every 100 ms),
+    # so the ghost text can grow while the model streams (see AnswerStore.grew).
+    on_grow: Callable[[str], None] | None = None
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()
@@ -184,6 +187,7 @@ async def read_stream(
     watchdog = _Watchdog(start + min(first_token_timeout_s, total_timeout_s))
     iterator = chunks.__aiter__()
     partial = ""
+    grew_at = start
     try:
         try:
             async for chunk in iterator:
@@ -222,6 +226,14 @@ async def read_stream(
                             flight.quick.set_result(early)
                     if not flight.quick.done() and loop.time() - start >= answer_budget_s * 0.5:
                         partial = assembler.text()  # what an early answer would show
+                if (
+                    flight.on_grow is not None
+                    and line is None
+                    and flight.quick.done()
+                    and ("\n" in chunk.text or loop.time() - grew_at >= 0.1)
+                ):
+                    grew_at = loop.time()
+                    flight.on_grow(assembler.text())
                 if stop:
                     break
         except asyncio.CancelledError:

@@ -208,6 +208,9 @@ class StreamLauncher:
                 )
             )
 
+        if spec.remember and not spec.speculative and self.config.completion.grow:
+            flight.on_grow = self._grower(flight, spec, tier_name)
+
         async def run() -> None:
             result: StreamResult | None = None
             try:
@@ -300,6 +303,26 @@ class StreamLauncher:
             return
         flight.abort()
         self.aborted += 1
+
+    def _grower(self, flight: InflightStream, spec: StreamSpec, tier_name: str) -> Callable[[str], None]:
+        """The ghost text grows by whole lines: each time the stream completes a line past
+        what was shown, the text up to it goes to `AnswerStore.grew` (at most every 50 ms;
+        the stream's end announces the rest anyway)."""
+        state = {"shown": 0, "at": 0.0}
+
+        def grow(text: str) -> None:
+            quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
+            cut = text.rfind("\n")
+            grown = text[:cut].rstrip() if cut > 0 else ""
+            now = time.perf_counter()
+            if len(grown) <= max(len(quick), state["shown"]) or not grown.startswith(quick.rstrip()):
+                return
+            if now - state["at"] < 0.05:
+                return
+            state["shown"], state["at"] = len(grown), now
+            self.answers.grew(spec.target, grown, tier_name)
+
+        return grow
 
     def abort_later(self, flight: InflightStream, grace_s: float = 0.15) -> None:
         """Abort `flight` after a grace period unless a request is waiting on it by then."""

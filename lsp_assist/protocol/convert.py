@@ -53,13 +53,29 @@ def apply_changes(
             store.change(uri, version, [TextChange(start=None, end=None, text=change.text)])
 
 
-def completion_list(text: str, position: types.Position) -> types.InlineCompletionList:
-    """One item inserting `text` at the cursor (an empty range, so nothing typed is replaced)."""
+def completion_list(
+    text: str, position: types.Position, typed: str = "", start: types.Position | None = None
+) -> types.InlineCompletionList:
+    """One item inserting `text` at the cursor.
+
+    `typed`: what the user typed of this suggestion since it was computed, on this line,
+    ending at the cursor; `start` is where it begins. The item then covers it (LSP 3.18):
+    `range` from `start` to the cursor, `insertText` = typed + text, `filterText` the same,
+    so a client that accepts fast replaces what was typed instead of adding to it.
+    """
     if not text:
         return types.InlineCompletionList(items=[])
-    item = types.InlineCompletionItem(
-        insert_text=text,
-        range=types.Range(start=position, end=position),
-        command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
-    )
+    if typed and start is not None:
+        item = types.InlineCompletionItem(
+            insert_text=typed + text,
+            filter_text=typed + text,
+            range=types.Range(start=start, end=position),
+            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+        )
+    else:
+        item = types.InlineCompletionItem(
+            insert_text=text,
+            range=types.Range(start=position, end=position),
+            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+        )
     return types.InlineCompletionList(items=[item])

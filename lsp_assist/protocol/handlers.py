@@ -356,7 +356,13 @@ def _register(server: AssistServer) -> None:
         if _version(ls, uri) != version:
             return types.InlineCompletionList(items=[])  # never answer for text that changed
         position = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
-        return convert.completion_list(result.text, position)
+        typed = result.typed.rsplit("\n", 1)[-1]  # a range stays on one line
+        start = None
+        if typed and len(typed) <= cursor.character:
+            start = convert.to_position(
+                ls.rt.store, uri, Cursor(cursor.line, cursor.character - len(typed)), ls.encoding
+            )
+        return convert.completion_list(result.text, position, typed if start else "", start)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:

@@ -121,7 +121,15 @@ async def inline(
 
 
 def texts(result: Any) -> list[str]:
+    """What each item adds at the cursor: its insertText less the part its range covers (the
+    characters typed since the suggestion was computed, which accepting replaces)."""
     if result is None:
         return []
     items = result.items if hasattr(result, "items") else result
-    return [i.insert_text if isinstance(i.insert_text, str) else i.insert_text.value for i in items]
+    out = []
+    for i in items:
+        text = i.insert_text if isinstance(i.insert_text, str) else i.insert_text.value
+        r = i.range
+        covered = r.end.character - r.start.character if r is not None and r.start.line == r.end.line else 0
+        out.append(text[covered:])
+    return out

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import doc_uri, inline, lsp_session, open_doc, openai_tiers, texts
@@ -94,3 +95,32 @@ async def test_unreachable_endpoint_is_named_within_a_second_once(tmp_path: Path
         await asyncio.sleep(0.3)
         assert [m for m in client.messages if wanted in m.message] == shown
         assert statuses[-1]["state"] == "warning"
+
+
+async def test_typing_through_answer_covers_what_was_typed_with_range_and_filter_text(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return a + b\n")
+    async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
+        uri = doc_uri(tmp_path, "calc.py")
+        open_doc(client, uri, SOURCE)
+        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=types.Position(1, 4), end=types.Position(1, 4)), text="ret"
+                    )
+                ],
+            )
+        )
+        res = await inline(client, uri, 1, 7)
+        items = res.items if isinstance(res, types.InlineCompletionList) else res
+        assert items is not None and len(items) == 1
+        item = items[0]
+        # LSP 3.18: the item replaces what was typed since the suggestion was computed.
+        assert item.insert_text == "return a + b"
+        assert item.filter_text == "return a + b"
+        assert item.range == types.Range(start=types.Position(1, 4), end=types.Position(1, 7))
+        assert len(fake.model_requests()) == 1  # answered from typing-through, no new call

@@ -280,11 +280,13 @@ scenarios.escalate = {
 -- alone before the multi-line version.
 local function track_seen()
   local g = ghost()
+  local last = results.seen[#results.seen]
   if g then
-    local last = results.seen[#results.seen]
-    if not last or last.text ~= g.text or #last.virt_lines ~= #g.virt_lines then
+    if not last or last.none or last.text ~= g.text or #last.virt_lines ~= #g.virt_lines then
       table.insert(results.seen, g)
     end
+  elseif last and not last.none then
+    table.insert(results.seen, { none = true }) -- the ghost went away (a flicker, if it comes back)
   end
   return g
 end
@@ -301,7 +303,7 @@ scenarios.ready = {
     name = "multi_line",
     wait = function()
       local g = track_seen()
-      return g and #g.virt_lines > 0 and g
+      return g and #g.virt_lines >= (params.virt_lines or 1) and g
     end,
     timeout = 10000,
     record = function(g)

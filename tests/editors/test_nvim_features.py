@@ -204,7 +204,7 @@ def _ready(tmp_path: Path, fake: FakeModelServer, accept_key: str | None) -> dic
     script.tokens_per_s = 60
     fake.default = script
     row = 2
-    params: dict[str, Any] = {"row": row, "line_before": "    "}
+    params: dict[str, Any] = {"row": row, "line_before": "    ", "virt_lines": len(BODY_LINES) - 1}
     if accept_key:
         params["accept_key"] = accept_key
     source = BODY_HEADER + "    \n\n\nprint(compute_total([1.0, 2.0], 0.2))\n"
@@ -213,6 +213,13 @@ def _ready(tmp_path: Path, fake: FakeModelServer, accept_key: str | None) -> dic
     assert (first["row"], first["col"]) == (row, 4)
     assert first["text"] == BODY_LINES[0].strip() and first["virt_lines"] == [], r["seen"]
     assert r["notified"] >= 1
+    # The ghost grew in place while the model streamed: one line, then two, then three,
+    # never shrinking or disappearing in between (no flicker), always at the same spot.
+    sizes = [len(s["virt_lines"]) for s in r["seen"] if not s.get("none")]
+    assert not any(s.get("none") for s in r["seen"]), r["seen"]
+    assert sizes == sorted(sizes) and sizes[0] == 0 and sizes[-1] == len(BODY_LINES) - 1, r["seen"]
+    assert len(set(sizes)) >= 3, r["seen"]  # an intermediate state: it grew, not jumped
+    assert all((s["row"], s["col"]) == (row, 4) for s in r["seen"]), r["seen"]
     multi = r["multi"]
     assert (multi["row"], multi["col"]) == (row, 4)
     assert multi["text"] == BODY_LINES[0].strip()

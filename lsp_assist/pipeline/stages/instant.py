@@ -28,7 +28,9 @@ async def typing_through(s: RequestState, sv: Services) -> Suggestion | None:
     if hit is None:
         return None
     s.clock.lap("queue")
-    return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier)
+    t = s.target
+    typed = t.snap.text[t.offset - hit.typed : t.offset]
+    return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier, typed=typed)
 
 
 async def cached(s: RequestState, sv: Services) -> Suggestion | None:
@@ -52,7 +54,7 @@ async def attach(s: RequestState, sv: Services) -> Suggestion | None:
         text = await _await_attached(sv.launcher, flight, typed, sv.config.tier(s.req.tier))
         s.clock.lap("queue")
         if text is not None and sv.answers.current(target):
-            return Suggestion(text, Outcome.ATTACHED, flight.tier)
+            return Suggestion(text, Outcome.ATTACHED, flight.tier, typed=typed)
     # Superseded: nobody will see this stream's answer.
     if not flight.done:
         sv.launcher.abort(flight)
