@@ -93,6 +93,10 @@ class Scheduler:
         delay = self.debounce_for(uri)
         st = self._state(uri)
         ev = st.wakeup
+        if st.last_change:
+            # The debounce runs from the keystroke, not from now: a request that already
+            # waited (on a live stream it hoped to attach to) does not wait it twice.
+            delay = max(0.0, delay - (time.monotonic() - st.last_change))
         if delay > 0:
             try:
                 await asyncio.wait_for(ev.wait(), timeout=delay)

@@ -55,3 +55,15 @@ async def test_trailing_edge_the_last_keystroke_gets_its_request() -> None:
     last = tickets[-1]
     waited = await asyncio.wait_for(s.debounce("u", last, invoked=False), 1)
     assert waited > 0
+
+
+async def test_the_debounce_runs_from_the_keystroke_not_from_the_request() -> None:
+    sched = Scheduler(min_ms=10, max_ms=200)
+    for _ in range(4):  # a fast burst: the debounce grows to the cap
+        sched.note_change("u")
+        await asyncio.sleep(0.03)
+    sched.note_change("u")
+    assert sched.debounce_for("u") > 0.04
+    ticket = sched.ticket("u")
+    await asyncio.sleep(0.15)  # the request waited elsewhere longer than the debounce (no pause)
+    assert await sched.debounce("u", ticket, invoked=False) == 0.0
