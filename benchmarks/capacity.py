@@ -33,6 +33,7 @@ from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
 from lsp_assist.capacity.report import format_report  # noqa: E402
 from lsp_assist.capacity.sim import (  # noqa: E402
     InProcessEditor,
+    auto_workers,
     build_developer_runtime,
     endpoint_options,
     run_level,
@@ -196,6 +197,7 @@ async def main() -> int:
     ap.add_argument("--ttft-ms", type=float, default=150.0)
     ap.add_argument("--tokens-per-s", type=float, default=100.0)
     ap.add_argument("--calibrate-s", type=float, default=15.0)
+    ap.add_argument("--workers", type=int, default=0, help="simulating processes (0: auto)")
     ap.add_argument("--n", type=int, default=200, help="cache-miss requests per store for the overhead")
     args = ap.parse_args()
     with (
@@ -212,11 +214,15 @@ async def main() -> int:
         levels = []
         for n in [int(x) for x in args.levels.split(",")]:
             t0 = time.perf_counter()
-            levels.append(await run_level(n, args.duration, opts, seed=1, cache_root=tmp / f"lv{n}"))
+            workers = args.workers or auto_workers(n)
+            levels.append(
+                await run_level(n, args.duration, opts, seed=1, cache_root=tmp / f"lv{n}", workers=workers)
+            )
             st = fake.stats
             took = time.perf_counter() - t0
-            print(f"  [{n} developers simulated in {took:.0f} s; fake: max {st.max_active} streams at once "
-                  f"(cap {args.cap}), {st.queued} requests queued]")  # fmt: skip
+            print(f"  [{n} developers simulated in {took:.0f} s by {workers} process(es); fake: "
+                  f"max {st.max_active} streams at once (cap {args.cap}), "
+                  f"{st.queued} requests queued]")  # fmt: skip
             fake.reset()
         print(f"\nlsp-assist capacity against a fake model: cap {args.cap} concurrent streams, "
               f"{args.ttft_ms:.0f} ms to first token, {args.tokens_per_s:.0f} tokens/s per stream, "

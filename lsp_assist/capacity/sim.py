@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing
+import os
 import random
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from lsp_assist.server import Runtime
 from lsp_assist.telemetry.stats import RequestRecord, percentile
 
 SAVED = ("cache", "typing_through", "attached")
+CHARS_PER_TOKEN = 3.5
 
 
 @dataclass
@@ -65,7 +69,9 @@ class LoadCollector:
                 start=now - total / 1000.0,
                 end=now,
                 ttft_ms=float(ttft) if isinstance(ttft, (int, float)) else None,
-                tokens_in=int(record.get("prompt_tokens") or 0),  # type: ignore[call-overload]
+                # An aborted stream reports no usage; its prompt was still read: estimate it.
+                tokens_in=int(record.get("prompt_tokens") or 0)  # type: ignore[call-overload]
+                or round(int(record.get("request_bytes") or 0) / CHARS_PER_TOKEN),  # type: ignore[call-overload]
                 tokens_out=int(record.get("completion_tokens") or 0),  # type: ignore[call-overload]
                 outcome=str(record.get("outcome") or ""),
                 error=str(record["error_class"]) if record.get("error_class") else None,
@@ -203,9 +209,18 @@ def _concurrency(calls: list[CallSample], t0: float, t1: float) -> tuple[int, fl
     return peak, area / (t1 - t0) if t1 > t0 else 0.0
 
 
-def summarize(
-    developers: int, t0: float, t1: float, col: LoadCollector, counts: list[TypistCounts]
-) -> LevelReport:
+@dataclass
+class RawLevel:
+    """What one simulating process measured (picklable, merged across worker processes)."""
+
+    collector: LoadCollector
+    counts: list[TypistCounts]
+    t0: float  # time.monotonic(): one clock for every process on the machine
+    t1: float
+
+
+def summarize(developers: int, raw: RawLevel) -> LevelReport:
+    t0, t1, col, counts = raw.t0, raw.t1, raw.collector, raw.counts
     duration = t1 - t0
     calls = [c for c in col.calls if c.start >= t0 - 1.0]
     peak_rps, mean_rps = _per_second([(c.start, 1.0) for c in calls], t0, duration)
@@ -240,22 +255,23 @@ def summarize(
     )
 
 
-async def run_level(
-    developers: int,
+async def simulate(
+    indices: Sequence[int],
     duration_s: float,
     options: Mapping[str, Any],
     *,
     seed: int = 1,
     typing: TypingModel | None = None,
     cache_root: Path | None = None,
-) -> LevelReport:
-    """Simulate `developers` typing for `duration_s` seconds; every server is closed after."""
+    start_at: float | None = None,
+) -> RawLevel:
+    """Developers `indices` type for `duration_s` s (from `start_at`, a time.monotonic())."""
     model = typing or TypingModel()
     col = LoadCollector()
     editors: list[InProcessEditor] = []
     with contextlib.ExitStack() as stack:
         root = cache_root or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-")))
-        for i in range(developers):
+        for i in indices:
             opts = {**options, "cache": {**dict(options.get("cache") or {}), "dir": str(root / f"dev{i}")}}
             rt = build_developer_runtime(opts)
             if rt.governance is not None:
@@ -263,13 +279,15 @@ async def run_level(
             if rt.stats is not None:
                 rt.stats.observers.append(col.on_request)
             editors.append(InProcessEditor(rt))
-        loop = asyncio.get_running_loop()
-        rng = random.Random(seed)
+        loop = asyncio.get_running_loop()  # its clock is time.monotonic()
+        if start_at is not None:
+            await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+        rng = random.Random(seed * 7919 + (indices[0] if indices else 0))
         t0 = loop.time()
         until = t0 + duration_s
         typists = [
             Typist(e, f"file:///capacity/dev{i}/handler.py", seed * 100_003 + i, model)
-            for i, e in enumerate(editors)
+            for i, e in zip(indices, editors, strict=True)
         ]
 
         async def start(t: Typist) -> None:
@@ -282,11 +300,83 @@ async def run_level(
         await lag
         mono1 = time.monotonic()
         await asyncio.sleep(0.2)  # streams that were answered in the last moments report in
-        report = summarize(developers, mono0, mono1, col, [t.counts for t in typists])
         for e in editors:
             with contextlib.suppress(Exception):
                 await e.close()
-    return report
+    return RawLevel(col, [t.counts for t in typists], mono0, mono1)
+
+
+def _worker(args: tuple[list[int], float, dict[str, Any], int, TypingModel | None, str, float]) -> RawLevel:
+    indices, duration, options, seed, typing, root, start_at = args
+    from lsp_assist.logs import setup_logging
+
+    setup_logging("error", None)
+    return asyncio.run(
+        simulate(
+            indices, duration, options, seed=seed, typing=typing, cache_root=Path(root), start_at=start_at
+        )
+    )
+
+
+def _merge(raws: list[RawLevel]) -> RawLevel:
+    col = LoadCollector()
+    counts: list[TypistCounts] = []
+    for r in raws:
+        col.calls += r.collector.calls
+        col.model_latency_ms += r.collector.model_latency_ms
+        col.lag_ms += r.collector.lag_ms
+        for k, v in r.collector.outcomes.items():
+            col.outcomes[k] = col.outcomes.get(k, 0) + v
+        counts += r.counts
+    return RawLevel(col, counts, min(r.t0 for r in raws), max(r.t1 for r in raws))
+
+
+async def run_level(
+    developers: int,
+    duration_s: float,
+    options: Mapping[str, Any],
+    *,
+    seed: int = 1,
+    typing: TypingModel | None = None,
+    cache_root: Path | None = None,
+    workers: int = 1,
+) -> LevelReport:
+    """Simulate `developers` typing for `duration_s` seconds; every server is closed after.
+
+    `workers` > 1 spreads the developers over that many processes (one event loop each), so
+    the simulator itself does not become the bottleneck at a few hundred developers.
+    """
+    workers = max(1, min(workers, developers))
+    if workers == 1:
+        raw = await simulate(range(developers), duration_s, options, seed=seed, typing=typing,
+                             cache_root=cache_root)  # fmt: skip
+        return summarize(developers, raw)
+    with contextlib.ExitStack() as stack:
+        root = cache_root or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-")))
+        # Every worker builds its servers first, then all start typing together.
+        start_at = time.monotonic() + 2.0 + 0.03 * developers
+        jobs = [
+            (
+                list(range(w, developers, workers)),
+                duration_s,
+                dict(options),
+                seed,
+                typing,
+                str(root),
+                start_at,
+            )
+            for w in range(workers)
+        ]
+        ctx = multiprocessing.get_context("spawn")
+        loop = asyncio.get_running_loop()
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            raws = await asyncio.gather(*(loop.run_in_executor(pool, _worker, j) for j in jobs))
+    return summarize(developers, _merge(list(raws)))
+
+
+def auto_workers(developers: int) -> int:
+    """One process below 30 developers; beyond, one per core (the endpoint is elsewhere)."""
+    return 1 if developers < 30 else max(1, os.cpu_count() or 1)
 
 
 def find_knee(levels: list[LevelReport], concurrency_limit: int | None = None) -> LevelReport | None:
@@ -304,4 +394,7 @@ def find_knee(levels: list[LevelReport], concurrency_limit: int | None = None) -
     return None
 
 
-__all__ = ["InProcessEditor", "LevelReport", "LoadCollector", "endpoint_options", "find_knee", "run_level"]
+__all__ = [
+    "InProcessEditor", "LevelReport", "LoadCollector", "RawLevel", "auto_workers", "endpoint_options",
+    "find_knee", "run_level", "simulate",
+]  # fmt: skip

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from lsp_assist.capacity.report import format_report
-from lsp_assist.capacity.sim import LevelReport, endpoint_options, find_knee, run_level
+from lsp_assist.capacity.sim import LevelReport, auto_workers, endpoint_options, find_knee, run_level
 from lsp_assist.logs import setup_logging
 
 
@@ -28,6 +28,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--duration", type=float, default=20.0, help="seconds of typing per level")
     p.add_argument("--concurrency-limit", type=int, default=None, help="the endpoint's known limit")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--workers", type=int, default=0, help="simulating processes (0: one per core from 30 on)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
@@ -36,7 +37,8 @@ async def simulate(args: argparse.Namespace) -> list[LevelReport]:
     opts = endpoint_options(args.endpoint, args.model, api=args.api, api_key_env=args.api_key_env)
     levels: list[LevelReport] = []
     for n in [int(x) for x in str(args.developers).split(",") if x.strip()]:
-        levels.append(await run_level(n, args.duration, opts, seed=args.seed))
+        workers = args.workers or auto_workers(n)
+        levels.append(await run_level(n, args.duration, opts, seed=args.seed, workers=workers))
         if args.until_knee and find_knee(levels, args.concurrency_limit) is not None:
             break
     return levels

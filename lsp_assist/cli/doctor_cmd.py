@@ -39,6 +39,23 @@ async def _check_http(rt: Any, base_url: str) -> str:
         return f"UNREACHABLE ({type(exc).__name__}: {exc})"
 
 
+async def _check_team(rt: Any) -> int:
+    """The shared governance store: configured, reachable, which fallback applies."""
+    team = getattr(rt.governance, "team", None)
+    if team is None:
+        if rt.config.team.store:
+            print("team store: NOT IN USE (see the configuration problems above); local limits apply")
+            return 1
+        print("team store: none (quotas and limits are per machine)")
+        return 0
+    ok = await team.store.ping()
+    where = rt.config.team.store.split("@")[-1]
+    state = "reachable" if ok else f"UNREACHABLE ({team.fallback()} limits apply while it is down)"
+    print(f"team store: {where} {state}; business line {team.settings.business_line or '-'}, "
+          f"user {team.settings.user}")  # fmt: skip
+    return 0 if ok else 1
+
+
 async def _doctor(workspace: Path) -> int:
     from lsp_assist.server import build_runtime, local_model_available
 
@@ -91,6 +108,7 @@ async def _doctor(workspace: Path) -> int:
             if provider is not None and provider.name == "offline" and tier.provider not in ("offline",):
                 problems += 1
                 print("    PROBLEM: this tier could not be built and runs on the offline engine")
+        problems += await _check_team(rt)
     finally:
         await rt.aclose()
     print("no problems found" if not problems else f"{problems} problem(s) found")

@@ -27,6 +27,7 @@ then by the tier name, then `rate_limits.default`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
@@ -114,6 +115,10 @@ class Permit:
             return
         self.finished = True
         self.lease.release()
+        if "total" not in record.stages:
+            # A cancelled stream reports no stages; its time in flight is still load on the endpoint.
+            total = round((time.monotonic() - self.started) * 1000.0, 3)
+            record = dataclasses.replace(record, stages={**record.stages, "total": total})
         error = record.error
         if error is not None:
             self.breaker.record_failure(error)

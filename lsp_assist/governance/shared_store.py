@@ -14,7 +14,8 @@ Every lsp-assist process pointing at the same store checks and takes, in ONE Lua
 Time comes from the Redis server (``TIME``), so processes on machines with skewed clocks
 share one bucket. Either everything is taken or nothing is. Releasing a slot and adding the
 call's tokens is a second script sent in the background when the call ends: the request
-path pays one round trip.
+path pays one round trip. (So a token quota is checked against the tokens of finished
+calls: the calls in flight when it runs out may overshoot it by their own tokens.)
 
 When a command fails (connection refused, reset, timeout) the store says so once in the
 log, reports itself unavailable at once (no request waits on a dead store) and a
@@ -269,7 +270,7 @@ class RedisStore:
         task.add_done_callback(self._background.discard)
 
     async def _do_release(self, lease: SharedLease, tokens: int) -> None:
-        if not lease.concurrency_keys and tokens <= 0:
+        if not lease.concurrency_keys and (tokens <= 0 or not lease.quota_keys):
             return
         try:
             await self._release(

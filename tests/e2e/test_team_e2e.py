@@ -172,3 +172,24 @@ async def test_redis_killed_mid_run_then_back(
         log = (tmp_path / f"p{i}" / "server.log").read_text()
         assert log.count("team store unreachable") == 1, "the outage is reported once per process"
         assert log.count("team store reachable again") == 1
+
+
+def test_doctor_reports_the_team_store(
+    tmp_path: Path, fake: FakeModelServer, redis_server: RedisServer
+) -> None:
+    from tests.e2e.test_cli import openai_config, run, write_config
+
+    body = (
+        openai_config(fake.base_url) + f'\n[team]\nstore = "{redis_server.url}"\nbusiness_line = "payments"\n'
+    )
+    env = write_config(tmp_path, body)
+    out = run(["doctor", "--workspace", str(tmp_path)], env)
+    assert f"team store: redis://127.0.0.1:{redis_server.port}/0 reachable" in out.stdout, out.stdout
+    redis_server.kill()
+    down = run(["doctor", "--workspace", str(tmp_path)], env)
+    assert "UNREACHABLE (local limits apply" in down.stdout and down.returncode == 1
+    plain = write_config(
+        tmp_path, openai_config(fake.base_url) + '\n[team]\nstore = "redis://10.9.9.9:6379/0"\n'
+    )
+    bad = run(["doctor", "--workspace", str(tmp_path)], plain)
+    assert "must use TLS" in bad.stdout and "NOT IN USE" in bad.stdout

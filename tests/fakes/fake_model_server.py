@@ -370,6 +370,11 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeModelServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that goes away mid-request (an aborted stream) is normal traffic here.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, so connection pooling can be observed
