@@ -40,6 +40,7 @@ from lsp_assist.capacity.sim import (  # noqa: E402
 )
 from lsp_assist.capacity.typist import Typist, TypistCounts  # noqa: E402
 from lsp_assist.domain import Cursor  # noqa: E402
+from lsp_assist.governance.record import CallRecord  # noqa: E402
 from lsp_assist.pipeline.request import CompletionRequest  # noqa: E402
 from tests.fakes.fake_model_server import Script  # noqa: E402
 from tests.fakes.process import FakeModelProcess  # noqa: E402
@@ -159,7 +160,7 @@ async def quota_overhead(fake: FakeModelProcess, tmp: Path, n: int) -> None:
                 t0 = time.perf_counter()
                 p = await rt.governance.admit_async("completion", "fast", "openai:127.0.0.1:fake")
                 adm[kind].append((time.perf_counter() - t0) * 1000.0)
-                p.finish("model", None, {}, 0, None, "fake", None)
+                p.finish(CallRecord("model", model="fake"))
             if i % 50 == 0:
                 await asyncio.sleep(0)  # let background releases run
         # 2. A cache miss end to end (invoked, a new document each time), interleaved.
