@@ -440,6 +440,9 @@ class Runtime:
             except Exception as exc:
                 log.debug("closing provider: %s", exc)
         await self.clients.aclose_all()
+        if self.governance is not None:
+            # Flushes batched quota tokens and closes the team store's connections.
+            await self.governance.aclose()
 
 
 def effective_url(provider: Provider) -> str:
