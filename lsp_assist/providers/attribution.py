@@ -22,7 +22,9 @@ from typing import Any
 
 from lsp_assist.config.schema import AttributionConfig
 
-_OPENAI_FAMILIES = ("openai", "mistral")
+# Bodies that take OpenAI's `user` field. Native APIs (Ollama, llama.cpp, Mistral FIM) get
+# the headers only: an unknown body field may be refused there.
+_OPENAI_FAMILIES = ("openai",)
 _FIELDS = ("business_line", "feature", "user", "environment")
 
 
@@ -69,7 +71,7 @@ class Attribution:
         if family in _OPENAI_FAMILIES:
             if self.config.openai_user and self.user:
                 out["user"] = self.user
-            if self.config.litellm and family == "openai":
+            if self.config.litellm:
                 vals = {k: v for k, v in self.values(feature).items() if v}
                 out["metadata"] = {"tags": self.tags(feature), **vals}
         elif family == "anthropic" and self.config.openai_user and self.user:

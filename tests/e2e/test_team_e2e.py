@@ -105,13 +105,22 @@ async def test_daily_quota_lets_exactly_n_calls_through_across_processes(
     fake.default = Script(text="return a + b\n", ttft_ms=30)
     quota = 7
     opts = options(fake, redis_server, {"quotas": {"completion": {"requests_per_day": quota}}})
+    # Without prefetch every admitted call is one a request waits for, so none is dropped
+    # before it is sent (a call the store admitted counts against the quota either way).
+    opts["completion"]["prefetch"] = False
     async with servers(tmp_path, opts) as clients:
         results = await asyncio.gather(
             *(typing(c, tmp_path / f"p{i}", f"q{i}", docs=5) for i, c in enumerate(clients))
         )
-        await asyncio.sleep(0.3)  # let prefetches (also completion calls) finish
+        await asyncio.to_thread(
+            fake.wait_for, lambda st: st.streams_completed + st.streams_aborted >= calls(fake)
+        )
     assert all(all(r) for r in results), "every request is answered before its deadline"
-    # Locally each process would allow 7 (21 in all); the store lets exactly 7 through.
+    # Locally each process would allow 7 (21 in all); the store admits exactly 7 ...
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    counted = redis_server.command("HGET", f"lsp-assist:dev:q:{day}:feature:completion", "r")
+    assert counted.split(b"\r\n")[1] == str(quota).encode()
+    # ... and those are the model calls that happened.
     assert calls(fake) == quota
     # Each call says who made it, as a gateway reads it (OpenAI `user`, the header map).
     reqs = [r for r in fake.model_requests() if (r.body or {}).get("model") == MODEL]

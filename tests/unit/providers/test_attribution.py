@@ -62,3 +62,9 @@ async def test_no_attribution_without_team_settings(fake: FakeModelServer, pool:
     _ = [c async for c in p.stream(request_for())]  # type: ignore[arg-type]
     body = fake.model_requests()[0].body or {}
     assert "user" not in body and "metadata" not in body
+
+
+def test_native_apis_get_headers_only() -> None:
+    for family in ("mistral", "ollama", "llamacpp"):
+        assert LABELS.body_fields(family, "completion") == {}
+    assert LABELS.headers("completion")["X-Team"] == "payments"
