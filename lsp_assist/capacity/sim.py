@@ -138,6 +138,10 @@ def build_developer_runtime(options: Mapping[str, Any]) -> Runtime:
     layers = ConfigLayers(init_options=dict(options))
     rt = Runtime(layers, [])
     rt.build(layers.build())
+    if rt.governance is not None and rt.governance.team is not None:
+        # An admin policy may pin a team store: simulated developers must not spend the
+        # team's real quotas. The per-machine limits apply to them instead.
+        rt.governance.team = None
     return rt
 
 
