@@ -385,7 +385,9 @@ def assemble(
     outlines: list[FileOutline | None] = []
     considered = 0
     for rank, cand in enumerate(candidates[:MAX_CANDIDATES]):
-        if time.perf_counter() > deadline:
+        # The strongest file is ranked even past the deadline: its outline is ready, ranking
+        # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
+        if rank > 0 and time.perf_counter() > deadline:
             break
         outline = outline_of(cand.path)
         outlines.append(outline)

@@ -140,7 +140,7 @@ def test_deadline_zero_still_answers_without_snippets_work() -> None:
     ctx = ContextEngine().build_from_text(
         text, "python", "/p/m.py", cursor, 3000, others=_others(), deadline_ms=0.0
     )
-    assert ctx.prefix and not ctx.snippets
+    assert ctx.prefix and len(ctx.snippets) <= 1  # at most the strongest file's ready outline
     assert ctx.size <= 3000
 
 

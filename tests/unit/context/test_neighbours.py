@@ -201,10 +201,14 @@ def test_cross_file_text_is_stable_while_typing_on_the_cursor_line() -> None:
         assert ctx.snippets == first.snippets  # same bytes first: prompt caches keep hitting
 
 
-def test_deadline_past_skips_cross_file_but_answers() -> None:
-    engine, tabs, text, cursor = _workspace()
+def test_deadline_past_keeps_only_the_strongest_outline_and_answers() -> None:
+    engine, tabs, _, _ = _workspace()
+    text = "from .reader import Reader\n\ndef load(path):\n    r = Reader(path)\n    \n    return r\n"
+    cursor = Cursor(4, 4)
     ctx = engine.build_from_text(text, "python", "/w/pkg/load.py", cursor, 4000, others=tabs, deadline_ms=0.0)
-    assert not ctx.snippets and ctx.prefix.endswith("    ") and ctx.size <= 4000
+    # Past the deadline only the imported module's ready outline is ranked; the tab is not.
+    assert [s.path for s in ctx.snippets] == ["/w/pkg/reader.py"]
+    assert ctx.prefix.endswith("    ") and ctx.size <= 4000
 
 
 def test_unused_cross_budget_goes_back_to_the_file() -> None:
