@@ -7,6 +7,7 @@ and last latency (throttled), and the messages a user sees when the model is unr
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 from pathlib import Path
@@ -49,6 +50,18 @@ async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
         uri = doc_uri(tmp_path, "calc.py")
         open_doc(client, uri, SOURCE)
         assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        answered = time.monotonic()
+        # Baseline for the editors' first-token-to-ghost figures: first token -> the answer
+        # in a bare LSP client (no rendering).
+        first_token = fake.stream_times[-1][1][0]
+        print(
+            json.dumps(
+                {
+                    "editor": "bare LSP client",
+                    "first_token_to_answer_ms": round((answered - first_token) * 1000, 1),
+                }
+            )
+        )
         assert await wait_until(lambda: any(s.get("outcome") == "model" for s in statuses))
         last = [s for s in statuses if s.get("outcome") == "model"][-1]
         assert last["tier"] == "fast" and last["provider"] == "openai"

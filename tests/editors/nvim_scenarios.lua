@@ -614,6 +614,17 @@ if not ok_setup then
   return
 end
 
+-- When the ghost was first drawn (CLOCK_MONOTONIC, the clock of the fake model's token
+-- times): the test compares it with the first token of the stream it came from.
+local real_render = inline.render
+inline.render = function(...)
+  local shown = real_render(...)
+  if shown and not results.first_ghost_mono then
+    results.first_ghost_mono = vim.uv.hrtime() / 1e9
+  end
+  return shown
+end
+
 -- Count the server's suggestionReady notifications (the plugin's handler looks the
 -- function up on the module at call time, so wrapping it here sees every one).
 results.ready_notes = 0
