@@ -178,6 +178,8 @@ class AssistServer(LanguageServer):
                 gov_status = {}
         if gov_status.get("warning") and state == "ok":
             state, message = "warning", str(gov_status.get("warning"))
+            # The same outage was already named with its endpoint: no second toast for it.
+            notified = notified or bool(self.notices.failing)
         self.health = {"state": state, "message": message, "notified": notified}
         self.status_throttle.now(self._status_payload())
 

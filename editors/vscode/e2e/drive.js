@@ -177,7 +177,7 @@ async function main() {
 
     // 3. The status item shows a real latency.
     result.status = await waitFor(page, 'latency', () => {
-      const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /fast \d+ ms/.test(e.textContent || ''));
+      const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /fast \d+(\.\d)? ms/.test(e.textContent || ''));
       return item ? item.textContent : null;
     }, 10_000);
     await shot(page, 'accepted');

@@ -18,7 +18,9 @@ export interface StatusParams {
 /** Status item text, tooltip and state for the server's last `lspAssist/status`. */
 export function statusView(s: StatusParams): [string, string, 'ok' | 'warning' | 'error'] {
   const tier = s.tier ?? 'fast';
-  const ms = typeof s.lastLatencyMs === 'number' && s.lastLatencyMs > 0 ? Math.round(s.lastLatencyMs) : undefined;
+  // Instant answers (typing-through, cache) take well under a millisecond: one decimal below 10 ms.
+  const raw = typeof s.lastLatencyMs === 'number' && s.lastLatencyMs > 0 ? s.lastLatencyMs : undefined;
+  const ms = raw === undefined ? undefined : raw < 10 ? Math.max(0.1, Math.round(raw * 10) / 10) : Math.round(raw);
   const latency = ms === undefined ? '' : ` ${ms} ms`;
   const state = s.state ?? 'ok';
   const icon = state === 'ok' ? '$(sparkle)' : state === 'warning' ? '$(warning)' : '$(error)';

@@ -552,7 +552,12 @@ function M.statusline()
   end
   if s.tier then
     local ms = tonumber(s.lastLatencyMs)
-    return "lsp-assist " .. s.tier .. ((ms and ms > 0) and (" " .. math.floor(ms + 0.5) .. "ms") or "")
+    local shown = ""
+    if ms and ms > 0 then
+      -- Instant answers (typing-through, cache) take under a millisecond: one decimal below 10.
+      shown = ms < 10 and (" %.1fms"):format(math.max(ms, 0.1)) or (" " .. math.floor(ms + 0.5) .. "ms")
+    end
+    return "lsp-assist " .. s.tier .. shown
   end
   return ""
 end
