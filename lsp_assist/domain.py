@@ -155,6 +155,8 @@ class Suggestion:
     # What the user typed of this suggestion since it was computed (typing-through, attach):
     # the LSP answer's range covers it, so accepting replaces it instead of adding to it.
     typed: str = ""
+    # An Invoked request's other distinct choices, after `text` (the editor cycles them).
+    alternatives: list[str] = field(default_factory=list)
 
 
 def estimate_tokens(text: str) -> int:

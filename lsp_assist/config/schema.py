@@ -72,6 +72,8 @@ class CompletionConfig:
     prefetch_max_tokens: int = 32
     max_document_bytes: int = 2_000_000  # larger documents get offline suggestions only
     languages_disabled: list[str] = field(default_factory=list)
+    invoked_choices: int = 3  # items an Invoked request returns to cycle through (Automatic: 1)
+    invoked_choices_wait_ms: int = 1500  # how long an Invoked request waits for the fuller answer
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Any
 
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import Cursor, Outcome, Suggestion
+from lsp_assist.pipeline import choices
 from lsp_assist.pipeline.answers import AnswerStore, ReadyListener
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.escalation import Escalator
@@ -130,9 +131,12 @@ class CompletionEngine:
                 task.cancel()
 
         timer = asyncio.get_running_loop().call_later(self.config.completion.deadline_ms / 1000.0, expire)
+        state = RequestState(req, clock)
         try:
             try:
-                result = await self._run_stages(RequestState(req, clock))
+                result = await self._run_stages(state)
+                if req.invoked and result.text and not result.typed:
+                    result.alternatives = await self._alternatives(state, result.text)
             except asyncio.CancelledError:
                 if not expired:
                     raise
@@ -178,6 +182,22 @@ class CompletionEngine:
     ) -> Suggestion:
         """Ask the quality tier for a fuller completion at `cursor`, store it, return it."""
         return await self.escalator.escalate(uri, cursor, recompute=recompute, progress=progress)
+
+    async def _alternatives(self, s: RequestState, primary: str) -> list[str]:
+        """An Invoked request's other choices (`choices`), inside the deadline's timer."""
+        limit = self.config.completion.invoked_choices
+        if limit <= 1:
+            return []
+        completion = self.config.completion
+        # Leave a margin under the deadline: the primary answer must never be lost to a wait.
+        remaining_ms = completion.deadline_ms - s.clock.elapsed_ms() - 100.0
+        wait_s = max(0.0, min(completion.invoked_choices_wait_ms, remaining_ms)) / 1000.0
+        fuller = await choices.fuller_text(s.flight, wait_s)
+        offline = ""
+        if s.has_prompt:
+            offline = await self.c.offline_suggest(s.prompt.context)
+        found = choices.distinct_choices(primary, (fuller, choices.first_line(primary), offline), limit)
+        return found[1:]
 
     # ------------------------------------------------------------------ bookkeeping
 

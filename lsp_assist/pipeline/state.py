@@ -40,6 +40,10 @@ class RequestState:
         self._target = value
 
     @property
+    def has_prompt(self) -> bool:
+        return self._prompt is not None
+
+    @property
     def prompt(self) -> Prompt:
         if self._prompt is None:
             raise StageOrderError("the prompt stage has not run")

@@ -54,14 +54,19 @@ def apply_changes(
 
 
 def completion_list(
-    text: str, position: types.Position, typed: str = "", start: types.Position | None = None
+    text: str,
+    position: types.Position,
+    typed: str = "",
+    start: types.Position | None = None,
+    alternatives: Sequence[str] = (),
 ) -> types.InlineCompletionList:
-    """One item inserting `text` at the cursor.
+    """One item inserting `text` at the cursor (then one per alternative).
 
     `typed`: what the user typed of this suggestion since it was computed, on this line,
     ending at the cursor; `start` is where it begins. The item then covers it (LSP 3.18):
     `range` from `start` to the cursor, `insertText` = typed + text, `filterText` the same,
     so a client that accepts fast replaces what was typed instead of adding to it.
+    `alternatives`: an Invoked request's other choices, one item each after the first.
     """
     if not text:
         return types.InlineCompletionList(items=[])
@@ -78,4 +83,13 @@ def completion_list(
             range=types.Range(start=position, end=position),
             command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
         )
-    return types.InlineCompletionList(items=[item])
+    others = [
+        types.InlineCompletionItem(
+            insert_text=alt,
+            range=types.Range(start=position, end=position),
+            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+        )
+        for alt in alternatives
+        if alt
+    ]
+    return types.InlineCompletionList(items=[item, *others])

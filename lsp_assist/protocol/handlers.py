@@ -364,7 +364,9 @@ def _register(server: AssistServer) -> None:
             start = convert.to_position(
                 ls.rt.store, uri, Cursor(cursor.line, cursor.character - len(typed)), ls.encoding
             )
-        return convert.completion_list(result.text, position, typed if start else "", start)
+        return convert.completion_list(
+            result.text, position, typed if start else "", start, result.alternatives
+        )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:

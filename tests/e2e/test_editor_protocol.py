@@ -137,3 +137,24 @@ async def test_typing_through_answer_covers_what_was_typed_with_range_and_filter
         assert item.filter_text == "return a + b"
         assert item.range == types.Range(start=types.Position(1, 4), end=types.Position(1, 7))
         assert len(fake.model_requests()) == 1  # answered from typing-through, no new call
+
+
+async def test_invoked_returns_distinct_choices_and_automatic_one(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    # A multi-line answer: the quick first line and the fuller suggestion are two choices.
+    fake.default = Script(text="total = a + b\n    if total < 0:\n        return 0\n    return total\n")
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "invoked.py")
+        open_doc(client, uri, SOURCE)
+        choices = texts(await inline(client, uri, 1, 4, invoked=True))
+        assert len(choices) >= 2
+        assert len({c.rstrip() for c in choices}) == len(choices)  # distinct
+        assert choices[0] == "total = a + b"
+        assert any(c.startswith("total = a + b\n    if total < 0:") for c in choices[1:])
+        other = doc_uri(tmp_path, "automatic.py")
+        open_doc(client, other, SOURCE)
+        res = await inline(client, other, 1, 4, invoked=False)
+        assert len(texts(res)) == 1

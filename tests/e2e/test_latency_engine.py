@@ -130,7 +130,8 @@ async def test_enrichment_notifies_and_rerequest_returns_longer(
         open_doc(client, uri, SOURCE)
         ready = client.protocol.wait_for_notification_async("lspAssist/suggestionReady")
         first = texts(await inline(client, uri, 1, 4))
-        assert first == ["total = a + b"]
+        # Invoked: the quick first line first; the fuller answer is a choice after it.
+        assert first[0] == "total = a + b"
         note = await asyncio.wait_for(ready, timeout=10)
         assert note.uri == uri
         assert note.position.line == 1
