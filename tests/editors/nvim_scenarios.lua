@@ -341,6 +341,66 @@ if params.accept_key then
   })
 end
 
+-- Invoked gives choices: the automatic ghost is one item; the next key with one item asks
+-- the server (Invoked), which answers several; item 1 shows, the next key shows item 2.
+local function choice_state()
+  local texts, index = inline.choices(buf)
+  local g = ghost()
+  return { texts = texts, index = index, ghost = g and g.text or vim.NIL, virt_lines = g and g.virt_lines or {} }
+end
+scenarios.choices = {
+  {
+    name = "automatic",
+    act = enter_insert_at_end,
+    wait = function()
+      return vim.fn.mode() == "i" and ghost() and not inline.pending(buf)
+    end,
+    settle = tonumber(params.settle_ms or 800), -- the stream ends (and its suggestionReady)
+    record = function()
+      results.automatic = choice_state()
+    end,
+  },
+  {
+    name = "invoked",
+    act = function()
+      feed(params.next_key, "m")
+    end,
+    wait = function()
+      local texts = inline.choices(buf)
+      return #texts >= 2 and ghost() and not inline.pending(buf)
+    end,
+    record = function()
+      results.invoked = choice_state()
+    end,
+  },
+  {
+    name = "cycled",
+    act = function()
+      feed(params.next_key, "m")
+    end,
+    wait = function()
+      local _, index = inline.choices(buf)
+      return index == 2 and ghost()
+    end,
+    record = function()
+      results.cycled = choice_state()
+    end,
+  },
+  {
+    name = "cycled_back",
+    act = function()
+      feed(params.prev_key, "m")
+    end,
+    wait = function()
+      local _, index = inline.choices(buf)
+      return index == 1 and ghost()
+    end,
+    record = function()
+      results.cycled_back = choice_state()
+    end,
+  },
+}
+
 -- The screen rows (for the split check): `vim.fn.screenstring` after a redraw.
 local function screen_rows()
   vim.cmd("redraw")

@@ -250,3 +250,28 @@ def test_accept_line_of_multi_line_then_tab_inserts_the_rest(tmp_path: Path, fak
     rest = r["after_rest"]
     assert rest["lines"][2:5] == BODY_LINES, rest["lines"]
     assert rest["cursor"] == [5, len(BODY_LINES[-1])]
+
+
+def test_invoked_shows_item_one_and_the_cycle_key_shows_item_two(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    # A multi-line answer: the choices are its first line and the whole body (the server
+    # dedups them); the automatic request while typing gets one item.
+    fake.default = _answer({FAST_MODEL: ["\n".join(BODY_LINES)]})
+    row = 2
+    source = BODY_HEADER + "    \n\n\nprint(compute_total([1.0, 2.0], 0.2))\n"
+    r = _run(tmp_path, fake, "choices", source, {"row": row, "next_key": "<M-]>", "prev_key": "<M-[>"})
+    assert len(r["automatic"]["texts"]) == 1, r["automatic"]
+    invoked, cycled, back = r["invoked"], r["cycled"], r["cycled_back"]
+    texts = invoked["texts"]
+    assert len(texts) >= 2 and len(set(texts)) == len(texts), invoked
+    assert any("\n" in t for t in texts) and BODY_LINES[0].strip() in texts, invoked
+    assert cycled["texts"] == texts  # cycling keeps the items, no new request replaced them
+
+    def shown(state: dict[str, Any]) -> str:
+        return "\n".join([state["ghost"], *state["virt_lines"]])
+
+    # Item 1 is shown first, the cycle key shows item 2, the previous key item 1 again.
+    assert invoked["index"] == 1 and shown(invoked) == texts[0], invoked
+    assert cycled["index"] == 2 and shown(cycled) == texts[1], cycled
+    assert back["index"] == 1 and shown(back) == texts[0], back

@@ -458,6 +458,16 @@ function M.dismiss()
   return had
 end
 
+--- The texts of the current items and the index shown (an Invoked answer has several).
+function M.choices(buf)
+  local st = S(buf or vim.api.nvim_get_current_buf())
+  local texts = {}
+  for _, sugg in ipairs(st.items or {}) do
+    table.insert(texts, sugg.text)
+  end
+  return texts, st.index
+end
+
 --- Cycle through the items; with one item, ask the server for alternatives (Invoked).
 function M.next(count)
   local buf = vim.api.nvim_get_current_buf()
@@ -484,7 +494,14 @@ function M.on_suggestion_ready(params)
   if params.version and version and params.version ~= version then
     return -- the user typed since: a fresh request is already on its way
   end
-  if S(buf).dismissed then
+  local st = S(buf)
+  if st.dismissed then
+    return
+  end
+  -- A request on its way answers the latest text anyway (re-requesting would cancel it: an
+  -- Invoked request's choices would be lost), and while the user cycles an Invoked answer's
+  -- choices a re-request would collapse them to one.
+  if M.pending(buf) or (st.items and #st.items > 1) then
     return
   end
   local client = M.get_client(buf)
