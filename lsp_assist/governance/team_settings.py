@@ -25,10 +25,10 @@ import getpass
 import ipaddress
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from lsp_assist.config.schema import AttributionConfig, TeamConfig
@@ -146,39 +146,52 @@ def _named_tables(raw: object, key: str, errors: list[str]) -> dict[str, Mapping
     return out
 
 
-def _quotas(raw: Mapping[str, Any], prefix: str, errors: list[str]) -> dict[str, dict[str, QuotaLimit]]:
-    out: dict[str, dict[str, QuotaLimit]] = {"business_lines": {}, "users": {}}
+_KINDS = ("business_lines", "users")
+_T = TypeVar("_T")
+
+
+def _per_name(
+    raw: Mapping[str, Any],
+    prefix: str,
+    errors: list[str],
+    keys: frozenset[str],
+    build: Callable[[Mapping[str, Any], str], _T],
+) -> dict[str, dict[str, _T]]:
+    """`{business_lines|users: {name: table}}` -> `{kind: {name: build(table, dotted)}}`,
+    reporting unknown kinds, non-tables and unknown keys (one walk for quotas and rates)."""
+    out: dict[str, dict[str, _T]] = {kind: {} for kind in _KINDS}
     for kind, sub in raw.items():
         if kind not in out:
             errors.append(f"{prefix}.{kind}: unknown key (expected business_lines or users)")
             continue
         for name, t in _named_tables(sub, f"{prefix}.{kind}", errors).items():
             k = f"{prefix}.{kind}.{name}"
-            for extra in set(t) - {"requests_per_day", "tokens_per_day"}:
+            for extra in set(t) - keys:
                 errors.append(f"{k}.{extra}: unknown key (ignored)")
-            out[kind][name] = QuotaLimit(
-                _int_or_none(t.get("requests_per_day"), f"{k}.requests_per_day", errors),
-                _int_or_none(t.get("tokens_per_day"), f"{k}.tokens_per_day", errors),
-            )
+            out[kind][name] = build(t, k)
     return out
+
+
+def _quotas(raw: Mapping[str, Any], prefix: str, errors: list[str]) -> dict[str, dict[str, QuotaLimit]]:
+    def build(t: Mapping[str, Any], k: str) -> QuotaLimit:
+        return QuotaLimit(
+            _int_or_none(t.get("requests_per_day"), f"{k}.requests_per_day", errors),
+            _int_or_none(t.get("tokens_per_day"), f"{k}.tokens_per_day", errors),
+        )
+
+    return _per_name(raw, prefix, errors, frozenset({"requests_per_day", "tokens_per_day"}), build)
 
 
 def _rates(raw: Mapping[str, Any], prefix: str, errors: list[str]) -> dict[str, dict[str, RateLimit]]:
-    out: dict[str, dict[str, RateLimit]] = {"business_lines": {}, "users": {}}
-    for kind, sub in raw.items():
-        if kind not in out:
-            errors.append(f"{prefix}.{kind}: unknown key (expected business_lines or users)")
-            continue
-        for name, t in _named_tables(sub, f"{prefix}.{kind}", errors).items():
-            k = f"{prefix}.{kind}.{name}"
-            for extra in set(t) - {"requests_per_minute", "max_concurrent"}:
-                errors.append(f"{k}.{extra}: unknown key (ignored)")
-            mc = _int_or_none(t.get("max_concurrent"), f"{k}.max_concurrent", errors)
-            out[kind][name] = RateLimit(
-                _float_or_none(t.get("requests_per_minute"), f"{k}.requests_per_minute", errors),
-                mc if mc else None,
-            )
-    return out
+    def build(t: Mapping[str, Any], k: str) -> RateLimit:
+        mc = _int_or_none(t.get("max_concurrent"), f"{k}.max_concurrent", errors)
+        # 0 reads as "no cap" (RateLimit takes None or a positive cap), not a cap of zero.
+        return RateLimit(
+            _float_or_none(t.get("requests_per_minute"), f"{k}.requests_per_minute", errors),
+            mc if mc else None,
+        )
+
+    return _per_name(raw, prefix, errors, frozenset({"requests_per_minute", "max_concurrent"}), build)
 
 
 def _min(a: float | None, b: float | None) -> float | None:
