@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.documents.languages import canonical, get_language
+from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
 
 log = logging.getLogger(__name__)
 
@@ -267,20 +267,8 @@ RULES: dict[str, OutlineRules] = {
     "cpp": _CPP,
 }
 
-_NAME_TYPES = frozenset(
-    {
-        "identifier",
-        "type_identifier",
-        "field_identifier",
-        "property_identifier",
-        "qualified_identifier",
-        "destructor_name",
-        "operator_name",
-        "scoped_identifier",
-        "private_property_identifier",
-        "namespace_identifier",
-    }
-)
+# Outlines also name JS private fields (#x) and C++ namespaces.
+_NAME_TYPES = IDENTIFIER_NODE_TYPES | {"private_property_identifier", "namespace_identifier"}
 _SPACES = re.compile(r"\s+")
 
 

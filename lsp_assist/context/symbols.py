@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.documents.languages import canonical, get_language
+from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
 from lsp_assist.documents.syntax import SyntaxState
 
 if TYPE_CHECKING:
@@ -194,18 +194,7 @@ SPECS: dict[str, LangSpec] = {
     "cpp": _CPP,
 }
 
-_NAME_TYPES = frozenset(
-    {
-        "identifier",
-        "type_identifier",
-        "field_identifier",
-        "property_identifier",
-        "qualified_identifier",
-        "destructor_name",
-        "operator_name",
-        "scoped_identifier",
-    }
-)
+_NAME_TYPES = IDENTIFIER_NODE_TYPES
 
 
 def spec_for(language_id: str) -> LangSpec | None:

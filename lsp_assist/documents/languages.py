@@ -109,3 +109,19 @@ def get_language(language_id: str) -> Language | None:
 def supported_languages() -> tuple[str, ...]:
     """Canonical names of the grammars we know about."""
     return tuple(_GRAMMARS)
+
+
+#: Node types that spell a definition's name in the shipped grammars (identifiers, type
+#: and field names, C++ qualified/destructor/operator names).
+IDENTIFIER_NODE_TYPES = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "qualified_identifier",
+        "destructor_name",
+        "operator_name",
+        "scoped_identifier",
+    }
+)
