@@ -53,6 +53,19 @@ def local_model_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+# What the embedded model is loaded with; the other `local` fields are tier defaults.
+_TIER_DEFAULT_FIELDS = ("context_chars", "first_token_timeout_ms", "total_timeout_ms", "answer_budget_ms")
+
+
+def _local_load_key(tier: TierConfig, local: LocalConfig, cache_dir: Path) -> tuple[Any, ...]:
+    load_fields = tuple(
+        (f.name, getattr(local, f.name))
+        for f in dataclasses.fields(local)
+        if f.name not in _TIER_DEFAULT_FIELDS
+    )
+    return (tier.model or local.model, load_fields, str(cache_dir))
+
+
 def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
     """Turn provider "auto" into "local" when the embedded model can run, else "offline".
 
@@ -123,6 +136,8 @@ class Runtime:
         self.load_state: Any = None
         self.on_load_progress: Callable[[Any], None] | None = None
         self._prefill_timer: asyncio.TimerHandle | None = None
+        # The embedded models built so far, with the settings they were loaded with.
+        self._local_built: list[tuple[tuple[Any, ...], Provider]] = []
 
     # ------------------------------------------------------------------ building
 
@@ -158,6 +173,7 @@ class Runtime:
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
         local_shared: dict[str, Provider] = {}
+        built_local: list[tuple[tuple[Any, ...], Provider]] = []
         for name in TIER_NAMES:
             tier = config.tier(name)
             if not tier.enabled:
@@ -169,6 +185,11 @@ class Runtime:
             if tier.provider == "local" and local_key in local_shared:
                 # One llama.cpp server per model, shared by the tiers that use it.
                 providers[name] = local_shared[local_key]
+                continue
+            kept = self._kept_local_model(tier, config) if tier.provider == "local" else None
+            if kept is not None:
+                providers[name] = local_shared[local_key] = kept
+                built_local.append((_local_load_key(tier, config.local, self.cache_dir), kept))
                 continue
             try:
                 api_key = self.governance.api_key(name, tier)
@@ -189,6 +210,7 @@ class Runtime:
                 providers[name] = provider
                 if tier.provider == "local":
                     local_shared[local_key] = providers[name]
+                    built_local.append((_local_load_key(tier, config.local, self.cache_dir), provider))
             except (ConfigError, LspAssistError) as exc:
                 errors.append(f"tiers.{name}: {exc}; this tier falls back to the offline engine")
                 providers[name] = offline
@@ -198,6 +220,7 @@ class Runtime:
                 p.attribution = attribution
         old_providers = self.providers
         self.providers = providers
+        self._local_built = built_local
         for provider in self.local_models():
             provider.on_progress = self._load_progress
 
@@ -238,6 +261,19 @@ class Runtime:
         for err in errors:
             log.warning("configuration: %s", err)
         return errors
+
+    def _kept_local_model(self, tier: TierConfig, config: Config) -> Provider | None:
+        """The embedded model already built for these settings, to keep across a rebuild.
+
+        A `didChangeConfiguration` that leaves the model's own settings alone (a debounce, a
+        remote tier, governance) used to rebuild it too: the weights were read again and the
+        editor got 1-2 s of offline answers. Only the settings the model is loaded with count;
+        the prompt budget and timeouts it lends to tiers are read per request."""
+        wanted = _local_load_key(tier, config.local, self.cache_dir)
+        for key, provider in self._local_built:
+            if key == wanted:
+                return provider
+        return None
 
     def _check_endpoint(self, name: str, tier: TierConfig, provider: Provider) -> None:
         """Raise EndpointRefused when the provider's effective endpoint may not be called."""
