@@ -132,6 +132,8 @@ class Runtime:
         self._telemetry_key = ""
         # Set by the LSP layer: a circuit breaker changed state (name, old, new).
         self.on_breaker_change: Callable[[str, str, str], None] | None = None
+        # Set by the LSP layer: the team store went down or came back (message, up).
+        self.on_team_store_change: Callable[[str, bool], None] | None = None
         # Loading the embedded model: the last `LoadEvent` and a listener for `$/progress`.
         self.load_state: Any = None
         self.on_load_progress: Callable[[Any], None] | None = None
@@ -169,6 +171,9 @@ class Runtime:
         errors.extend(gov_errors)
         if old_gov is not None:
             old_gov.close()
+        team = self.governance.team
+        if team is not None:
+            team.store.on_change = lambda up, t=team: self._team_store_changed(t.health_message(up), up)
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -363,6 +368,11 @@ class Runtime:
         listener = self.on_load_progress
         if listener is not None:
             listener(event)
+
+    def _team_store_changed(self, message: str, up: bool) -> None:
+        listener = self.on_team_store_change
+        if listener is not None:
+            listener(message, up)
 
     def _breaker_changed(self, name: str, old: Any, new: Any) -> None:
         listener = self.on_breaker_change

@@ -71,6 +71,18 @@ class TeamGovernance:
     def fallback(self) -> str:
         return self.settings.on_unavailable
 
+    def health_message(self, up: bool) -> str:
+        """What the user is told when the store goes down or comes back (once per change).
+        The URL holds no credentials: `check_store_url` refuses those."""
+        if up:
+            return f"team store {self.settings.store} reachable again; shared quotas and limits apply"
+        consequence = {
+            "local": "this machine's own quotas and limits apply until it answers",
+            "open": "no quotas or limits apply until it answers (policy: open)",
+            "closed": "completions are refused until it answers (policy: closed)",
+        }.get(self.settings.on_unavailable, "fallback limits apply")
+        return f"team store {self.settings.store} unreachable; {consequence}"
+
     def checks(
         self, feature: str, tier: str, provider_key: str
     ) -> tuple[list[QuotaCheck], list[BucketCheck], list[ConcurrencyCheck]]:

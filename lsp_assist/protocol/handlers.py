@@ -264,6 +264,8 @@ def _register(server: AssistServer) -> None:
             log.warning("local model: cannot start loading: %s", exc)
         # Breaker transitions (open, half-open, closed) update the status bar at once.
         ls.runtime.on_breaker_change = lambda name, old, new: ls.status()
+        # A team store outage changes what limits apply: say so once, not only in the log.
+        ls.runtime.on_team_store_change = lambda message, up: _team_store_changed(ls, message, up)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AssistServer, params: types.InitializedParams) -> None:
@@ -517,6 +519,11 @@ def _wire_engine(ls: AssistServer) -> None:
 
     engine.on_suggestion_ready = ready
     engine.tiers.on_failure = ls.note_failure
+
+
+def _team_store_changed(ls: AssistServer, message: str, up: bool) -> None:
+    ls.show(message, types.MessageType.Info if up else types.MessageType.Warning)
+    ls.status()
 
 
 class _Progress:

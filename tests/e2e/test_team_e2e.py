@@ -177,6 +177,13 @@ async def test_redis_killed_mid_run_then_back(
         before = calls(fake)
         assert all(await ask("c", 2))
         assert calls(fake) - before == quota
+        # The user is told, once per change, with the store's address and what applies now.
+        where = f"127.0.0.1:{redis_server.port}"
+        for c in clients:
+            shown = [m.message for m in c.messages if "team store" in m.message]
+            assert len(shown) == 2, shown
+            assert where in shown[0] and "unreachable" in shown[0] and "own quotas" in shown[0]
+            assert where in shown[1] and "reachable again" in shown[1]
     for i in range(PROCESSES):
         log = (tmp_path / f"p{i}" / "server.log").read_text()
         assert log.count("team store unreachable") == 1, "the outage is reported once per process"

@@ -200,3 +200,16 @@ async def test_fail_open_and_fail_closed(tmp_path: Path, redis_server: RedisServ
     finally:
         await opened.aclose()
         await closed.aclose()
+
+
+@pytest.mark.parametrize(
+    ("mode", "consequence"),
+    [("local", "own quotas"), ("open", "no quotas or limits"), ("closed", "completions are refused")],
+)
+def test_health_message_names_the_store_and_what_applies(tmp_path: Path, mode: str, consequence: str) -> None:
+    gov = _gov(tmp_path, "rediss://redis.corp.example:6380/2", mode)
+    assert gov.team is not None
+    down = gov.team.health_message(False)
+    assert "rediss://redis.corp.example:6380/2 unreachable" in down and consequence in down
+    assert "reachable again" in gov.team.health_message(True)
+    gov.close()
