@@ -21,6 +21,7 @@ from typing import Any
 from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.editor_definitions import VERSION_TOLERANCE, parse_notification
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
@@ -174,6 +175,8 @@ class Runtime:
         team = self.governance.team
         if team is not None:
             team.store.on_change = lambda up, t=team: self._team_store_changed(t.health_message(up), up)
+        gov = self.governance
+        self.context.editor_definitions.excluded = lambda path: gov.excluded(path) is not None
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -331,6 +334,18 @@ class Runtime:
                     log.warning("%s", exc)
         finally:
             self.on_load_progress = None
+
+    def note_definitions(self, params: Any) -> str:
+        """`lspAssist/definitions` from the editor (context/editor_definitions.py); returns a
+        log line with counts only (never names or text). Raises ValueError on a bad envelope."""
+        uri, version, defs, bad = parse_notification(params)
+        doc = self.store.get(uri)
+        if doc is None:
+            return "editor definitions for a document that is not open; ignored"
+        if doc.version - version > VERSION_TOLERANCE:
+            return f"editor definitions for version {version}, {doc.version - version} edits old; ignored"
+        kept, excluded = self.context.editor_definitions.update(uri, version, defs)
+        return f"editor definitions: {kept} kept, {excluded} from excluded files dropped, {bad} malformed"
 
     def note_edit(self, uri: str, row: int) -> None:
         """An edit at `row` (from didChange): once the user pauses 150 ms, the embedded model

@@ -22,10 +22,16 @@ from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.bindings import BindingCache
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
+from lsp_assist.context.editor_definitions import (
+    EDITOR_SHARE,
+    EditorDefinitionStore,
+    outline_without,
+    pick_editor_definitions,
+)
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
-from lsp_assist.context.outline import Relevance, outline_of
+from lsp_assist.context.outline import FileOutline, Relevance, outline_of
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
@@ -173,6 +179,9 @@ class ContextEngine:
         self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
         self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
+        # Definitions the editor's own language server resolved (lspAssist/definitions).
+        self.editor_definitions = EditorDefinitionStore()
+        self._editor_names: dict[str, tuple[str, ...]] = {}  # per path, for the labels
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -235,6 +244,7 @@ class ContextEngine:
         self._trees.pop(doc.uri, None)
         self._versions_seen.pop(doc.uri, None)
         self.layout.forget(doc.uri)
+        self.editor_definitions.forget(doc.uri)
         stale = self._stale.pop(doc.uri, None)
         if stale is not None:
             self.refresh_document(stale)  # the index keeps the file as it was last seen
@@ -294,7 +304,9 @@ class ContextEngine:
         deadline = time.perf_counter() + deadline_ms / 1000.0
         data = doc.data() if tree is not None else b""
         others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
-        want_snippets = crossfile and (bool(others_list) or self.symbols.file_count() > 0)
+        want_snippets = crossfile and (
+            bool(others_list) or self.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
+        )
         cursor_node: Node | None = None
         chain: list[tuple[Node, str]] = []
         if tree is not None and spec is not None:
@@ -797,6 +809,14 @@ class ContextEngine:
         if mentioned is None:
             return []  # a big file's first request: its names are read over the next ones
         near_rows = frozenset(self._used_names(doc, [], row, NEAR_REACH_ABOVE, NEAR_REACH_BELOW))
+        # Editor-sent definitions (context/editor_definitions.py): only the cursor line's
+        # names that one of them defines feed the key, so typing keeps the cached text.
+        editor = self.editor_definitions.current(doc.uri, doc.version)
+        editor_line = (
+            frozenset(self._line_idents(doc.line(row))) & frozenset(d.name for d in editor)
+            if editor
+            else frozenset()
+        )
         # Typing on one row changes none of these: the same cross-file text, at no cost.
         key = (
             doc.uri,
@@ -810,6 +830,8 @@ class ContextEngine:
             total,
             len(doc.text) // 128,
             enclosing_chars // 128,
+            self.editor_definitions.generation(doc.uri),
+            editor_line,
         )
         hit = self._cross_cache
         if hit is not None and hit[0] == key:
@@ -832,10 +854,25 @@ class ContextEngine:
         )
         rel = Relevance(used=frozenset(used), mentioned=mentioned, near=near_rows)
         budget = cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars)
-        got = assemble(cands, self.symbols.outline, rel, budget, deadline)
+        outline_fn: Callable[[str], FileOutline | None] = self.symbols.outline
+        editor_snippets: list[Snippet] = []
+        if editor:  # first call on the shared cross-file budget; the outlines get the rest
+            picked = pick_editor_definitions(
+                editor,
+                current_path=doc.display_path,
+                near=near_rows,
+                used=frozenset(used),
+                cursor_line=editor_line,
+                budget=int(budget * EDITOR_SHARE),
+            )
+            editor_snippets = picked.snippets
+            self._editor_names = {p: tuple(n) for p, n in picked.names.items()}
+            budget -= sum(len(x.text) for x in editor_snippets)
+            outline_fn = outline_without(outline_fn, picked.covered)
+        got = assemble(cands, outline_fn, rel, budget, deadline)
         self.last_gathered = got
-        snippets = list(got.snippets)
-        left = budget - sum(len(x.text) for x in snippets)
+        snippets = list(got.snippets) + editor_snippets
+        left = budget - sum(len(x.text) for x in got.snippets)
         if others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < deadline:
             sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in others]
             snippets += self.ranker.rank(set(near), sources, left, deadline=deadline)
@@ -843,10 +880,16 @@ class ContextEngine:
             self._cross_cache = (key, list(snippets), got)
         return self._label(snippets, got, parts)
 
-    @staticmethod
-    def _label(snippets: list[Snippet], got: Gathered, parts: _Parts) -> list[Snippet]:
+    def _label(self, snippets: list[Snippet], got: Gathered, parts: _Parts) -> list[Snippet]:
         for snip in snippets:
-            if snip.reason == "outline":
+            if snip.reason == "editor":
+                names = ", ".join(self._editor_names.get(snip.path, ()))
+                parts.add(
+                    f"editor:{os.path.basename(snip.path)}",
+                    f"from the editor's language server: definitions of {names} in {snip.path}",
+                    len(snip.text),
+                )
+            elif snip.reason == "outline":
                 why = got.why.get(snip.path, "")
                 parts.add(
                     f"outline:{os.path.basename(snip.path)}", f"outline of {snip.path}: {why}", len(snip.text)

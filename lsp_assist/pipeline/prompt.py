@@ -98,6 +98,7 @@ class PromptBuilder:
         memo_key = (
             doc.uri, doc.version, cursor, tier_cfg.context_chars, tier_cfg.prompt_layout, mode,
             tuple((d.uri, d.version) for d in others), id(self.context.symbols),
+            self.context.editor_definitions.generation(doc.uri),  # lspAssist/definitions
         )  # fmt: skip
         memo = self._memo.get(doc.uri)
         if memo is not None and memo[0] == memo_key and memo[1] == self.context.symbols.generation:

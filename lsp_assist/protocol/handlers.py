@@ -42,6 +42,7 @@ CMD_STATS = "lspAssist.stats"
 CMD_ACCEPTED = "lspAssist.accepted"
 NOTIFY_READY = "lspAssist/suggestionReady"
 NOTIFY_STATUS = "lspAssist/status"
+NOTIFY_DEFINITIONS = "lspAssist/definitions"  # client -> server (context/editor_definitions.py)
 
 
 class AssistProtocol(LanguageServerProtocol):
@@ -230,6 +231,21 @@ def _uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
+def _plain(value: Any) -> Any:
+    """A custom notification's params as plain dicts and lists (pygls may hand over objects)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__dict__"):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    return value
+
+
 def _workspace_roots(params: types.InitializeParams) -> list[Path]:
     roots: list[Path] = []
     for folder in params.workspace_folders or []:
@@ -369,6 +385,14 @@ def _register(server: AssistServer) -> None:
         return convert.completion_list(
             result.text, position, typed if start else "", start, result.alternatives
         )
+
+    @server.feature(NOTIFY_DEFINITIONS)
+    def did_send_definitions(ls: AssistServer, params: Any) -> None:
+        # Counts only in the log: the definitions' names and text are code.
+        try:
+            log.debug("%s", ls.rt.note_definitions(_plain(params)))
+        except ValueError as exc:
+            log.warning("%s: bad params (%s); ignored", NOTIFY_DEFINITIONS, exc)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:
