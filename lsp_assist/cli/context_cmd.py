@@ -5,7 +5,8 @@ file's outline with why that file was chosen: imported, same package, open, defi
 name the function uses, same directory), then the rendered prompt for the tier's
 template. Positions are 1-based, as compilers print them. The file's directory is
 indexed as the server's workspace index would be (`--index DIR` for another root,
-`--no-index` for none); `--with FILE` adds open tabs.
+`--no-index` for none); `--with FILE` adds open tabs; `--definitions FILE.json` adds
+definitions as the editor's language server would send them (`lspAssist/definitions`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 
 from lsp_assist.cli.positions import language_of, parse_location
 from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.editor_definitions import REASON as EDITOR
 from lsp_assist.documents.store import Document
-from lsp_assist.domain import Cursor, PromptContext
+from lsp_assist.domain import Cursor, PromptContext, Snippet
 
 
 def add_parser(sub: Any) -> None:
@@ -41,6 +43,13 @@ def add_parser(sub: Any) -> None:
         "--index", default=None, metavar="DIR", help="workspace root to index (default: the file's directory)"
     )
     p.add_argument("--no-index", action="store_true", help="no workspace index (open tabs only)")
+    p.add_argument(
+        "--definitions",
+        default=None,
+        metavar="FILE.json",
+        help="definitions as the editor's language server would send them (lspAssist/definitions"
+        " entries: a list, or the notification's params)",
+    )
     p.set_defaults(run=run)
 
 
@@ -77,6 +86,27 @@ def _render(ctx: PromptContext, template: str, model: str) -> dict[str, Any]:
     return {"template": template, "prompt": r.prompt, "suffix": r.suffix, "stop": list(r.stop)}
 
 
+def _why(engine: ContextEngine, snip: Snippet) -> str | None:
+    if snip.reason == EDITOR:
+        return "from the editor's language server (lspAssist/definitions)"
+    return engine.last_gathered.why.get(snip.path) if engine.last_gathered else None
+
+
+def _load_definitions(engine: ContextEngine, file: Path, uri: str) -> None:
+    """Editor definitions from a JSON file, as if the editor had sent them for this file."""
+    from lsp_assist.context.editor_definitions import parse_notification
+
+    data = json.loads(file.read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        data = {"uri": uri, "version": 0, "definitions": data}
+    elif isinstance(data, dict):
+        data = {**data, "uri": uri, "version": 0}
+    _, _, defs, bad = parse_notification(data)
+    engine.editor_definitions.update(uri, 0, defs)
+    if bad:
+        print(f"lsp-assist context: --definitions: {bad} malformed entries ignored", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     path, line, col = args.location
     try:
@@ -102,10 +132,16 @@ def run(args: argparse.Namespace) -> int:
     engine = ContextEngine(symbol_index=symbols)
     for o in others:
         engine.index_document(o)  # as didOpen does
-    ctx = engine.build_from_text(
-        text,
-        language_of(path),
-        str(path.resolve()) if not args.no_index else str(path),
+    uri = path.resolve().as_uri()
+    if args.definitions:
+        try:
+            _load_definitions(engine, Path(args.definitions), uri)
+        except (OSError, ValueError) as exc:
+            print(f"lsp-assist context: --definitions: {exc}", file=sys.stderr)
+            return 2
+    doc = Document(uri, language_of(path), 0, text, str(path.resolve()) if not args.no_index else str(path))
+    ctx = engine.build(
+        doc,
         Cursor(line, col),
         budget,
         others=others,
@@ -123,10 +159,7 @@ def run(args: argparse.Namespace) -> int:
             "max_tokens": ctx.max_tokens,
             "stop": list(ctx.stop),
             "parts": [asdict(p) for p in ctx.parts],
-            "snippets": [
-                {**asdict(s), "why": (engine.last_gathered.why.get(s.path) if engine.last_gathered else None)}
-                for s in ctx.snippets
-            ],
+            "snippets": [{**asdict(s), "why": _why(engine, s)} for s in ctx.snippets],
             "prefix": ctx.prefix,
             "suffix": ctx.suffix,
             "rendered": rendered,
@@ -141,7 +174,9 @@ def run(args: argparse.Namespace) -> int:
     why = engine.last_gathered.why if engine.last_gathered is not None else {}
     for s in ctx.snippets:
         print(f"#   snippet ({s.reason}) {s.path}: {len(s.text)} chars, weight {s.score}")
-        if s.path in why:
+        if s.reason == EDITOR:
+            print(f"#       {_why(engine, s)}")
+        elif s.path in why:
             print(f"#       chosen because: {why[s.path]}")
     print(f"# ---- rendered prompt (template {rendered['template']}) ----")
     print(rendered["prompt"])

@@ -3,12 +3,14 @@ the prompt the fake model receives; excluded files, secrets and bad params do no
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from tests.e2e.conftest import doc_uri, inline, lsp_session, open_doc, openai_tiers, texts
+from tests.e2e.conftest import doc_uri, inline, isolated_env, lsp_session, open_doc, openai_tiers, texts
+from tests.e2e.test_cli import run
 from tests.fakes.fake_model_server import FakeModelServer, Script
 
 APP = "from billing import Invoice\n\n\ndef run(items, rate):\n    inv = Invoice(items)\n    total = inv.\n"
@@ -57,3 +59,27 @@ async def test_editor_definitions_reach_the_model_prompt_and_go_with_the_documen
         await inline(client, uri, 5, 16)
         prompt = str((fake.model_requests()[-1].body or {}).get("prompt", ""))
         assert "grand_total_with_vat" not in prompt
+
+
+def test_context_command_labels_the_editor_definitions(tmp_path: Path) -> None:
+    src = tmp_path / "app.py"
+    src.write_text(APP, encoding="utf-8")
+    defs = tmp_path / "defs.json"
+    defs.write_text(
+        json.dumps([_definition("Invoice", (tmp_path / "lib" / "billing.py").as_uri(), 10, SIGNATURE)]),
+        encoding="utf-8",
+    )
+    out = run(["context", f"{src}:6:16", "--definitions", str(defs), "--json"], isolated_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    editor = next(s for s in data["snippets"] if s["reason"] == "editor")
+    assert editor["text"] == SIGNATURE and editor["path"].endswith("lib/billing.py")
+    assert editor["why"] == "from the editor's language server (lspAssist/definitions)"
+    labels = {p["label"]: p["reason"] for p in data["parts"]}
+    assert "from the editor's language server" in labels["editor:billing.py"]
+    text_out = run(["context", f"{src}:6:16", "--definitions", str(defs)], isolated_env(tmp_path)).stdout
+    assert "snippet (editor)" in text_out and "from the editor's language server" in text_out
+    bad = run(
+        ["context", f"{src}:6:16", "--definitions", str(tmp_path / "missing.json")], isolated_env(tmp_path)
+    )
+    assert bad.returncode == 2 and "--definitions" in bad.stderr
