@@ -259,6 +259,7 @@ async def single_requests(
         if peer.name == "lsp-assist":
             resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
             out["server_report"] = (resp.get("result") or {}).get("report") or str(resp)
+            out["server_outcomes"] = ((resp.get("result") or {}).get("summary") or {}).get("outcomes", {})
     finally:
         await c.close()
     return out
@@ -308,7 +309,7 @@ async def bursts(peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, t
 
 
 def row(label: str, *cells: str) -> str:
-    return f"{label:<52}" + "".join(f"{cell:>20}" for cell in cells)
+    return f"{label:<46}" + "".join(f"{cell:>24}" for cell in cells)
 
 
 def p50(values: list[float]) -> str:
@@ -329,9 +330,14 @@ async def main() -> int:
     with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
         tmp = Path(td)
         ours = lsp_peer("lsp-assist", fake.base_url, tmp / "ours")
+        # One item per Invoked answer, as tabby-agent and the naive server give: the server's
+        # own time. The default (3 choices) waits for the stream's fuller answer on purpose
+        # (pipeline/choices.py), so its "after" figure is that wait; it is printed beside.
+        one_choice = lsp_peer("lsp-assist", fake.base_url, tmp / "one", {"invoked_choices": 1})
         naive = lsp_peer("naive", fake.base_url, tmp / "naive")
         tabby, why_not = tabby_peer(fake.base_url, tmp / "tabby-home")
-        singles = {"lsp-assist": await single_requests(ours, fake, args, tmp)}
+        singles = {"lsp-assist": await single_requests(one_choice, fake, args, tmp)}
+        singles["lsp-assist, 3 choices"] = await single_requests(ours, fake, args, tmp / "3")
         if tabby is not None:
             singles["tabby-agent"] = await single_requests(tabby, fake, args, tmp)
         singles["naive"] = await single_requests(naive, fake, args, tmp)
@@ -362,6 +368,26 @@ async def main() -> int:
     print(row("  model calls for typing-through", *(str(r[n]["typing_calls"]) for n in names)))
     print(row("cache hit latency, p50", *(p50(r[n]["hit"]) for n in names)))
     print(row("  model calls for cache hits", *(str(r[n]["hit_calls"]) for n in names)))
+    ours_out = r["lsp-assist"].get("server_outcomes", {})
+    for label, key, outcome in (
+        ("typing-through", "typing", "typing_through"),
+        ("cache hit", "hit", "cache"),
+    ):
+        inside = (ours_out.get(outcome) or {}).get("p50")
+        if inside is not None and r["lsp-assist"][key]:
+            outside = statistics.median(r["lsp-assist"][key]) - inside
+            print(
+                f"  lsp-assist {label}: {inside:.2f} ms in the pipeline (server's own clock), "
+                f"{outside:.2f} ms outside it (LSP framing and parsing, pipes, this client), p50"
+            )
+    print()
+    from benchmarks.lsp_parse import measure  # here: it imports this module
+
+    print(
+        "LSP message (de)serialization in the server, pygls + cattrs vs bare json (benchmarks/lsp_parse.py):"
+    )
+    for name, typed_us, bare_us in measure(2000):
+        print(f"  {name:<28}{typed_us:>8.1f} us   (json only {bare_us:.1f} us)")
     print()
     bnames = list(burst)
     print(
@@ -382,7 +408,7 @@ async def main() -> int:
             f"{max(burst[n][profile]['last_ms']):.2f} ms" for n in bnames
         )))  # fmt: skip
     print()
-    print("lsp-assist's own per-stage report for the single requests (lspAssist.stats):")
+    print("lsp-assist's own per-stage report for the single requests, 1 choice (lspAssist.stats):")
     print(singles["lsp-assist"].get("server_report", ""))
     return 0
 

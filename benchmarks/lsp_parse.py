@@ -2,8 +2,11 @@
 
 For the messages of a keystroke (didChange, inlineCompletion) and a didOpen, the time of
 `json.loads(body, object_hook=protocol.structure_message)` (what pygls runs per message)
-next to a bare `json.loads` of the same bytes (the baseline, same run). It decides whether
-parsing is worth optimizing: it is not when it is microseconds against a 2 ms budget.
+next to a bare `json.loads` of the same bytes (the baseline, same run); and for the answer
+(an InlineCompletionList of one item), pygls' `json.dumps(response,
+default=protocol._serialize_message)` next to a bare `json.dumps` of the same dict. It
+decides whether the protocol layer is worth optimizing: it is not when it is microseconds
+against a 1-2 ms budget. `benchmarks/latency.py` prints the same figures.
 
 Usage: python benchmarks/lsp_parse.py [--n 5000]
 """
@@ -20,7 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from lsprotocol import types  # noqa: E402
+from pygls.protocol import JsonRPCResponseMessage  # noqa: E402
+
 from benchmarks.latency import doc_text  # noqa: E402
+from lsp_assist.protocol import convert  # noqa: E402
 from lsp_assist.protocol.handlers import create_server  # noqa: E402
 
 
@@ -49,7 +56,7 @@ def frames() -> dict[str, bytes]:
     }  # fmt: skip
 
 
-def per_call_us(fn: object, body: bytes, n: int) -> float:
+def per_call_us(fn: object, body: object, n: int) -> float:
     call = fn  # type: ignore[assignment]
     samples = []
     for _ in range(5):
@@ -60,20 +67,37 @@ def per_call_us(fn: object, body: bytes, n: int) -> float:
     return statistics.median(samples)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=5000)
-    args = ap.parse_args()
+def measure(n: int) -> list[tuple[str, float, float]]:
+    """(message, pygls microseconds, bare json microseconds) per message kind."""
     proto = create_server().protocol
 
     def typed(body: bytes) -> object:
         return json.loads(body, object_hook=proto.structure_message)
 
-    print(f"{'message':<24}{'pygls parse + structure':>26}{'json.loads only':>18}")
+    out = []
     for name, body in frames().items():
         typed(body)
-        ours = per_call_us(typed, body, args.n)
-        base = per_call_us(json.loads, body, args.n)
+        out.append((name, per_call_us(typed, body, n), per_call_us(json.loads, body, n)))
+    pos = types.Position(line=8, character=4)
+    answer = convert.completion_list("return compute_total(items, tax_rate)", pos)
+    response = JsonRPCResponseMessage(id=7, result=answer, jsonrpc="2.0")
+    plain = json.loads(json.dumps(response, default=proto._serialize_message))
+
+    def dumps_typed(_: object) -> object:
+        return json.dumps(response, default=proto._serialize_message)
+
+    out.append(
+        ("answer (1 item), dumps", per_call_us(dumps_typed, b"", n), per_call_us(json.dumps, plain, n))
+    )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=5000)
+    args = ap.parse_args()
+    print(f"{'message':<24}{'pygls (de)serialize':>26}{'json only':>18}")
+    for name, ours, base in measure(args.n):
         print(f"{name:<24}{ours:>23.1f} us{base:>15.1f} us")
     return 0
 

@@ -548,6 +548,9 @@ class SymbolIndex:
         self._by_dir: dict[str, set[str]] = {}
         self._dirs_by_base: dict[str, set[str]] = {}
         self.generation = 0  # bumped on every change: a key for caches of lookups
+        # How much of `generation` each path caused: a cache of one file's prompt stays
+        # valid while only that file's own entry changed (it never feeds its own context).
+        self._changes: dict[str, int] = {}
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -576,7 +579,7 @@ class SymbolIndex:
         """Replace one file's symbols (and its outline when given; else the old one stays)."""
         kept = self._outlines.get(path) if outline is None else outline
         self.remove_file(path)
-        self.generation += 1
+        self._bump(path)
         syms = list(symbols)
         self._by_path[path] = syms
         self._versions[path] = version
@@ -594,12 +597,20 @@ class SymbolIndex:
         for name in touched:  # one sort per name, not one per symbol
             self._by_name[name].sort(key=lambda x: (x.path, x.start_row))
 
+    def _bump(self, path: str) -> None:
+        self.generation += 1
+        self._changes[path] = self._changes.get(path, 0) + 1
+
+    def changes_of(self, path: str) -> int:
+        """How many of the `generation` bumps came from changes to `path`'s own entry."""
+        return self._changes.get(path, 0)
+
     def version(self, path: str) -> object:
         return self._versions.get(path)
 
     def set_outline(self, path: str, outline: FileOutline) -> None:
         self._outlines[path] = outline
-        self.generation += 1
+        self._bump(path)
 
     def outline(self, path: str) -> FileOutline | None:
         return self._outlines.get(path)
@@ -630,7 +641,7 @@ class SymbolIndex:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
         self._outlines.pop(path, None)
-        self.generation += 1
+        self._bump(path)
         if old is not None:
             for table, key in ((self._by_stem, path_stem(path)), (self._by_dir, os.path.dirname(path))):
                 members = table.get(key)

@@ -113,7 +113,7 @@ class CompletionEngine:
         self.answers.forget(uri)
         self.launcher.forget(uri)
         self.prefetcher.forget(uri)
-        self.prompts.forget(uri)
+        # The prompt memo keeps the document's prompts: a reopen as it was reuses them.
 
     async def complete(self, req: CompletionRequest) -> Suggestion:
         """Answer one inline-completion request; never raises except CancelledError."""

@@ -19,12 +19,12 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor, DocumentSnapshot, Mode, PromptContext
 from lsp_assist.pipeline.ports import GovernancePort
+from lsp_assist.pipeline.prompt_memo import PromptMemo, others_key
 from lsp_assist.providers.base import Provider
 
 # Optional context gathering (cross-file, definitions) stops here; the same on every path,
 # so keys computed by warmup and by the request path agree.
 CONTEXT_DEADLINE_MS = 15.0
-_MEMO_DOCS = 32
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,10 @@ class PromptBuilder:
         self.governance = governance
         self.providers = providers
         self.redactions = 0  # total over the process, for stats
-        # The last prompt per document, reused while nothing it depends on changed (a request
-        # repeated at the same version and cursor: Invoked after Automatic, a revisit, the
-        # quality tier after the fast one on the same budget).
-        self._memo: dict[str, tuple[tuple[object, ...], int, Prompt]] = {}
+        # Recent prompts per document, reused while nothing they depend on changed (a request
+        # repeated at the same text and cursor: Invoked after Automatic, a revisit, an undo,
+        # the buffer reopened, the quality tier after the fast one on the same budget).
+        self._memo: PromptMemo[Prompt] = PromptMemo()
         self.reused = 0
 
     def excluded(self, snap: DocumentSnapshot) -> str | None:
@@ -93,17 +93,18 @@ class PromptBuilder:
         governance = self.governance
         others = [d for d in self.store.documents() if d.uri != doc.uri and not governance.excluded(d.path)]
         tier_cfg = self.config.tier(tier)
-        # Everything the built context depends on: the same document version at the same
-        # cursor with the same other documents and symbol index gets the same prompt.
-        memo_key = (
-            doc.uri, doc.version, cursor, tier_cfg.context_chars, tier_cfg.prompt_layout, mode,
-            tuple((d.uri, d.version) for d in others), id(self.context.symbols),
+        # Everything the built context depends on besides the text and the symbol index
+        # (`PromptMemo` checks those): the same text at the same cursor with the same other
+        # documents, editor definitions and index gets the same prompt.
+        symbols = self.context.symbols
+        inputs = (
+            cursor, tier_cfg.context_chars, tier_cfg.prompt_layout, mode, others_key(others), id(symbols),
             self.context.editor_definitions.generation(doc.uri),  # lspAssist/definitions
         )  # fmt: skip
-        memo = self._memo.get(doc.uri)
-        if memo is not None and memo[0] == memo_key and memo[1] == self.context.symbols.generation:
+        memo = self._memo.get(doc, inputs, symbols)
+        if memo is not None:
             self.reused += 1
-            return replace(memo[2], tier=tier, key=self.key(memo[2].context, tier))
+            return replace(memo, tier=tier, key=self.key(memo.context, tier))
         ctx = self.context.build(
             doc,
             cursor,
@@ -114,13 +115,8 @@ class PromptBuilder:
         )
         prompt = self._finish(ctx, tier, mode)
         if self.store.get(doc.uri) is doc:  # an open document (not a file read for warmup)
-            self._memo[doc.uri] = (memo_key, self.context.symbols.generation, prompt)
-            while len(self._memo) > _MEMO_DOCS:
-                self._memo.pop(next(iter(self._memo)))
+            self._memo.put(doc, inputs, symbols, prompt)
         return prompt
-
-    def forget(self, uri: str) -> None:
-        self._memo.pop(uri, None)
 
     def for_text(self, text: str, language_id: str, path: str, cursor: Cursor, tier: str) -> Prompt:
         """The prompt for a text that is no open document (prefetch: the text as if the
