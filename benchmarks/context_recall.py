@@ -293,6 +293,7 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
         for pkg, files in corpus.packages.items()
     }
     indexes: dict[str, SymbolIndex] = {}
+    misses: dict[str, dict[str, int]] = {}
     scores: dict[str, list[float]] = {}
     sizes: dict[str, list[int]] = {}
     times: dict[str, list[float]] = {}
@@ -343,11 +344,14 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
         ctx = build("cross: local only", local, pos, text, cursor, [])
         add("cross: engine, local only", recall(pos.wanted, prompt_text(ctx)))
         tabs = _tabs(siblings, pos.defining, rng, 3)
-        ctx = build("cross: (a) tab", ContextEngine(), pos, text, cursor, tabs)
+        eng = ContextEngine()
+        ctx = build("cross: (a) tab", eng, pos, text, cursor, tabs)
         add("cross: (a) defining file open as a tab", recall(pos.wanted, prompt_text(ctx)))
+        _why_missed(misses.setdefault("(a) tab", {}), corpus, pos, ctx, eng)
         eng = ContextEngine(symbol_index=_copy(package_index(corpus, pos.pkg, indexes)))
         ctx = build("cross: (b) index", eng, pos, text, cursor, [])
         add("cross: (b) only in the workspace index", recall(pos.wanted, prompt_text(ctx)))
+        _why_missed(misses.setdefault("(b) index", {}), corpus, pos, ctx, eng)
         add(
             "cross: oracle, whole package", recall(pos.wanted, "\n".join([text, *(d.text for d in siblings)]))
         )
@@ -365,7 +369,33 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
             f"{key:<26} {statistics.mean(sizes[key]):>9.0f} {statistics.median(ms):>10.2f} "
             f"{pct(ms, 95):>8.2f} {max(ms):>8.2f}"
         )
+    print("why a cross-file name missed the prompt (names, not positions):")
+    for key, counts in misses.items():
+        total = sum(counts.values())
+        print(f"  {key}: {total} missed" + "".join(f"; {k} {v}" for k, v in sorted(counts.items())))
     return {k: statistics.mean(v) for k, v in scores.items()}
+
+
+def _why_missed(
+    out: dict[str, int], corpus: Corpus, pos: Position, ctx: PromptContext, eng: ContextEngine
+) -> None:
+    """Per missed name: was its defining file not chosen, chosen but not ranked before the
+    deadline, or ranked with the name left out (the budget or the ranking)?"""
+    got = eng.last_gathered
+    kept = identifiers(prompt_text(ctx))
+    for name in sorted(pos.wanted - kept):
+        files = [p for p in pos.defining if name in corpus.defined[pos.pkg][p]]
+        if got is None:
+            why = "no cross-file step"
+        elif not any(p in got.candidates for p in files):
+            why = "file not chosen"
+        elif not any(p in got.candidates[: got.ranked] for p in files):
+            why = "file chosen, not ranked (deadline)"
+        elif any(s.path in files for s in ctx.snippets):
+            why = "file kept, name left out"
+        else:
+            why = "file chosen, nothing of it kept"
+        out[why] = out.get(why, 0) + 1
 
 
 def _copy(index: SymbolIndex) -> SymbolIndex:

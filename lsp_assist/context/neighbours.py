@@ -20,14 +20,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lsp_assist.context.outline import FileOutline, OutlinePick, Relevance, rank_entries
+from lsp_assist.context.outline import FileOutline, OutlinePick, Relevance, rank_entries, visible_here
 from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
-MAX_LOOKUPS = 80  # names of the enclosing function resolved through the index per request
+MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
+MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
+MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
 MIN_SCORE = 0.1
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
@@ -262,7 +264,7 @@ class Candidate:
     weight: float
     reasons: list[str] = field(default_factory=list)
     imported_names: set[str] = field(default_factory=set)
-    affinity: int = 0  # how many of its names the code at the cursor uses (then the file spells)
+    affinity: float = 0.0  # evidence that the cursor's code uses this file (see gather_candidates)
 
     def add(self, weight: float, reason: str) -> None:
         self.weight = max(self.weight, weight)
@@ -277,6 +279,8 @@ class Gathered:
     snippets: list[Snippet]
     why: dict[str, str]  # snippet path -> reasons and what was kept
     considered: int = 0
+    candidates: tuple[str, ...] = ()  # the candidate files, strongest first (diagnostics)
+    ranked: int = 0  # how many of them were ranked before the deadline
 
 
 def gather_candidates(
@@ -327,17 +331,26 @@ def gather_candidates(
     for p in recent:
         add(p, W_RECENT, "edited recently")
     # Names the enclosing function uses that this file does not define: where are they?
+    # Each is evidence for the files defining it, worth 1/(files defining it): a name one
+    # file defines points at that file, `get` defined in twenty says little; a top-level
+    # definition (how a module or a class is reached) counts double a member.
     lookups = 0
     defining: dict[str, list[str]] = {}
+    evidence: dict[str, float] = {}
     for name in sorted(used):
         if lookups >= MAX_LOOKUPS or time.perf_counter() > deadline:
             break
         if name in defined_here:
             continue
         lookups += 1
-        hits = {s.path for s in index.lookup(name) if s.path != path}
-        if 0 < len(hits) <= 3:  # a name defined everywhere says nothing about where
-            for p in hits:
+        syms = index.lookup(name)
+        hits = {s.path for s in syms if s.path != path}
+        if not hits or len(hits) > MAX_DEFINERS:
+            continue
+        top_level = {s.path for s in syms if s.container is None}
+        for p in hits:
+            evidence[p] = evidence.get(p, 0.0) + (1.0 if p in top_level else 0.5) / len(hits)
+            if len(hits) <= 3:  # a name defined everywhere says nothing about where
                 defining.setdefault(p, []).append(name)
     for p, names in defining.items():
         add(p, W_DEFINES, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor")
@@ -349,11 +362,15 @@ def gather_candidates(
         outline = index.outline(c.path)
         if outline is None:
             continue
-        defs = outline.names()
-        c.affinity = 4 * len(defs & used_set) + len(defs & mentioned)
-        if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (defs & used_set):
+        # Then the top-level names of the file this file spells elsewhere (its classes,
+        # a module's functions): the file is in use here, beyond the enclosing function.
+        spelled = outline.top_names() & mentioned
+        ev = evidence.get(c.path, 0.0)
+        ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
+        c.affinity = ev
+        if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (outline.names() & used_set):
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
-    top = max((c.affinity for c in cands.values()), default=0)
+    top = max((c.affinity for c in cands.values()), default=0.0)
     if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
         for c in cands.values():
             c.weight = round(c.weight * (1.0 - AFFINITY_WEIGHT + AFFINITY_WEIGHT * c.affinity / top), 4)
@@ -382,6 +399,7 @@ def assemble(
     if budget <= 0 or not candidates:
         return Gathered([], {})
     pool: list[tuple[float, int, int]] = []  # (-score, file rank, entry index)
+    rels: list[Relevance] = []
     outlines: list[FileOutline | None] = []
     considered = 0
     for rank, cand in enumerate(candidates[:MAX_CANDIDATES]):
@@ -402,6 +420,9 @@ def assemble(
             path_stem(cand.path) in cand.imported_names,
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
         )
+        while len(rels) <= rank:
+            rels.append(rel_file)
+        rels[rank] = rel_file
         for i, s in enumerate(rank_entries(outline, rel_file)):
             if s >= MIN_SCORE:
                 pool.append((-s * cand.weight, rank, i))
@@ -425,6 +446,8 @@ def assemble(
                 used += cost
                 full_used += cost
                 continue
+        if visible_here(pick.outline, i, rels[rank]):
+            continue  # no room for its signature, and its bare name is already in the file
         cost = pick.cost_short(i)
         if cost <= 0:
             continue
@@ -447,4 +470,6 @@ def assemble(
             + f"; {len(pick.full)} signatures and {len(pick.short)} names"
             + f" of its {len(pick.outline.entries)} outline entries"
         )
-    return Gathered(snippets, why, considered)
+    return Gathered(
+        snippets, why, considered, tuple(c.path for c in candidates[:MAX_CANDIDATES]), len(outlines)
+    )

@@ -56,6 +56,9 @@ class OutlineRules:
     prefix: Mapping[str, str] = field(default_factory=dict)
     #: python-style: a top-level assignment is a constant only when its name is upper case
     constants_upper_only: bool = False
+    #: an entry whose text matches is invisible from other files (Java's `private`);
+    #: so are its members
+    hidden: str | None = None
 
 
 _PY = OutlineRules(
@@ -115,6 +118,7 @@ _TS = OutlineRules(
     bodies=frozenset({"class_body", "interface_body", "object_type", "enum_body", "statement_block"}),
     transparent=frozenset({"export_statement", "ambient_declaration"}),
     self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
+    hidden=r"^(?:(?:static|readonly|async|override)\s+)*(?:private\b|#)",
     one_line=frozenset(
         {
             "field_definition",
@@ -198,6 +202,7 @@ _JAVA = OutlineRules(
     bodies=frozenset({"class_body", "interface_body", "enum_body"}),
     transparent=frozenset({"enum_body_declarations"}),
     one_line=frozenset({"field_declaration", "constant_declaration", "enum_constant"}),
+    hidden=r"^(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:\w+\s+)*?private\b",
 )
 _C_DEFS = {
     "function_definition": "function",
@@ -296,6 +301,29 @@ class FileOutline:
         if got is None:
             got = frozenset(e.name for e in self.entries)
             object.__setattr__(self, "_names", got)  # cached: a frozen dataclass
+        return got
+
+    def hidden(self) -> frozenset[int]:
+        """Entries other files cannot see (private members and everything inside them)."""
+        got: frozenset[int] | None = self.__dict__.get("_hidden")
+        if got is None:
+            rules = rules_for(self.language)
+            pattern = re.compile(rules.hidden) if rules is not None and rules.hidden else None
+            out: set[int] = set()
+            if pattern is not None:
+                for i, e in enumerate(self.entries):  # owners come before their members
+                    if (e.owner >= 0 and e.owner in out) or pattern.search(e.text):
+                        out.add(i)
+            got = frozenset(out)
+            object.__setattr__(self, "_hidden", got)
+        return got
+
+    def top_names(self) -> frozenset[str]:
+        """The top-level names: how another file reaches this one (`module.name`, a class)."""
+        got: frozenset[str] | None = self.__dict__.get("_top")
+        if got is None:
+            got = frozenset(e.name for e in self.entries if e.owner < 0)
+            object.__setattr__(self, "_top", got)
         return got
 
 
@@ -518,7 +546,10 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     """
     entries = outline.entries
     scores = [0.0] * len(entries)
+    hidden = outline.hidden()
     for i, e in enumerate(entries):
+        if i in hidden:
+            continue  # `private`: another file cannot use it
         name = e.name
         parent = entries[e.owner].name if e.owner >= 0 else None
         if name in rel.imported:
@@ -539,9 +570,9 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
             s = 1.4
         else:
             s = 0.7
-        if name.startswith("__"):
-            if e.kind in ("method", "function") and name != "__init__":
-                s *= 0.3  # dunder methods are called by syntax, not by name
+        if name.startswith("__") and name.endswith("__"):
+            if name != "__init__" or parent not in rel.used | rel.imported | rel.near:
+                s = 0.0  # called or read by syntax, not by name (`__init__`: for its arguments)
         elif name.startswith("_"):
             s *= 0.8  # private helpers: used, but less often than the public names
         scores[i] = s
@@ -552,6 +583,13 @@ COMMENT = {"python": "#"}  # others use "//"
 ALSO = " also: "
 
 
+def visible_here(outline: FileOutline, i: int, rel: Relevance) -> bool:
+    """A name the current file already spells: as a bare name it adds nothing; only its
+    signature (the arguments, the type) is worth characters."""
+    name = outline.entries[i].name
+    return name in rel.mentioned or name in rel.used or name in rel.imported
+
+
 def entry_cost(outline: FileOutline, i: int) -> int:
     e = outline.entries[i]
     return len(INDENT) * e.depth + len(e.text) + 1
@@ -559,92 +597,133 @@ def entry_cost(outline: FileOutline, i: int) -> int:
 
 class OutlinePick:
     """The entries of one outline chosen so far: some as their whole line (a signature),
-    the rest as a name in their container's "also:" line (names are what a next line
-    needs most; a signature costs five names). Costs are exact: `text()` has `cost` chars."""
+    the rest as names on one line per container, `# Owner: a, b, c` (or `# also: a, b`
+    under a container shown whole, and at top level). Names are what a next line needs
+    most; a signature costs five names, a class header for two member names costs more
+    than the names. Costs are exact: `text()` has `cost` characters."""
 
     def __init__(self, outline: FileOutline) -> None:
         self.outline = outline
         self.full: set[int] = set()
-        self.short: set[int] = set()
+        self.groups: dict[int, list[int]] = {}  # owner -> its members picked as names
+        self._short: set[int] = set()
         self.cost = 0
         self._comment = COMMENT.get(outline.language, "//")
 
-    def _refund(self, j: int) -> int:
-        """What taking short entry `j` out of its "also:" line saves (its line, if alone)."""
-        e = self.outline.entries[j]
-        if any(k != j and self.outline.entries[k].owner == e.owner for k in self.short):
-            return len(e.name) + 2
-        return len(INDENT) * e.depth + len(self._comment) + len(ALSO) + len(e.name) + 1
+    @property
+    def short(self) -> set[int]:
+        return set(self._short)
 
-    def _chain_cost(self, j: int) -> int:
-        """Lines for `j` and its containers not yet shown whole (net of names they replace)."""
-        cost = 0
-        while j >= 0 and j not in self.full:
-            cost += entry_cost(self.outline, j) - (self._refund(j) if j in self.short else 0)
-            j = self.outline.entries[j].owner
-        return cost
+    def _anchor(self, owner: int, full: set[int]) -> tuple[int, str]:
+        """Depth and label of the names line of `owner`'s members ("" = an `also:` line)."""
+        entries = self.outline.entries
+        if owner < 0:
+            return 0, ""
+        if owner in full:
+            return entries[owner].depth + 1, ""
+        names: list[str] = []
+        j = owner
+        while j >= 0 and j not in full:
+            names.append(entries[j].name)
+            j = entries[j].owner
+        return (entries[j].depth + 1 if j >= 0 else 0), ".".join(reversed(names))
 
-    def _group_exists(self, owner: int) -> bool:
-        return any(self.outline.entries[k].owner == owner for k in self.short)
+    def _prefix_len(self, owner: int, full: set[int]) -> int:
+        depth, label = self._anchor(owner, full)
+        head = len(self._comment) + 1 + len(label) + 2 if label else len(self._comment) + len(ALSO)
+        return len(INDENT) * depth + head
+
+    def _total(self, full: set[int], groups: dict[int, list[int]]) -> int:
+        entries = self.outline.entries
+        lines = len(full) + len(groups)
+        if not lines:
+            return 0
+        chars = sum(len(INDENT) * entries[k].depth + len(entries[k].text) for k in full)
+        for owner, group in groups.items():
+            chars += self._prefix_len(owner, full) + sum(len(entries[k].name) for k in group)
+            chars += 2 * (len(group) - 1)
+        return chars + lines - 1
+
+    def _promoted(self, i: int) -> tuple[set[int], dict[int, list[int]]]:
+        """`full` and `groups` once entry `i` and its containers are shown whole."""
+        entries = self.outline.entries
+        full = set(self.full)
+        groups = {o: list(g) for o, g in self.groups.items()}
+        j = i
+        while j >= 0 and j not in full:
+            full.add(j)
+            group = groups.get(entries[j].owner)
+            if group is not None and j in group:
+                group.remove(j)
+                if not group:
+                    del groups[entries[j].owner]
+            j = entries[j].owner
+        return full, groups
 
     def cost_full(self, i: int) -> int:
         if i in self.full:
             return 0
-        return self._chain_cost(i) + self._sep()
+        full, groups = self._promoted(i)
+        return self._total(full, groups) - self.cost
 
     def cost_short(self, i: int) -> int:
-        if i in self.full or i in self.short:
+        if i in self.full or i in self._short:
             return 0
         e = self.outline.entries[i]
-        if self._group_exists(e.owner):
+        if e.owner in self.groups:
             return len(e.name) + 2  # ", name"
-        line = len(INDENT) * e.depth + len(self._comment) + len(ALSO) + len(e.name) + 1
-        return line + self._chain_cost(e.owner) + self._sep()
-
-    def _sep(self) -> int:
-        return 0 if (self.full or self.short) else -1  # the first line has no newline before it
-
-    def _promote(self, j: int) -> None:
-        while j >= 0 and j not in self.full:
-            self.full.add(j)
-            self.short.discard(j)
-            j = self.outline.entries[j].owner
+        return self._prefix_len(e.owner, self.full) + len(e.name) + (1 if self.cost else 0)
 
     def add_full(self, i: int) -> None:
-        self.cost += self.cost_full(i)
-        self._promote(i)
+        if i in self.full:
+            return
+        self.full, self.groups = self._promoted(i)
+        self._short = {k for g in self.groups.values() for k in g}
+        self.cost = self._total(self.full, self.groups)
 
     def add_short(self, i: int) -> None:
         cost = self.cost_short(i)
         if cost == 0:
             return
         self.cost += cost
-        self._promote(self.outline.entries[i].owner)
-        self.short.add(i)
+        self.groups.setdefault(self.outline.entries[i].owner, []).append(i)
+        self._short.add(i)
 
     def __len__(self) -> int:
-        return len(self.full) + len(self.short)
+        return len(self.full) + len(self._short)
 
     def text(self) -> str:
         entries = self.outline.entries
-        children: dict[int, list[int]] = {}
-        shorts: dict[int, list[int]] = {}
-        for k in sorted(self.full):
-            children.setdefault(entries[k].owner, []).append(k)
-        for k in sorted(self.short):
-            shorts.setdefault(entries[k].owner, []).append(k)
+        full = self.full
+        # Under each entry shown whole (or the top level, -1): its members shown whole and
+        # the names lines of containers not shown whole, in file order; its `also:` line last.
+        kids: dict[int, list[tuple[int, bool]]] = {}
+        for k in full:
+            kids.setdefault(entries[k].owner, []).append((k, False))
+        for owner in self.groups:
+            if owner >= 0 and owner not in full:
+                j = owner
+                while j >= 0 and j not in full:
+                    j = entries[j].owner
+                kids.setdefault(j, []).append((owner, True))
         lines: list[str] = []
 
-        def emit(owner: int, depth: int) -> None:
-            for k in children.get(owner, ()):
-                lines.append(INDENT * entries[k].depth + entries[k].text)
-                emit(k, entries[k].depth + 1)
-            names = shorts.get(owner)
-            if names:
-                d = depth if owner >= 0 else 0
-                lines.append(INDENT * d + self._comment + ALSO + ", ".join(entries[n].name for n in names))
+        def names(owner: int) -> str:
+            return ", ".join(entries[k].name for k in sorted(self.groups[owner]))
 
-        emit(-1, 0)
+        def emit(anchor: int) -> None:
+            for k, is_group in sorted(kids.get(anchor, ())):
+                if is_group:
+                    depth, label = self._anchor(k, full)
+                    lines.append(f"{INDENT * depth}{self._comment} {label}: {names(k)}")
+                else:
+                    lines.append(INDENT * entries[k].depth + entries[k].text)
+                    emit(k)
+            if anchor in self.groups:
+                depth = entries[anchor].depth + 1 if anchor >= 0 else 0
+                lines.append(INDENT * depth + self._comment + ALSO + names(anchor))
+
+        emit(-1)
         return "\n".join(lines)
 
 

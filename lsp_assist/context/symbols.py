@@ -665,6 +665,13 @@ class SymbolIndex:
     def lookup(self, name: str) -> list[Symbol]:
         return list(self._by_name.get(name, ()))
 
+    def definers(self, name: str) -> int:
+        """How many files define `name` (a name defined in one file points at it)."""
+        syms = self._by_name.get(name)
+        if not syms:
+            return 0
+        return len({s.path for s in syms}) if len(syms) > 1 else 1
+
     def symbols(self, path: str) -> list[Symbol]:
         return list(self._by_path.get(path, ()))
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
-from lsp_assist.context.neighbours import PathResolver, gather_candidates, parse_imports
+from lsp_assist.context.neighbours import PathResolver, assemble, gather_candidates, parse_imports
+from lsp_assist.context.outline import Relevance
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
@@ -255,3 +256,51 @@ def test_the_stable_layout_keeps_outlines_within_its_reservation() -> None:
     assert stable.snippets and sent <= 1500
     whole = {line for s in trimmed.snippets for line in s.text.split("\n")}
     assert all(line in whole for s in stable.snippets for line in s.text.split("\n"))  # whole lines
+
+
+def test_a_file_defining_a_rare_used_name_outranks_one_defining_common_names() -> None:
+    common = "".join(f"    public int {n}() {{ return 0; }}\n" for n in ("size", "get", "put", "isEmpty"))
+    files = {f"/w/p/Big{i}.java": ("java", f"class Big{i} {{\n{common}}}\n") for i in range(4)}
+    files["/w/p/TimeUnit.java"] = ("java", "enum TimeUnit { SECONDS; long toNanos(long d) { return d; } }\n")
+    files["/w/p/Huge.java"] = ("java", "class Huge {\n" + common + "}\n")
+    index = _index(files)
+    cands = gather_candidates(
+        path="/w/p/Latch.java",
+        language="java",
+        head_lines=("package p;",),
+        open_paths=[],
+        recent=[],
+        index=index,
+        used={"TimeUnit", "unit", "size", "get", "put", "isEmpty"},
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+        mentioned=frozenset({"size", "get", "put", "isEmpty", "TimeUnit"}),
+    )
+    assert cands[0].path == "/w/p/TimeUnit.java", [(c.path, c.affinity) for c in cands]
+
+
+def test_names_the_file_already_spells_are_not_sent_as_bare_names() -> None:
+    index = _index(
+        {
+            "/w/pkg/lib.py": (
+                "python",
+                "class Store:\n    def fetch(self): pass\n    def evict(self): pass\n"
+                "    def known(self): pass\n",
+            )
+        }
+    )
+    (cand,) = gather_candidates(
+        path="/w/pkg/run.py",
+        language="python",
+        head_lines=("from .lib import Store",),
+        open_paths=[],
+        recent=[],
+        index=index,
+        used={"Store", "known"},
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    rel = Relevance(used=frozenset({"Store", "known", "s"}), mentioned=frozenset({"Store", "known", "s"}))
+    # 80 characters: no room for signatures (FULL_SHARE), names only.
+    got = assemble([cand], index.outline, rel, 80, time.perf_counter() + 1)
+    assert [s.text for s in got.snippets] == ["# Store: fetch, evict"]

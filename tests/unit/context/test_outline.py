@@ -160,7 +160,7 @@ def test_outline_per_language(language: str) -> None:
     assert "return" not in text_out
 
 
-def test_owner_header_comes_with_a_member_and_names_group() -> None:
+def test_names_go_on_one_line_per_container_and_under_a_header_once_it_is_shown() -> None:
     path, text, _, _ = SOURCES["python"]
     outline = outline_from_text(text, "python", path)
     idx = {e.name: i for i, e in enumerate(outline.entries)}
@@ -168,10 +168,31 @@ def test_owner_header_comes_with_a_member_and_names_group() -> None:
     pick.add_short(idx["running"])
     pick.add_short(idx["_loop"])
     pick.add_full(idx["helper"])
+    pick.add_short(idx["MAX_SIZE"])
     out = pick.text()
-    assert out == "class Loop(Base):\n    # also: _loop, running\ndef helper(a, b=2) -> int:"
+    # Names only: no class header (it would cost more than the names), in file order.
+    assert out == "# Loop: _loop, running\ndef helper(a, b=2) -> int:\n# also: MAX_SIZE"
+    assert pick.cost == len(out)
+    pick.add_full(idx["__init__"])  # a member shown whole brings its header; the names follow it
+    out = pick.text()
+    assert out == (
+        "class Loop(Base):\n    def __init__(self, loop, *, debug=False):\n    # also: _loop, running\n"
+        "def helper(a, b=2) -> int:\n# also: MAX_SIZE"
+    )
     assert pick.cost == len(out)
     assert render(outline, [idx["helper"]]) == "def helper(a, b=2) -> int:"
+
+
+def test_nested_containers_name_their_chain() -> None:
+    text = "class A:\n    class B:\n        def m(self):\n            pass\n        def n(self): pass\n"
+    outline = outline_from_text(text, "python", "/p/n.py")
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    pick = OutlinePick(outline)
+    pick.add_short(idx["m"])
+    pick.add_short(idx["n"])
+    assert pick.text() == "# A.B: m, n" and pick.cost == len(pick.text())
+    pick.add_full(idx["A"])
+    assert pick.text() == "class A:\n    # B: m, n" and pick.cost == len(pick.text())
 
 
 def test_ranking_prefers_unspelled_names_and_members_of_used_classes() -> None:
@@ -210,3 +231,21 @@ def test_every_truncation_of_the_samples_outlines_without_raising(language: str)
         for i in range(len(outline.entries)):
             pick.add_short(i) if i % 2 else pick.add_full(i)
         assert len(pick.text()) == pick.cost
+
+
+def test_private_java_members_and_dunders_are_not_offered_to_other_files() -> None:
+    text = (
+        "public class Box {\n  private int secret;\n  public int width;\n"
+        "  private static class Inner { int deep; }\n  public void grow(int n) {}\n}\n"
+    )
+    outline = outline_from_text(text, "java", "/p/Box.java")
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    s = rank_entries(outline, Relevance(used=frozenset({"Box"})))
+    assert s[idx["secret"]] == 0 and s[idx["Inner"]] == 0 and s[idx["deep"]] == 0
+    assert s[idx["width"]] > 0 and s[idx["grow"]] > 0
+    py = outline_from_text(SOURCES["python"][1], "python", "/p/a.py")
+    pidx = {e.name: i for i, e in enumerate(py.entries)}
+    ps = rank_entries(py, Relevance())
+    assert ps[pidx["__init__"]] == 0 and ps[pidx["running"]] > 0  # no one calls __init__ by name
+    ps = rank_entries(py, Relevance(used=frozenset({"Loop"})))
+    assert ps[pidx["__init__"]] > 0  # ... but `Loop(...)` wants its arguments
