@@ -1,7 +1,7 @@
 -- Headless harness for the bad-state checks in tests/editors/test_nvim.py: a missing server
 -- gives one message, and a killed server is restarted with backoff (one message).
 local env = vim.env
-local results = { notes = {}, errors = {} }
+local results = { notes = {}, errors = {}, nvim = tostring(vim.version()) }
 local out_path = assert(env.LSP_ASSIST_RESULTS)
 local orig_notify = vim.notify
 vim.notify = function(msg, level, opts)

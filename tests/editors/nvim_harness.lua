@@ -5,7 +5,7 @@
 -- real), and the steps run from timers so that the main loop keeps processing input.
 -- Inputs come from environment variables; results go to a JSON file the test reads.
 local env = vim.env
-local results = { steps = {}, errors = {} }
+local results = { steps = {}, errors = {}, nvim = tostring(vim.version()) }
 local out_path = assert(env.LSP_ASSIST_RESULTS, "LSP_ASSIST_RESULTS unset")
 
 local function finish()

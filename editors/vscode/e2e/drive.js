@@ -70,6 +70,67 @@ function ghostText() {
     .join('');
 }
 
+/**
+ * What the user sees of the ghost text right now: the inline part on the cursor line, the
+ * ghost lines below it (a view zone), and where the cursor is (status bar "Ln, Col" and the
+ * cursor element's pixel position).
+ */
+function ghostView() {
+  const clean = (e) => e.textContent.replace(/\u00a0/g, ' ');
+  const inline = [...document.querySelectorAll('.view-lines [class*="ghost-text-decoration"]')].map(clean).join('');
+  // The ghost's further lines are a view zone below the cursor line.
+  const below = [...document.querySelectorAll('.view-zones .suggest-preview-text .view-line')].map(clean);
+  const sel = document.querySelector('[id="status.editor.selection"]');
+  const cursor = document.querySelector('.monaco-editor.focused .cursors-layer .cursor') ||
+    document.querySelector('.monaco-editor .cursors-layer .cursor');
+  return {
+    inline,
+    below,
+    lines: (inline ? 1 : 0) + below.length,
+    selection: sel ? sel.textContent.trim() : '',
+    cursorAt: cursor ? `${cursor.style.top},${cursor.style.left}` : '',
+  };
+}
+
+/** Records every change of ghostView() with Date.now() in window.__views. */
+function installViewObserver(viewSource) {
+  // eslint-disable-next-line no-new-func
+  const view = new Function(`return (${viewSource})();`);
+  window.__views = [];
+  let last = '';
+  const note = () => {
+    const now = view();
+    const key = JSON.stringify([now.inline, now.below, now.selection]);
+    if (key !== last) {
+      last = key;
+      window.__views.push({ t: Date.now(), ...now });
+    }
+  };
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  return true;
+}
+
+/** Records every text the status bar and the notifications show, with Date.now(), in window.__shown. */
+function installStatusObserver() {
+  window.__shown = [];
+  const seen = new Set();
+  const note = () => {
+    const items = [...document.querySelectorAll('.statusbar-item, .notifications-toasts .notification-toast')];
+    for (const e of items) {
+      const text = (e.textContent || '').trim();
+      const aria = e.getAttribute('aria-label') || (e.querySelector('[aria-label]') || { getAttribute: () => '' }).getAttribute('aria-label') || '';
+      const key = `${e.className}|${text}|${aria}`;
+      if (text && !seen.has(key)) {
+        seen.add(key);
+        window.__shown.push({ t: Date.now(), kind: e.classList.contains('statusbar-item') ? 'status' : 'toast', text, aria });
+      }
+    }
+  };
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+  note();
+  return true;
+}
+
 async function typeLine(page, text) {
   await page.keyboard.type(text, { delay: spec.keyDelayMs ?? 40 });
   return page.evaluate(() => Date.now());
@@ -89,6 +150,8 @@ async function main() {
     currentPage = page;
     await page.goto(spec.url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     await waitFor(page, 'workbench', () => !!document.querySelector('.monaco-workbench'), 60_000);
+    // From the first moment: what the status bar and notifications show (model-load progress).
+    await page.evaluate(installStatusObserver);
     await sleep(1500); // let the workbench settle (extensions activate on startup finished)
 
     // Quick open (Ctrl+P) the file; on a loaded machine the first try may come too early.
@@ -121,6 +184,56 @@ async function main() {
       const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /\bfast\b/.test(e.textContent || ''));
       return item ? item.textContent : null;
     }, 30_000);
+
+    if (spec.mode === 'grow') {
+      // The ghost grows while the model streams: record every visible state.
+      await page.evaluate(installViewObserver, ghostView.toString());
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      result.typedAt = await typeLine(page, spec.typed);
+      result.grown = await waitFor(page, 'grown ghost', (viewSource, lines, last) => {
+        const v = new Function(`return (${viewSource})();`)();
+        return v.lines >= lines && v.below.length && v.below[v.below.length - 1].includes(last) ? v : null;
+      }, 30_000, ghostView.toString(), spec.lines, spec.lastLine);
+      await sleep(300);
+      result.views = await page.evaluate(() => window.__views);
+      result.ghostLog = await page.evaluate(() => window.__ghost);
+      result.linesWithGhost = await page.evaluate(editorLines);
+      result.zonesHtml = await page.evaluate(() => (document.querySelector('.view-zones') || {}).outerHTML || '');
+      await shot(page, 'grown');
+      await page.keyboard.press('Tab');
+      result.afterTab = await waitFor(page, 'accepted all', (last) => {
+        const lines = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) =>
+          l.textContent.replace(/\u00a0/g, ' '),
+        );
+        return lines.some((l) => l.trim() === last.trim()) ? lines : null;
+      }, 10_000, spec.lastLine);
+      result.shown = await page.evaluate(() => window.__shown);
+      return;
+    }
+
+    if (spec.mode === 'newUser') {
+      // No settings but the server path: the embedded model loads (progress), then ghost text.
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      result.typedAt = await typeLine(page, spec.typed);
+      result.ghost = await waitFor(page, 'any ghost', () => {
+        const g = [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+          .map((e) => e.textContent.replace(/\u00a0/g, ' ')).join('');
+        return g.trim() ? g : null;
+      }, spec.ghostTimeoutMs ?? 60_000);
+      await shot(page, 'new-user-ghost');
+      result.shown = await page.evaluate(() => window.__shown);
+      result.ghostAt = await page.evaluate(() => Date.now());
+      result.status = await waitFor(page, 'latency', () => {
+        const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /fast \d+(\.\d)? ms/.test(e.textContent || ''));
+        return item ? item.textContent : null;
+      }, 10_000);
+      result.statusNow = await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent));
+      return;
+    }
 
     if (spec.unreachable) {
       // Only the message: type, and wait for the toast naming the endpoint.
@@ -211,6 +324,11 @@ async function main() {
     }, 10_000, spec.qualityAccepted);
   } catch (error) {
     if (currentPage) {
+      result.shown = await currentPage.evaluate(() => window.__shown).catch(() => undefined);
+      result.views = await currentPage.evaluate(() => window.__views).catch(() => undefined);
+      result.zonesHtml = await currentPage
+        .evaluate(() => ((document.querySelector('.view-zones') || {}).outerHTML || '').slice(0, 4000))
+        .catch(() => undefined);
       await shot(currentPage, 'failure').catch(() => undefined);
     }
     throw error;

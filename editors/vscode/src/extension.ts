@@ -12,6 +12,7 @@ import {
   DidChangeConfigurationNotification,
   ErrorAction,
   ExecuteCommandRequest,
+  InlineCompletionRequest,
   LanguageClient,
   LanguageClientOptions,
   RevealOutputChannelOn,
@@ -21,6 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { OnceNotifier, RestartBackoff } from './backoff';
+import { docKey, GrowPolicy } from './grow';
 import { resolveServer, Resolved } from './serverPath';
 import { StatusParams, statusView } from './status';
 import { formatWarmup, WarmSummary } from './warmup';
@@ -51,6 +53,7 @@ class Extension implements vscode.Disposable {
   private disposed = false;
   private lastStatus: StatusParams = {};
   private readonly toasted = new Set<string>();
+  private readonly grow = new GrowPolicy<vscode.InlineCompletionItem[] | vscode.InlineCompletionList>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -116,7 +119,8 @@ class Extension implements vscode.Disposable {
     this.setStatus(...statusView(this.lastStatus));
   }
 
-  private onSuggestionReady(params: SuggestionReadyParams): void {
+  /** The ghost grows: fetch the longer suggestion, then make VS Code show it (see grow.ts). */
+  private async onSuggestionReady(params: SuggestionReadyParams): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const client = this.client;
     if (!editor || !client) {
@@ -125,13 +129,44 @@ class Extension implements vscode.Disposable {
     if (client.code2ProtocolConverter.asUri(editor.document.uri) !== params.uri) {
       return;
     }
-    if (typeof params.version === 'number' && params.version !== editor.document.version) {
+    const document = editor.document;
+    const version = document.version;
+    if (typeof params.version === 'number' && params.version !== version) {
       return; // The user typed since: a fresh request is on its way anyway.
     }
-    if (params.position && params.position.line !== editor.selection.active.line) {
+    const position = editor.selection.active;
+    if (params.position && params.position.line !== position.line) {
       return;
     }
-    void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    const key = docKey(document.uri.toString(), version, position.line);
+    if (!this.grow.onReady(key)) {
+      return; // the user's Invoked choices are shown or on their way: keep them
+    }
+    let grown: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined;
+    try {
+      const context = { triggerKind: vscode.InlineCompletionTriggerKind.Automatic, selectedCompletionInfo: undefined };
+      const result = await client.sendRequest(
+        InlineCompletionRequest.type,
+        client.code2ProtocolConverter.asInlineCompletionParams(document, position, context),
+      );
+      grown = await client.protocol2CodeConverter.asInlineCompletionResult(result);
+    } catch (error) {
+      this.output.appendLine(`[debug] suggestionReady: ${String(error)}`);
+      return;
+    }
+    const now = vscode.window.activeTextEditor;
+    if (!grown || now !== editor || document.version !== version || !now.selection.active.isEqual(position)) {
+      return;
+    }
+    const step = this.grow.prepare(key, grown);
+    if (step === 'drop') {
+      return;
+    }
+    if (step === 'hideAndTrigger') {
+      // Sent back to back (not awaited): the renderer runs both before VS Code's re-request.
+      void vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+    }
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
   }
 
   private buildClient(resolved: Resolved): LanguageClient {
@@ -152,6 +187,18 @@ class Extension implements vscode.Disposable {
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
+      middleware: {
+        provideInlineCompletionItems: (document, position, context, token, next) => {
+          // Our own re-request after suggestionReady gets the grown answer fetched for it.
+          const key = docKey(document.uri.toString(), document.version, position.line);
+          const invoked = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+          const decided = this.grow.onRequest(key, invoked ? 'invoked' : 'automatic');
+          if (decided.prepared !== undefined) {
+            return decided.prepared;
+          }
+          return next(document, position, context, token);
+        },
+      },
       initializationFailedHandler: (error) => {
         const message = error instanceof Error ? error.message : String(error);
         this.notifier.notify('init', `lsp-assist: the server refused to start (${message}). Check the lspAssist.* settings.`);
@@ -161,7 +208,7 @@ class Extension implements vscode.Disposable {
     };
     const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, clientOptions);
     client.onNotification('lspAssist/status', (p: StatusParams) => this.onStatus(p));
-    client.onNotification('lspAssist/suggestionReady', (p: SuggestionReadyParams) => this.onSuggestionReady(p));
+    client.onNotification('lspAssist/suggestionReady', (p: SuggestionReadyParams) => void this.onSuggestionReady(p));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         this.backoff.started();

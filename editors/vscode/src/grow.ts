@@ -1,0 +1,67 @@
+/**
+ * How `lspAssist/suggestionReady` grows the ghost text in VS Code (pure logic, unit-tested
+ * without VS Code).
+ *
+ * VS Code's only way to ask again is `editor.action.inlineSuggest.trigger`, an Invoked
+ * request, and VS Code does not ask at all while it holds an Invoked request's answer for
+ * the same document version and position (`UpdateRequest.satisfies`). So, for each
+ * suggestionReady:
+ * 1. the client asks the server itself for the grown suggestion (as Automatic: one item,
+ *    at once; Invoked would wait for the stream's end to gather choices);
+ * 2. it triggers VS Code, first hiding the current ghost when VS Code holds an Invoked
+ *    answer here (it would not ask otherwise);
+ * 3. the request VS Code then makes is answered from step 1 without another round trip to
+ *    the server, so the ghost is replaced by the longer one in the same frame or the next.
+ * When the user asked (an Invoked request of their own at this document version and line),
+ * suggestionReady does nothing: its single item would replace the choices being cycled.
+ */
+
+export type TriggerKind = 'automatic' | 'invoked';
+
+/** A prepared answer is used by the request VS Code makes within this time. */
+export const GROW_MATCH_MS = 1500;
+
+export function docKey(uri: string, version: number, line: number): string {
+  return `${uri}#${version}#${line}`;
+}
+
+export type Step = 'trigger' | 'hideAndTrigger' | 'drop';
+
+export class GrowPolicy<T> {
+  private prepared: { key: string; value: T; since: number } | undefined;
+  private invokedAt: string | undefined;
+  private explicitAt: string | undefined;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** suggestionReady for the document state `key`: true when the client should fetch the grown text. */
+  onReady(key: string): boolean {
+    return this.invokedAt !== key; // the user's choices are on screen (or on their way): keep them
+  }
+
+  /** The grown suggestion arrived: what to do to make VS Code show it. */
+  prepare(key: string, value: T): Step {
+    if (this.invokedAt === key) {
+      return 'drop'; // the user asked meanwhile
+    }
+    this.prepared = { key, value, since: this.now() };
+    return this.explicitAt === key ? 'hideAndTrigger' : 'trigger';
+  }
+
+  /** A request VS Code makes at `key`: the kind to send, or the prepared answer to return. */
+  onRequest(key: string, kind: TriggerKind): { kind: TriggerKind; prepared?: T } {
+    if (kind === 'automatic') {
+      // VS Code sends none while it holds an Invoked answer here, so this replaces it.
+      this.explicitAt = undefined;
+      return { kind };
+    }
+    this.explicitAt = key;
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    if (prepared && prepared.key === key && this.now() - prepared.since <= GROW_MATCH_MS) {
+      return { kind: 'automatic', prepared: prepared.value };
+    }
+    this.invokedAt = key; // the user asked: until they type or move, no growth replaces it
+    return { kind: 'invoked' };
+  }
+}

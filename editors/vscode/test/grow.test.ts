@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { docKey, GROW_MATCH_MS, GrowPolicy } from '../src/grow';
+
+const at = docKey('file:///a.py', 3, 2);
+
+test('the first growth after an automatic answer only triggers; the re-request gets the prepared answer', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  assert.deepEqual(policy.onRequest(at, 'automatic'), { kind: 'automatic' }); // typing
+  assert.equal(policy.onReady(at), true);
+  assert.equal(policy.prepare(at, 'two lines'), 'trigger');
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'automatic', prepared: 'two lines' });
+  // VS Code now holds an Invoked answer here and would not ask again: the next growth hides first.
+  assert.equal(policy.onReady(at), true);
+  assert.equal(policy.prepare(at, 'three lines'), 'hideAndTrigger');
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'automatic', prepared: 'three lines' });
+});
+
+test('a prepared answer is used once; the next Invoked request is the user own', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  policy.prepare(at, 'grown');
+  policy.onRequest(at, 'invoked');
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'invoked' });
+});
+
+test('after the user asked at this version and line, suggestionReady does nothing', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'invoked' }); // Alt+\ (pending or answered)
+  assert.equal(policy.onReady(at), false);
+  // Typing (a new version) or another line ends that.
+  assert.equal(policy.onReady(docKey('file:///a.py', 4, 2)), true);
+});
+
+test('the user asking while the grown text was fetched drops it', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  assert.equal(policy.onReady(at), true);
+  policy.onRequest(at, 'invoked'); // the user's Alt+\ overtakes it
+  assert.equal(policy.prepare(at, 'grown'), 'drop');
+});
+
+test('a stale or foreign prepared answer is not used', () => {
+  let now = 0;
+  const policy = new GrowPolicy<string>(() => now);
+  policy.prepare(at, 'grown');
+  now = GROW_MATCH_MS + 1;
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'invoked' });
+  const other = new GrowPolicy<string>(() => 0);
+  other.prepare(docKey('file:///a.py', 2, 2), 'grown');
+  assert.deepEqual(other.onRequest(at, 'invoked'), { kind: 'invoked' });
+});
