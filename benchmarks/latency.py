@@ -32,6 +32,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,71 @@ async def bursts(peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, t
     return out
 
 
+def context_reuse(keys: int) -> dict[str, list[float]]:
+    """The prompt stage per keystroke while typing in a 350-line module with 3 other tabs open
+    (json/decoder.py; json/encoder.py, scanner.py, __init__.py), in-process: as the server
+    builds it (pieces reused from the last keystroke: the cross-file step, import parse,
+    names per line and per related-lines window, symbols per tree) next to a context engine
+    that starts empty on every keystroke (only the symbol index and the open documents kept,
+    as they are computed at open/index time by design)."""
+    import os
+
+    from lsp_assist.server import Runtime
+
+    with tempfile.TemporaryDirectory() as td:
+        os.environ["LSP_ASSIST_CACHE_DIR"] = td
+        os.environ["LSP_ASSIST_CONFIG"] = os.path.join(td, "none.toml")
+        os.environ["LSP_ASSIST_POLICY"] = os.path.join(td, "none-policy.toml")
+        rt = Runtime()
+        rt.build()
+        return _type_in(rt, keys)
+
+
+def _type_in(rt: Any, keys: int) -> dict[str, list[float]]:
+    import json as json_pkg
+    import os
+
+    from lsp_assist.context import neighbours
+    from lsp_assist.context.builder import ContextEngine
+    from lsp_assist.documents.store import TextChange
+    from lsp_assist.domain import Cursor
+    from lsp_assist.pipeline.prompt import PromptBuilder
+
+    assert rt.engine is not None and rt.governance is not None
+    pkg = os.path.dirname(json_pkg.__file__)
+    for name in ("encoder.py", "scanner.py", "__init__.py"):
+        path = os.path.join(pkg, name)
+        rt.store.open("file://" + path, "python", 1, Path(path).read_text(), path)
+    path = os.path.join(pkg, "decoder.py")
+    uri = "file://" + path
+    text = Path(path).read_text()
+    rt.store.open(uri, "python", 1, text, path)
+    out: dict[str, list[float]] = {"reused": [], "rebuilt": []}
+    version = 1
+    for mode in ("reused", "rebuilt"):
+        row, col = 200, len(text.split("\n")[200])
+        for k in range(keys):
+            version += 1
+            rt.store.change(uri, version, [TextChange(Cursor(row, col), Cursor(row, col), "x")])
+            col += 1
+            prompts = rt.engine.prompts
+            if mode == "rebuilt":
+                neighbours.cached_imports.cache_clear()
+                fresh = ContextEngine(symbol_index=rt.context.symbols)
+                prompts = PromptBuilder(rt.config, rt.store, fresh, rt.governance, rt.providers)
+            t0 = time.perf_counter()
+            prompts.for_open(uri, Cursor(row, col), "fast")
+            if k >= 10:
+                out[mode].append((time.perf_counter() - t0) * 1000.0)
+            if k % 10 == 9:  # a new line now and then
+                version += 1
+                rt.store.change(uri, version, [TextChange(Cursor(row, col), Cursor(row, col), "\n    ")])
+                row, col = row + 1, 4
+        version += 1
+        rt.store.change(uri, version, [TextChange(None, None, text)])  # the same typing again
+    return out
+
+
 def row(label: str, *cells: str) -> str:
     return f"{label:<46}" + "".join(f"{cell:>24}" for cell in cells)
 
@@ -390,6 +456,15 @@ async def main() -> int:
         print(f"  {name:<28}{typed_us:>8.1f} us   (json only {bare_us:.1f} us)")
     print()
     bnames = list(burst)
+    reuse = context_reuse(args.n * 10)
+    print(
+        f"prompt stage per keystroke, json/decoder.py (350 lines) + 3 tabs, in-process,"
+        f" n={len(reuse['reused'])}:"
+        f" reused from the last keystroke p50 {statistics.median(reuse['reused']):.2f} ms"
+        f" (p95 {pct(reuse['reused'], 95):.2f}); rebuilt from an empty context engine p50"
+        f" {statistics.median(reuse['rebuilt']):.2f} ms (p95 {pct(reuse['rebuilt'], 95):.2f})"
+    )
+    print()
     print(
         f"typing bursts of 12 keys, {args.bursts} per profile (gaps: log-normal, benchmarks/typing_trace.py)"
     )

@@ -168,6 +168,7 @@ class ContextEngine:
         self.snippet_share = snippet_share
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
+        self._windows: dict[tuple[frozenset[str], ...], frozenset[str]] = {}  # related windows' names
         self._binds = BindingCache()
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
@@ -702,12 +703,19 @@ class ContextEngine:
         idents = self._line_idents
         per = [idents(t) for t in doc.lines(lo, hi)]
         scored: list[tuple[float, int]] = []
+        windows = self._windows
         for start in range(lo, hi, RELATED_STEP):
             if start <= row < start + RELATED_WINDOW or any(r in sel.kept for r in (start, start + 4)):
                 continue
-            ids: set[str] = set()
-            for x in per[start - lo : start - lo + RELATED_WINDOW]:
-                ids |= x
+            # A window's names by the names of its rows: an edit touches one or two windows,
+            # the other ~130 reuse their union from the last keystroke (and across versions).
+            rows_ids = tuple(per[start - lo : start - lo + RELATED_WINDOW])
+            ids = windows.get(rows_ids)
+            if ids is None:
+                ids = frozenset().union(*rows_ids)
+                if len(windows) > 20_000:
+                    windows.clear()
+                windows[rows_ids] = ids
             inter = len(ids & query)
             if inter:
                 scored.append((inter / (len(ids) + len(query) - inter), start))
