@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
-from benchmarks.typing_trace import PROFILES, burst_gaps  # noqa: E402
+from benchmarks.typing_trace import PROFILES, RECORDED_DIR, burst_gaps, recorded_bursts  # noqa: E402
 from tests.fakes.fake_model_server import Script, split_tokens  # noqa: E402
 from tests.fakes.process import FakeModelProcess  # noqa: E402
 
@@ -266,28 +266,59 @@ async def single_requests(
     return out
 
 
-async def bursts(peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+MODEL_MODES = {
+    "parallel": "a parallel server: a closed stream frees everything at once",
+    "one-slot": "one slot, like llama.cpp's server: a closed stream's prompt read (the whole"
+    " time to first token) still holds the slot, the next call waits for it",
+    "predicting": "a parallel server whose model predicts the typed line, right for the next"
+    " few characters (--oracle-chars) each call",
+}
+ORACLE = BURST_WORD + "_subtotal(items) * (1 + tax_rate)\n    return total\n"
+
+
+def burst_script(mode: str, args: argparse.Namespace) -> Script:
+    if mode == "predicting":
+        return Script(
+            oracle=ORACLE,
+            oracle_chars=args.oracle_chars,
+            ttft_ms=args.ttft_ms,
+            tokens_per_s=args.tokens_per_s,
+        )
+    prefill = args.ttft_ms if mode == "one-slot" else 0.0
+    return Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s, prefill_ms=prefill)
+
+
+async def bursts(
+    peer: Peer,
+    fake: FakeModelProcess,
+    args: argparse.Namespace,
+    tmp: Path,
+    profiles: dict[str, list[list[float]]],
+    mode: str,
+) -> dict[str, Any]:
     """Typing bursts per profile: model calls per burst and the last key's latency."""
     out: dict[str, Any] = {}
     fake.reset()
-    fake.set_default(Script(text=COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s))
+    fake.set_limit(1 if mode == "one-slot" else None)
+    fake.set_default(burst_script(mode, args))
     c = await start(peer, tmp / f"{peer.name}-burst")
     try:
         open_doc(c, "file:///bench/warm.py", doc_text(999))
         await timed(c, peer, "file:///bench/warm.py", *CURSOR)
-        for profile in PROFILES:
+        for p_index, (profile, all_gaps) in enumerate(profiles.items()):
             calls: list[int] = []
             aborted: list[int] = []
             last: list[float] = []
-            for b in range(args.bursts):
+            for b, gaps in enumerate(all_gaps):
                 await asyncio.sleep(0.6)
-                uri = f"file:///bench/burst_{profile}_{b}.py"
-                open_doc(c, uri, doc_text(600 + b))
+                uri = f"file:///bench/burst_{mode}_{profile}_{b}.py"
+                # A text of its own per burst (the same for every peer): no burst may hit the
+                # cache of another's keystrokes.
+                open_doc(c, uri, doc_text(1000 * (1 + list(MODEL_MODES).index(mode)) + 100 * p_index + b))
                 n_bodies = len(fake.model_bodies())
                 before = fake.stats
                 pending: int | None = None
                 fut: asyncio.Future[Any] | None = None
-                gaps = burst_gaps(profile, b)
                 for k in range(12):
                     if pending is not None:
                         c.cancel(pending)
@@ -304,8 +335,13 @@ async def bursts(peer: Peer, fake: FakeModelProcess, args: argparse.Namespace, t
                 aborted.append(fake.stats.streams_aborted - before.streams_aborted)
                 c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
             out[profile] = {"calls": calls, "aborted": aborted, "last_ms": last}
+        if peer.name == "lsp-assist":
+            resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
+            outcomes = ((resp.get("result") or {}).get("summary") or {}).get("outcomes", {})
+            out["outcomes"] = {k: v.get("n", 0) for k, v in outcomes.items()}
     finally:
         await c.close()
+        fake.set_limit(None)
     return out
 
 
@@ -386,39 +422,7 @@ def p95(values: list[float]) -> str:
     return f"{pct(values, 95):.2f} ms" if values else "-"
 
 
-async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ttft-ms", type=float, default=120.0)
-    ap.add_argument("--tokens-per-s", type=float, default=125.0)
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--bursts", type=int, default=4, help="bursts per typing profile")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
-        tmp = Path(td)
-        ours = lsp_peer("lsp-assist", fake.base_url, tmp / "ours")
-        # One item per Invoked answer, as tabby-agent and the naive server give: the server's
-        # own time. The default (3 choices) waits for the stream's fuller answer on purpose
-        # (pipeline/choices.py), so its "after" figure is that wait; it is printed beside.
-        one_choice = lsp_peer("lsp-assist", fake.base_url, tmp / "one", {"invoked_choices": 1})
-        naive = lsp_peer("naive", fake.base_url, tmp / "naive")
-        tabby, why_not = tabby_peer(fake.base_url, tmp / "tabby-home")
-        singles = {"lsp-assist": await single_requests(one_choice, fake, args, tmp)}
-        singles["lsp-assist, 3 choices"] = await single_requests(ours, fake, args, tmp / "3")
-        if tabby is not None:
-            singles["tabby-agent"] = await single_requests(tabby, fake, args, tmp)
-        singles["naive"] = await single_requests(naive, fake, args, tmp)
-        no_debounce = lsp_peer(
-            "lsp-assist", fake.base_url, tmp / "nodebounce", {"debounce_min_ms": 0, "debounce_max_ms": 0}
-        )
-        burst = {
-            "lsp-assist": await bursts(ours, fake, args, tmp),
-            "lsp-assist, no debounce": await bursts(no_debounce, fake, args, tmp / "nd"),
-            "naive": await bursts(naive, fake, args, tmp),
-        }
-    print(
-        f"fake model: time to first token {args.ttft_ms:.0f} ms, {args.tokens_per_s:.0f} tokens/s; "
-        f"the first line ends at token {NEWLINE_TOKEN + 1}; n={args.n}"
-    )
+def print_singles(singles: dict[str, dict[str, Any]], tabby: Peer | None, why_not: str) -> None:
     if tabby is None:
         print(f"tabby-agent 1.5.0: not run ({why_not})")
     names = list(singles)
@@ -455,36 +459,88 @@ async def main() -> int:
     for name, typed_us, bare_us in measure(2000):
         print(f"  {name:<28}{typed_us:>8.1f} us   (json only {bare_us:.1f} us)")
     print()
-    bnames = list(burst)
-    reuse = context_reuse(args.n * 10)
-    print(
-        f"prompt stage per keystroke, json/decoder.py (350 lines) + 3 tabs, in-process,"
-        f" n={len(reuse['reused'])}:"
-        f" reused from the last keystroke p50 {statistics.median(reuse['reused']):.2f} ms"
-        f" (p95 {pct(reuse['reused'], 95):.2f}); rebuilt from an empty context engine p50"
-        f" {statistics.median(reuse['rebuilt']):.2f} ms (p95 {pct(reuse['rebuilt'], 95):.2f})"
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ttft-ms", type=float, default=120.0)
+    ap.add_argument("--tokens-per-s", type=float, default=125.0)
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--bursts", type=int, default=4, help="bursts per model typing profile (x2 recorded)")
+    ap.add_argument(
+        "--models", default="parallel,one-slot,predicting", help="fake model modes for the bursts"
     )
-    print()
+    ap.add_argument("--oracle-chars", type=int, default=4, help="predicting model: characters right per call")
+    ap.add_argument("--skip-singles", action="store_true", help="bursts only")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
+        tmp = Path(td)
+        ours = lsp_peer("lsp-assist", fake.base_url, tmp / "ours")
+        # One item per Invoked answer, as tabby-agent and the naive server give: the server's
+        # own time. The default (3 choices) waits for the stream's fuller answer on purpose
+        # (pipeline/choices.py), so its "after" figure is that wait; it is printed beside.
+        one_choice = lsp_peer("lsp-assist", fake.base_url, tmp / "one", {"invoked_choices": 1})
+        naive = lsp_peer("naive", fake.base_url, tmp / "naive")
+        tabby, why_not = tabby_peer(fake.base_url, tmp / "tabby-home")
+        singles: dict[str, dict[str, Any]] = {}
+        if not args.skip_singles:
+            singles["lsp-assist"] = await single_requests(one_choice, fake, args, tmp)
+            singles["lsp-assist, 3 choices"] = await single_requests(ours, fake, args, tmp / "3")
+            if tabby is not None:
+                singles["tabby-agent"] = await single_requests(tabby, fake, args, tmp)
+            singles["naive"] = await single_requests(naive, fake, args, tmp)
+        no_debounce = lsp_peer(
+            "lsp-assist", fake.base_url, tmp / "nodebounce", {"debounce_min_ms": 0, "debounce_max_ms": 0}
+        )
+        profiles: dict[str, list[list[float]]] = {
+            name: [burst_gaps(name, b) for b in range(args.bursts)] for name in PROFILES
+        }
+        recorded = recorded_bursts(args.bursts * 2)
+        if recorded:
+            profiles["recorded"] = recorded
+        burst: dict[str, dict[str, Any]] = {}
+        for mode in args.models.split(","):
+            burst[mode] = {
+                "lsp-assist": await bursts(ours, fake, args, tmp, profiles, mode),
+                "lsp-assist, no debounce": await bursts(no_debounce, fake, args, tmp / "nd", profiles, mode),
+                "naive": await bursts(naive, fake, args, tmp, profiles, mode),
+            }
     print(
-        f"typing bursts of 12 keys, {args.bursts} per profile (gaps: log-normal, benchmarks/typing_trace.py)"
+        f"fake model: time to first token {args.ttft_ms:.0f} ms, {args.tokens_per_s:.0f} tokens/s; "
+        f"the first line ends at token {NEWLINE_TOKEN + 1}; n={args.n}"
     )
-    print(row("", *bnames))
-    for profile, (median, sigma) in PROFILES.items():
-        print(f"  {profile} typist (median gap {median:.0f} ms, sigma {sigma})")
-        calls = {n: burst[n][profile]["calls"] for n in bnames}
-        print(row("    model calls per burst, mean (max)", *(
-            f"{statistics.mean(calls[n]):.2f} ({max(calls[n])})" for n in bnames
-        )))  # fmt: skip
-        print(row("    streams closed mid-way per burst, mean", *(
-            f"{statistics.mean(burst[n][profile]['aborted']):.2f}" for n in bnames
-        )))  # fmt: skip
-        print(row("    last key's latency, p50", *(p50(burst[n][profile]["last_ms"]) for n in bnames)))
-        print(row("    last key's latency, max", *(
-            f"{max(burst[n][profile]['last_ms']):.2f} ms" for n in bnames
-        )))  # fmt: skip
+    if singles:
+        print_singles(singles, tabby, why_not)
+    print(f"typing bursts of 12 keys (gaps: benchmarks/typing_trace.py), {args.bursts} per model profile")
+    if recorded:
+        print(f"  recorded: {len(recorded)} bursts of real typing (Aalto 136M keystrokes logs)")
+    else:
+        print(f"  recorded: not run (no keystroke logs in {RECORDED_DIR}; see benchmarks/typing_trace.py)")
+    for mode, by_peer in burst.items():
+        bnames = list(by_peer)
+        print(f"model: {mode} ({MODEL_MODES[mode]})")
+        print(row("", *bnames))
+        for profile, gaps in profiles.items():
+            flat = sorted(g for burst_gaps_ in gaps for g in burst_gaps_)
+            print(f"  {profile} typist (median gap {statistics.median(flat) * 1000:.0f} ms)")
+            calls = {n: by_peer[n][profile]["calls"] for n in bnames}
+            print(row("    model calls per burst, mean (max)", *(
+                f"{statistics.mean(calls[n]):.2f} ({max(calls[n])})" for n in bnames
+            )))  # fmt: skip
+            print(row("    streams closed mid-way per burst, mean", *(
+                f"{statistics.mean(by_peer[n][profile]['aborted']):.2f}" for n in bnames
+            )))  # fmt: skip
+            print(row("    last key's latency, p50", *(p50(by_peer[n][profile]["last_ms"]) for n in bnames)))
+            print(row("    last key's latency, max", *(
+                f"{max(by_peer[n][profile]['last_ms']):.2f} ms" for n in bnames
+            )))  # fmt: skip
+        for n in bnames:
+            if "outcomes" in by_peer[n]:
+                print(f"  {n}: requests by outcome, all profiles: {by_peer[n]['outcomes']}")
     print()
-    print("lsp-assist's own per-stage report for the single requests, 1 choice (lspAssist.stats):")
-    print(singles["lsp-assist"].get("server_report", ""))
+    if singles:
+        print("lsp-assist's own per-stage report for the single requests, 1 choice (lspAssist.stats):")
+        print(singles["lsp-assist"].get("server_report", ""))
     return 0
 
 

@@ -3,7 +3,8 @@
 `CompletionEngine.complete` runs the stages of `pipeline.stages` in order, cheapest first,
 under the request's deadline, and records the latency stages and outcome of every path:
 
-    gate -> typing_through -> debounce -> prompt -> cached -> attach -> generate -> answer
+    gate -> typing_through -> debounce -> typed_meanwhile -> prompt -> cached -> attach
+         -> generate -> answer
 
 Where each concern lives:
 - `stages/`: the stage functions, each over one `RequestState` (`state.py`);

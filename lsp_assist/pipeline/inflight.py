@@ -93,6 +93,18 @@ class InflightStream:
     # Called with the text so far as it grows after `quick` (on a new line, or every 100 ms),
     # so the ghost text can grow while the model streams (see AnswerStore.grew).
     on_grow: Callable[[str], None] | None = None
+    _progress: asyncio.Future[None] | None = None  # resolved at the next piece of text
+
+    def progressed(self) -> asyncio.Future[None]:
+        """A future resolved when the stream produces its next piece of text (or ends)."""
+        if self._progress is None or self._progress.done():
+            self._progress = asyncio.get_running_loop().create_future()
+        return self._progress
+
+    def note_progress(self) -> None:
+        fut = self._progress
+        if fut is not None and not fut.done():
+            fut.set_result(None)
 
     def mark_first_token(self) -> None:
         self.first_token_at = time.perf_counter()
@@ -212,6 +224,7 @@ async def read_stream(
                 if flight.orphaned and not flight.answered:
                     flight.wasted_tokens += 1  # read after its request was cancelled
                 flight.raw += chunk.text
+                flight.note_progress()
                 t_post = time.perf_counter()
                 stop = assembler.feed(chunk.text)
                 line = assembler.first_line() if quick_on_first_line and not flight.quick.done() else None
@@ -276,6 +289,7 @@ async def read_stream(
                 flight.quick.set_result(text)
         if not flight.final.done():
             flight.final.set_result(result)
+        flight.note_progress()
         # Futures nobody awaited must not log "exception was never retrieved".
         if flight.quick.done() and not flight.quick.cancelled():
             flight.quick.exception()

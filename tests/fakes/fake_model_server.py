@@ -30,8 +30,11 @@ with each fault in the family's own shape: HTTP errors carry the family's error 
 (Ollama ``{"error": ...}``, llama.cpp ``data: {"error": ...}``, Anthropic ``event: error``,
 Mistral ``data: {"object": "error", ...}``) and ``cut`` never sends the end marker.
 
-What it answers is a `Script`: the text (or a function of the request body), the time to
-first token, the token rate, and an optional fault:
+What it answers is a `Script`: the text (or a function of the request body, or `oracle`: the
+rest of a target line after what the prompt ends with, like a model that predicts what the
+user types), the time to first token (`prefill_ms` of it is prompt reading that a one-slot
+server cannot interrupt: an abandoned request holds its slot until then), the token rate,
+and an optional fault:
 
 ===============  ==========================================================================
 fault            behaviour
@@ -76,6 +79,7 @@ prints ``PORT=<n>`` as stdout line 1 and serves until SIGTERM/SIGINT or stdin cl
 (with ``--exit-on-stdin-eof``). It is then driven over HTTP with the control endpoints:
 ``POST /_control/default`` and ``POST /_control/push`` (a JSON `Script`, without callables),
 ``POST /_control/rule`` (``{"pattern": ..., "text": ...}``), ``POST /_control/reset``,
+``POST /_control/limit`` (``{"max_concurrent": N}``, null for none),
 ``GET /_control/stats`` and ``GET /_control/requests``.
 """
 
@@ -127,8 +131,19 @@ class Script:
     finish_reason: str = "stop"
     usage: bool = True  # send the usage chunk when the request asked for include_usage
     headers_delay_ms: float = 0.0  # delay before the response status line
+    # The part of ttft spent reading the prompt. Under a concurrency cap (one slot, like
+    # llama.cpp's server) it cannot be interrupted: a request abandoned during it still
+    # holds its slot until it ends, so the next request waits for it.
+    prefill_ms: float = 0.0
+    # A model that predicts what the user is typing: the answer is the rest of `oracle`
+    # after the longest start of it the prompt ends with, cut to `oracle_chars` characters
+    # (0: all of it) and ended there with a newline (right that far, then a new line).
+    oracle: str = ""
+    oracle_chars: int = 0
 
     def render_text(self, body: JSON) -> str:
+        if self.oracle:
+            return oracle_answer(self.oracle, prompt_of(body), self.oracle_chars)
         return self.text(body) if callable(self.text) else self.text
 
     @classmethod
@@ -176,6 +191,15 @@ def prompt_of(body: JSON | None) -> str:
     if isinstance(prompt, list):
         prompt = "".join(str(p) for p in prompt)
     return str(prompt)
+
+
+def oracle_answer(target: str, prompt: str, chars: int = 0) -> str:
+    """The rest of `target` after the longest start of it that `prompt` ends with."""
+    typed = next((k for k in range(len(target), 0, -1) if prompt.endswith(target[:k])), 0)
+    rest = target[typed:]
+    if chars and len(rest) > chars:
+        rest = rest[:chars] + "\n"
+    return rest
 
 
 def _content_text(content: object) -> str:
@@ -531,6 +555,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake.add_rule(str(body["pattern"]), Script.from_json(body))
         elif path == "/_control/reset":
             fake.reset()
+        elif path == "/_control/limit":  # {"max_concurrent": N or null}
+            with fake._lock:
+                fake.max_concurrent = body.get("max_concurrent")
+                fake._lock.notify_all()
         else:
             self._send_json(404, {"error": {"message": f"no control {path}"}})
             return
@@ -593,6 +621,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         script = fake._pick(body)
         fault = script.fault or ""
+        prefill_end = time.monotonic() + script.prefill_ms / 1000
         if self._before_stream(script, _openai_error):
             return
 
@@ -658,6 +687,9 @@ class _Handler(BaseHTTPRequestHandler):
         except _ClientGone:
             self.close_connection = True
             fake._abort(sent)
+            left = prefill_end - time.monotonic()
+            if left > 0 and fake.max_concurrent is not None:
+                time.sleep(left)  # the prompt batch runs to its end; the slot stays taken
 
     def _before_stream(self, script: Script, error_body: Callable[[int, str], JSON]) -> bool:
         """Apply headers_delay_ms and the faults that end a request before any stream
@@ -1079,4 +1111,13 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["FakeModelServer", "RecordedRequest", "Script", "Stats", "prompt_of", "running", "split_tokens"]
+__all__ = [
+    "FakeModelServer",
+    "RecordedRequest",
+    "Script",
+    "Stats",
+    "oracle_answer",
+    "prompt_of",
+    "running",
+    "split_tokens",
+]

@@ -62,6 +62,10 @@ class FakeModelProcess:
     def reset(self) -> None:
         self._http.post("/_control/reset", json={}).raise_for_status()
 
+    def set_limit(self, max_concurrent: int | None) -> None:
+        """A concurrency cap (None: none); requests over it wait for a slot."""
+        self._http.post("/_control/limit", json={"max_concurrent": max_concurrent}).raise_for_status()
+
     @property
     def stats(self) -> Stats:
         data: dict[str, Any] = self._http.get("/_control/stats").json()

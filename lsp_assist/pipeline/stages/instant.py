@@ -1,7 +1,8 @@
 """Instant answers: no model call when an answer already exists.
 
 - `typing_through` (before the debounce): the user typed what a shown suggestion said, or
-  backspaced to a state that had one; the rest of it answers at once.
+  backspaced to a state that had one; the rest of it answers at once. `typed_meanwhile`
+  looks again after the debounce (a suggestion may have arrived during the wait).
 - `cached` (after the prompt): the exact prompt was answered before.
 - `attach` (after the prompt): the document's live stream is producing what the user is
   typing; wait on it instead of starting another call. A live stream the user moved away
@@ -31,6 +32,13 @@ async def typing_through(s: RequestState, sv: Services) -> Suggestion | None:
     t = s.target
     typed = t.snap.text[t.offset - hit.typed : t.offset]
     return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier, typed=typed)
+
+
+async def typed_meanwhile(s: RequestState, sv: Services) -> Suggestion | None:
+    """Typing-through again after the debounce: the previous keystroke's stream may have
+    ended during the wait, and what the user typed since is the start of its answer. Without
+    this look the request built a prompt and started a call for an answer already here."""
+    return await typing_through(s, sv)
 
 
 async def cached(s: RequestState, sv: Services) -> Suggestion | None:
@@ -85,12 +93,29 @@ async def _await_attached(
         flight.waiters -= 1
 
 
+async def _first_line_unless_it_disagrees(flight: InflightStream, typed: str, timeout_s: float) -> str | None:
+    """The stream's first line, or None as soon as what it produced so far disagrees with
+    what the user typed (its first token usually tells, long before its first line ends:
+    waiting for the line only delays the call that can answer)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    quick = flight.quick
+    while not quick.done():
+        if not flight.attachable(typed):
+            return None
+        left = deadline - loop.time()
+        if left <= 0:
+            return None
+        await asyncio.wait((quick, flight.progressed()), timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    return quick.result()
+
+
 async def _attached_text(flight: InflightStream, typed: str, tier: TierConfig) -> str | None:
     try:
-        first = await asyncio.wait_for(
-            asyncio.shield(flight.quick), timeout=tier.first_token_timeout_ms / 1000.0
-        )
-    except (asyncio.TimeoutError, ProviderError, PolicyError):
+        first = await _first_line_unless_it_disagrees(flight, typed, tier.first_token_timeout_ms / 1000.0)
+    except (ProviderError, PolicyError):
+        return None
+    if first is None:
         return None
     if first.startswith(typed) and len(first) > len(typed):
         flight.answered = True

@@ -49,3 +49,25 @@ async def test_an_agreeing_first_line_answers_the_rest_of_it() -> None:
     flight.quick.set_result("return compute(a, b)")
     assert await _attached_text(flight, "ret", TierConfig()) == "urn compute(a, b)"
     assert flight.answered
+
+
+async def test_a_first_token_that_disagrees_ends_the_wait_before_the_line_is_complete() -> None:
+    flight = _flight()
+    task = asyncio.ensure_future(_attached_text(flight, "t", TierConfig(first_token_timeout_ms=60_000)))
+    await _settle(task)
+    assert not task.done()  # nothing produced yet: it may still agree
+    flight.raw = "ret"  # the first token arrives; the first line is far from complete
+    flight.note_progress()
+    await _settle(task)
+    assert task.done() and task.result() is None and not flight.quick.done()
+
+
+async def test_a_first_token_that_agrees_keeps_waiting_for_the_line() -> None:
+    flight = _flight()
+    task = asyncio.ensure_future(_attached_text(flight, "re", TierConfig(first_token_timeout_ms=60_000)))
+    flight.raw = "ret"
+    flight.note_progress()
+    await _settle(task)
+    assert not task.done()
+    flight.quick.set_result("return 1")
+    assert await task == "turn 1"

@@ -70,3 +70,36 @@ def test_subprocess_mode_prints_port_and_serves() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_oracle_continues_what_the_prompt_ends_with() -> None:
+    target = "total = items_subtotal(items)\n"
+    with FakeModelServer(default=Script(oracle=target)) as srv:
+        url = srv.base_url + "/completions"
+        assert (
+            streamed_text(post(url, {"prompt": "def f():\n    tot", "stream": True}))
+            == "al = items_subtotal(items)\n"
+        )
+        assert streamed_text(post(url, {"prompt": "x = 1\n", "stream": True})) == target
+    with FakeModelServer(default=Script(oracle=target, oracle_chars=4)) as srv:
+        url = srv.base_url + "/completions"
+        assert streamed_text(post(url, {"prompt": "    tot", "stream": True})) == "al =\n"
+
+
+def test_an_abandoned_request_holds_the_one_slot_until_its_prefill_ends() -> None:
+    import socket
+    import time
+
+    with FakeModelServer(default=Script(text="x", ttft_ms=400, prefill_ms=300), max_concurrent=1) as srv:
+        body = json.dumps({"prompt": "a", "stream": True}).encode()
+        head = f"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        sock = socket.create_connection(("127.0.0.1", srv.port))
+        sock.sendall(head + body)
+        assert srv.wait_for(lambda s: s.streams_started == 1, 5.0)
+        t0 = time.monotonic()
+        sock.close()  # abandoned during the prefill
+        post(srv.base_url + "/completions", {"prompt": "b", "stream": True})
+        waited = time.monotonic() - t0
+        assert srv.stats.streams_aborted == 1
+        # The second request waited for the first one's prefill, then its own 400 ms.
+        assert waited >= 0.25 + 0.4
