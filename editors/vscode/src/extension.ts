@@ -22,6 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { OnceNotifier, RestartBackoff } from './backoff';
+import { DefinitionsFeature } from './definitionsFeature';
 import { docKey, GrowPolicy } from './grow';
 import { resolveServer, Resolved } from './serverPath';
 import { StatusParams, statusView } from './status';
@@ -70,6 +71,8 @@ class Extension implements vscode.Disposable {
       vscode.commands.registerCommand('lspAssist.client.showStats', () => this.showStats()),
       vscode.commands.registerCommand('lspAssist.client.restart', () => this.restart(true)),
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+      // Definitions the language's own server resolves near the cursor (lspAssist/definitions).
+      new DefinitionsFeature(() => this.client),
     );
     this.setStatus('$(sync~spin) lsp-assist', 'Starting the lsp-assist server');
     this.status.show();
