@@ -217,6 +217,9 @@ local function on_attach(client, buf)
     notify_once("nocap", "lsp-assist: the server does not advertise inline completion", levels.ERROR)
   end
   set_keymaps(buf)
+  if config.options.editor_definitions ~= false then
+    require("lsp_assist.definitions").attach(buf) -- what the language's own server resolves
+  end
 end
 
 local schedule_restart
