@@ -21,7 +21,11 @@ from typing import Any
 from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.editor_definitions import VERSION_TOLERANCE, parse_notification
+from lsp_assist.context.editor_definitions import (
+    VERSION_TOLERANCE,
+    load_definition_files,
+    parse_notification,
+)
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
@@ -99,6 +103,9 @@ def team_attribution(config: Config, governance: Any) -> Attribution | None:
         return None
     environment = str(getattr(getattr(governance, "settings", None), "environment", ""))
     return Attribution(business_line, t.user or default_user(), environment, t.attribution)
+
+
+_EDITOR_LOADS: set[asyncio.Task[None]] = set()  # file loads for editor definitions in flight
 
 
 class Runtime:
@@ -345,7 +352,37 @@ class Runtime:
         if doc.version - version > VERSION_TOLERANCE:
             return f"editor definitions for version {version}, {doc.version - version} edits old; ignored"
         kept, excluded = self.context.editor_definitions.update(uri, version, defs)
-        return f"editor definitions: {kept} kept, {excluded} from excluded files dropped, {bad} malformed"
+        # The files they point into that lsp-assist has not indexed (a library, a stub) are
+        # outlined too: read and parsed in a worker thread, never on the event loop.
+        paths = self.context.editor_files.wanted(
+            self.context.symbols, self.context.editor_definitions.current(uri, doc.version)
+        )
+        if paths:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a direct call): read them now
+                self._add_editor_files(load_definition_files(paths))
+            else:
+                task = loop.create_task(self._load_editor_files(paths))
+                _EDITOR_LOADS.add(task)
+                task.add_done_callback(_EDITOR_LOADS.discard)
+        return (
+            f"editor definitions: {kept} kept, {excluded} from excluded files dropped, {bad} malformed;"
+            f" {len(paths)} files to outline"
+        )
+
+    async def _load_editor_files(self, paths: list[str]) -> None:
+        try:
+            loaded = await asyncio.to_thread(load_definition_files, paths)
+        except Exception:
+            log.exception("editor definitions: reading their files failed")
+            return
+        self._add_editor_files(loaded)
+
+    def _add_editor_files(self, loaded: list[Any]) -> None:
+        excluded = self.context.editor_definitions.excluded
+        n = self.context.editor_files.add(self.context.symbols, loaded, excluded)
+        log.debug("editor definitions: %d files outlined", n)
 
     def note_edit(self, uri: str, row: int) -> None:
         """An edit at `row` (from didChange): once the user pauses 150 ms, the embedded model

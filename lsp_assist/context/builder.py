@@ -25,13 +25,13 @@ from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, Sour
 from lsp_assist.context.editor_definitions import (
     EDITOR_SHARE,
     EditorDefinitionStore,
-    outline_without,
+    EditorFiles,
     pick_editor_definitions,
 )
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
-from lsp_assist.context.outline import FileOutline, Relevance, outline_of
+from lsp_assist.context.outline import Relevance, outline_of
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
@@ -182,6 +182,7 @@ class ContextEngine:
         self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
         # Definitions the editor's own language server resolved (lspAssist/definitions).
         self.editor_definitions = EditorDefinitionStore()
+        self.editor_files = EditorFiles()  # files they point into, outlined like indexed ones
         self._editor_names: dict[str, tuple[str, ...]] = {}  # per path, for the labels
 
     # -- symbol bookkeeping --------------------------------------------------------------------
@@ -810,6 +811,7 @@ class ContextEngine:
                 break
             if self.symbols.version(other.display_path) != (other.uri, other.version):
                 self.refresh_document(other)  # edited since: its outline is one version old
+        self.editor_files.ensure(self.symbols)  # after an index swap: the editor's files again
         used = self._used_names(doc, chain, row)
         open_paths = sorted(o.display_path for o in others)
         recent = [p for p in reversed(self._recent) if p != doc.display_path][:6]
@@ -862,9 +864,8 @@ class ContextEngine:
         )
         rel = Relevance(used=frozenset(used), mentioned=mentioned, near=near_rows)
         budget = cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars)
-        outline_fn: Callable[[str], FileOutline | None] = self.symbols.outline
         editor_snippets: list[Snippet] = []
-        if editor:  # first call on the shared cross-file budget; the outlines get the rest
+        if editor:  # what no outline of ours has, first on the shared cross-file budget
             picked = pick_editor_definitions(
                 editor,
                 current_path=doc.display_path,
@@ -872,12 +873,12 @@ class ContextEngine:
                 used=frozenset(used),
                 cursor_line=editor_line,
                 budget=int(budget * EDITOR_SHARE),
+                outlined=self._outlined,
             )
             editor_snippets = picked.snippets
             self._editor_names = {p: tuple(n) for p, n in picked.names.items()}
             budget -= sum(len(x.text) for x in editor_snippets)
-            outline_fn = outline_without(outline_fn, picked.covered)
-        got = assemble(cands, outline_fn, rel, budget, deadline)
+        got = assemble(cands, self.symbols.outline, rel, budget, deadline)
         self.last_gathered = got
         snippets = list(got.snippets) + editor_snippets
         left = budget - sum(len(x.text) for x in got.snippets)
@@ -887,6 +888,10 @@ class ContextEngine:
         if time.perf_counter() <= deadline:  # a result cut by the deadline is not reused
             self._cross_cache = (key, list(snippets), got)
         return self._label(snippets, got, parts)
+
+    def _outlined(self, path: str, name: str) -> bool:
+        outline = self.symbols.outline(path)
+        return outline is not None and name in outline.names()
 
     def _label(self, snippets: list[Snippet], got: Gathered, parts: _Parts) -> list[Snippet]:
         for snip in snippets:

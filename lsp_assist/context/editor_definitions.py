@@ -32,7 +32,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_assist.context.outline import FileOutline
+from lsp_assist.context.outline import FileOutline, outline_of
+from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text
+from lsp_assist.documents.languages import language_id_for_path
 from lsp_assist.documents.store import path_from_uri
 from lsp_assist.domain import Snippet
 
@@ -47,6 +49,10 @@ EDITOR_SHARE = 0.6  # of the cross-file budget at most; the outlines get the res
 NEAR_SCORE = 3.0
 USED_SCORE = 2.0
 CURSOR_LINE_SCORE = 1.5
+
+MAX_NEW_FILES = 4  # files outlined per notification (read and parsed off the event loop)
+MAX_EDITOR_FILES = 64  # files the index holds because the editor resolved into them
+MAX_FILE_BYTES = 512_000
 
 REASON = "editor"  # `Snippet.reason` of what the editor's language server resolved
 
@@ -220,14 +226,20 @@ def pick_editor_definitions(
     used: frozenset[str],
     cursor_line: frozenset[str],
     budget: int,
+    outlined: Callable[[str, str], bool] = lambda _path, _name: False,
 ) -> Picked:
-    """The definitions worth their characters within `budget`, one snippet per file."""
+    """The definitions worth their characters within `budget`, one snippet per file.
+
+    `outlined(path, name)`: lsp-assist's own outline of that file has the name, so the
+    outlines rank it (with its signature when the code uses it) and the editor's copy is
+    left out: measured (benchmarks/editor_definitions.py), the editor's first lines in place
+    of outline entries cost cross-file recall."""
     here = _normpath(current_path)
     scored: list[tuple[float, int, EditorDefinition]] = []
     seen: set[tuple[str, str]] = set()
     for order, d in enumerate(defs):  # newest first: the first of a (name, file) wins
         key = (d.name, d.path)
-        if key in seen or d.path == here:  # this file's own definitions: the local context has them
+        if key in seen or d.path == here or outlined(d.path, d.name):  # this file: the local context has it
             continue
         seen.add(key)
         if d.name in near:
@@ -272,27 +284,115 @@ def pick_editor_definitions(
     return Picked(snippets, names, covered)
 
 
-def outline_without(
-    outline_of: Callable[[str], FileOutline | None], covered: Mapping[str, frozenset[str]]
-) -> Callable[[str], FileOutline | None]:
-    """`outline_of` less the entries the editor's definitions already show (same name,
-    same file), so a name is not sent twice; containers stay (their members may rank)."""
-    if not covered:
-        return outline_of
+@dataclass(frozen=True)
+class LoadedFile:
+    """One file the editor resolved into, read and parsed (symbols and outline)."""
 
-    def get(path: str) -> FileOutline | None:
-        outline = outline_of(path)
-        names = covered.get(_normpath(path))
-        if outline is None or not names:
-            return outline
-        owners = {e.owner for e in outline.entries}
-        keep = [i for i, e in enumerate(outline.entries) if e.name not in names or i in owners]
-        if len(keep) == len(outline.entries):
-            return outline
-        remap = {old: new for new, old in enumerate(keep)}
-        entries = tuple(
-            outline.entries[i]._replace(owner=remap.get(outline.entries[i].owner, -1)) for i in keep
-        )
-        return FileOutline(outline.path, outline.language, entries, outline.version)
+    path: str
+    symbols: tuple[Symbol, ...]
+    outline: FileOutline
+    version: object
 
-    return get
+
+def load_definition_files(paths: Iterable[str], max_bytes: int = MAX_FILE_BYTES) -> list[LoadedFile]:
+    """Read and parse each file (pure: safe in a worker thread); unreadable, too big or
+    unknown-language files are skipped."""
+    out = []
+    for path in paths:
+        language = language_id_for_path(path)
+        try:
+            st = os.stat(path)
+            if st.st_size > max_bytes or language in ("", "plaintext"):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        parsed = parse_text(text, language)
+        if parsed is None:
+            continue
+        tree, data = parsed
+        version = ("editor", st.st_mtime_ns, st.st_size)
+        outline = outline_of(tree, data, language, path, version)
+        out.append(LoadedFile(path, tuple(extract_symbols(tree, data, language, path)), outline, version))
+    return out
+
+
+def _only(outline: FileOutline, names: Mapping[str, int]) -> FileOutline:
+    """The outline's entries for `names` and the members of those among them that are
+    containers (a class's methods): what the language server said the code uses. A name
+    that is no entry of the file resolved to the file itself (a module): all of it."""
+    have = outline.names()
+    if any(row == 0 and name not in have for name, row in names.items()):
+        return outline
+    keep = [
+        i
+        for i, e in enumerate(outline.entries)
+        if e.name in names or (e.owner >= 0 and outline.entries[e.owner].name in names)
+    ]
+    remap = {old: new for new, old in enumerate(keep)}
+    entries = tuple(outline.entries[i]._replace(owner=remap.get(outline.entries[i].owner, -1)) for i in keep)
+    return FileOutline(outline.path, outline.language, entries, outline.version)
+
+
+class EditorFiles:
+    """Files outside what lsp-assist indexed that the editor's language server resolved
+    names into (a library, a stub, another project), put in the symbol index with an
+    outline of just those names (and a class's members), so the outlines rank them with
+    everything else; the file's other names are not offered (measured: they crowd out the
+    open tabs' entries). Bounded (`MAX_EDITOR_FILES`, least recently added dropped); put
+    back when the workspace index is swapped for a new one."""
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[str, LoadedFile] = OrderedDict()
+        self._names: dict[str, dict[str, int]] = {}  # per path: each resolved name's row
+        self._index_id = 0
+
+    def wanted(self, index: SymbolIndex, defs: Iterable[EditorDefinition]) -> list[str]:
+        """Paths of `defs` the index does not hold yet (at most `MAX_NEW_FILES`); names for
+        files already held are added to their outlines at once."""
+        out: list[str] = []
+        more: dict[str, dict[str, int]] = {}
+        for d in defs:
+            if d.path in self._files:
+                if d.name not in self._names.get(d.path, {}):
+                    more.setdefault(d.path, {})[d.name] = d.row
+            elif d.path not in out and not index.has_path(d.path) and len(out) < MAX_NEW_FILES:
+                out.append(d.path)
+            if d.path in out:
+                more.setdefault(d.path, {})[d.name] = d.row
+        for path, names in more.items():
+            self._names[path] = {**self._names.get(path, {}), **names}
+            f = self._files.get(path)
+            if f is not None and index.version(path) == f.version:
+                index.set_symbols(path, f.symbols, f.version, _only(f.outline, self._names[path]))
+        return out
+
+    def add(self, index: SymbolIndex, loaded: Iterable[LoadedFile], excluded: Callable[[str], bool]) -> int:
+        added = 0
+        for f in loaded:
+            if excluded(f.path) or (index.has_path(f.path) and f.path not in self._files):
+                continue  # excluded meanwhile, or indexed (or opened) since it was asked for
+            self._files.pop(f.path, None)
+            self._files[f.path] = f
+            index.set_symbols(f.path, f.symbols, f.version, _only(f.outline, self._names.get(f.path, {})))
+            added += 1
+        while len(self._files) > MAX_EDITOR_FILES:
+            old, f = self._files.popitem(last=False)
+            self._names.pop(old, None)
+            if index.version(old) == f.version:
+                index.remove_file(old)
+        self._index_id = id(index)
+        return added
+
+    def ensure(self, index: SymbolIndex) -> None:
+        """After the workspace index was swapped: put the editor's files back (cheap when not)."""
+        if id(index) == self._index_id or not self._files:
+            return
+        self._index_id = id(index)
+        for f in self._files.values():
+            if not index.has_path(f.path):
+                index.set_symbols(f.path, f.symbols, f.version, _only(f.outline, self._names.get(f.path, {})))
+
+    def __len__(self) -> int:
+        return len(self._files)

@@ -87,7 +87,11 @@ vim.api.nvim_create_autocmd("FileType", {
       cmd = other_cmd,
       root_dir = vim.fs.dirname(env.LSP_ASSIST_FILE),
       -- As nvim-lspconfig does for pyright: it analyses nothing until settings arrive.
-      settings = { python = { analysis = { diagnosticMode = "openFilesOnly" } } },
+      settings = {
+        python = {
+          analysis = { diagnosticMode = "openFilesOnly", extraPaths = vim.json.decode(env.LSP_ASSIST_EXTRA_PATHS or "[]") },
+        },
+      },
       on_init = function(client)
         client:notify("workspace/didChangeConfiguration", { settings = client.settings })
       end,

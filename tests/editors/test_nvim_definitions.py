@@ -137,7 +137,7 @@ def test_definitions_from_another_language_server_reach_the_prompt(tmp_path: Pat
     assert not {"def", "return", "from", "import"} & set(names)  # keywords are never asked
     # The slow answer (5 s) was not waited for: sent at the idle delay + the 150 ms budget.
     assert r["sent_after_ms"] < 3000, r["sent_after_ms"]
-    assert any(SIGNATURE in p for p in prompts), prompts[-1:]
+    assert any(f"Path: {impl}" in p and SIGNATURE in p for p in prompts), prompts[-1:]
 
 
 def test_off_means_nothing_is_asked_or_sent(tmp_path: Path) -> None:
@@ -184,18 +184,19 @@ def _which(name: str) -> str | None:
 
 
 def test_real_pyright_definitions_reach_the_prompt(tmp_path: Path, pyright_langserver: list[str]) -> None:
+    impl = _impl(tmp_path)  # outside the workspace: pyright finds it through extraPaths, our index never
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "billing_impl.py").write_text(IMPL)
     (ws / "pyrightconfig.json").write_text('{"typeCheckingMode": "off"}')
     app = APP.replace("    total = compute_vat(inv, rate)\n", "")
     with running(Script(text="make_invoice(items)\n")) as srv:
-        r = run_nvim(tmp_path, srv, pyright_langserver, app=app, row=5)
+        extra = {"LSP_ASSIST_EXTRA_PATHS": json.dumps([str(impl.parent)])}
+        r = run_nvim(tmp_path, srv, pyright_langserver, app=app, row=5, extra_env=extra)
         prompts = [prompt_of(q.body) for q in srv.model_requests()]
     sent = {d["name"]: d for d in r["sent"]["definitions"]}
     assert "make_invoice" in sent, r["sent"]
     d = sent["make_invoice"]
-    assert d["uri"] == (ws / "billing_impl.py").as_uri() and d["range"]["start"]["line"] == 4
+    assert d["uri"] == impl.as_uri() and d["range"]["start"]["line"] == 4
     assert d["text"].startswith(SIGNATURE)
-    # The docstring is the editor's contribution (outlines carry signatures only).
-    assert any('"""An invoice for these items."""' in p for p in prompts), prompts[-1:]
+    # The file pyright resolved into is outlined by the server and reaches the prompt.
+    assert any(f"Path: {impl}" in p and SIGNATURE in p for p in prompts), prompts[-1:]

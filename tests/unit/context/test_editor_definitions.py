@@ -238,7 +238,7 @@ def test_the_builder_puts_them_in_the_prompt_labelled_within_the_cross_file_budg
     assert small.size <= 300
 
 
-def test_the_outline_of_the_same_file_does_not_repeat_what_the_editor_sent() -> None:
+def test_a_name_our_own_outline_has_is_left_to_the_outline_not_sent_twice() -> None:
     billing = Document(
         "file:///ws/billing.py",
         "python",
@@ -246,26 +246,73 @@ def test_the_outline_of_the_same_file_does_not_repeat_what_the_editor_sent() -> 
         "class Invoice:\n    def grand_total(self) -> float:\n        return 1.0\n\n\n"
         "def make_invoice(items):\n    return Invoice(items)\n",
     )
-    doc = Document("file:///ws/app.py", "python", 1, APP)
+    app = APP.replace("inv = Invoice(items)", "inv = make_invoice(items)")
+    doc = Document("file:///ws/app.py", "python", 1, app)
     engine = ContextEngine()
     engine.index_document(billing)
-    without = engine.build(doc, CURSOR, 4000, others=[billing])
-    outline = next(s.text for s in without.snippets if s.reason == "outline")
-    assert "make_invoice" in outline
     engine.editor_definitions.update(
-        doc.uri, 1, [_def("make_invoice", "/ws/billing.py", 5, "def make_invoice(items):")]
+        doc.uri,
+        1,
+        [
+            _def("make_invoice", "/ws/billing.py", 5, "def make_invoice(items):\n    return Invoice(items)"),
+            _def("Item", "/ws/models.py", 0, "class Item:  # not outlined by lsp-assist"),
+        ],
     )
-    ctx = engine.build(
-        Document(
-            "file:///ws/app.py", "python", 1, APP.replace("inv = Invoice(items)", "inv = make_invoice(items)")
-        ),
-        CURSOR,
-        4000,
-        others=[billing],
+    doc2 = Document("file:///ws/app.py", "python", 1, app.replace("(items)", "(items: Item)"))
+    ctx = engine.build(doc2, CURSOR, 4000, others=[billing])
+    by_reason: dict[str, list[str]] = {}
+    for snip in ctx.snippets:
+        by_reason.setdefault(snip.reason, []).append(snip.text)
+    assert "def make_invoice(items):" in "".join(by_reason["outline"])  # ranked by the outline
+    assert by_reason["editor"] == ["class Item:  # not outlined by lsp-assist"]  # only what it lacks
+
+
+def test_files_the_editor_points_into_are_outlined_off_the_loop_bounded_and_survive_a_swap(
+    tmp_path: Path,
+) -> None:
+    lib = tmp_path / "site" / "vendor_billing.py"
+    lib.parent.mkdir()
+    lib.write_text(
+        "class Ledger:\n    def post_entry(self, amount: float) -> None: ...\n"
+        "    def close_period(self) -> None: ...\n\n\ndef open_ledger(name: str) -> Ledger: ...\n"
+        "\n\ndef unrelated_helper(): ...\n"
     )
-    texts = {s.reason: s.text for s in ctx.snippets}
-    assert texts["editor"] == "def make_invoice(items):"
-    assert "make_invoice" not in texts.get("outline", "")
+    loaded = ed.load_definition_files([str(lib), str(tmp_path / "missing.py"), str(tmp_path)])
+    assert [f.path for f in loaded] == [str(lib)]
+    engine = ContextEngine()
+    defs = [
+        _def("open_ledger", str(lib), 5, "def open_ledger(name: str) -> Ledger: ..."),
+        _def("Ledger", str(lib), 0, "class Ledger:"),
+    ]
+    assert engine.editor_files.wanted(engine.symbols, defs) == [str(lib)]
+    assert engine.editor_files.add(engine.symbols, loaded, lambda p: False) == 1
+    assert engine.symbols.has_path(str(lib)) and engine.editor_files.wanted(engine.symbols, defs) == []
+    app = "from vendor_billing import open_ledger\n\n\ndef book(x):\n    led: Ledger = open_ledger('x')\n"
+    app += "    \n"
+    doc = Document("file:///ws/app.py", "python", 1, app)
+    engine.editor_definitions.update(doc.uri, 1, defs)
+    ctx = engine.build(doc, Cursor(5, 4), 4000)
+    outline = "".join(s.text for s in ctx.snippets if s.reason == "outline" and s.path == str(lib))
+    assert "post_entry" in outline and "close_period" in outline  # members the editor never sent
+    assert "open_ledger" in outline and "unrelated_helper" not in outline  # only what the code uses
+    assert not any(s.reason == "editor" for s in ctx.snippets)  # its copy: the outline has the name
+    # The workspace index is swapped for a new one: the editor's files are put back.
+    from lsp_assist.context.symbols import SymbolIndex
+
+    engine.symbols = SymbolIndex()
+    engine.build(doc, Cursor(5, 4), 4000)
+    assert engine.symbols.has_path(str(lib))
+    # Bounded: the oldest files go (from the index too).
+    many = []
+    for i in range(ed.MAX_EDITOR_FILES + 2):
+        f = tmp_path / "site" / f"m{i}.py"
+        f.write_text(f"def f{i}(): ...\n")
+        many += ed.load_definition_files([str(f)])
+    engine.editor_files.add(engine.symbols, many, lambda p: False)
+    assert len(engine.editor_files) == ed.MAX_EDITOR_FILES
+    assert not engine.symbols.has_path(str(lib)) and engine.symbols.has_path(many[-1].path)
+    # A file excluded meanwhile is not added.
+    assert engine.editor_files.add(SymbolIndex(), loaded, lambda p: True) == 0
 
 
 def test_typing_on_the_cursor_row_keeps_the_cross_file_text() -> None:
@@ -334,7 +381,9 @@ def test_runtime_drops_excluded_files_redacts_secrets_and_logs_no_text(
             ],
         }
     )
-    assert line == "editor definitions: 2 kept, 1 from excluded files dropped, 0 malformed"
+    assert (
+        line == "editor definitions: 2 kept, 1 from excluded files dropped, 0 malformed; 2 files to outline"
+    )
     assert "Invoice" not in line and secret not in line
     assert runtime.governance is not None
     prompts = PromptBuilder(
