@@ -94,7 +94,7 @@ def _why(engine: ContextEngine, snip: Snippet) -> str | None:
 
 def _load_definitions(engine: ContextEngine, file: Path, uri: str) -> None:
     """Editor definitions from a JSON file, as if the editor had sent them for this file."""
-    from lsp_assist.context.editor_definitions import parse_notification
+    from lsp_assist.context.editor_definitions import load_definition_files, parse_notification
 
     data = json.loads(file.read_text(encoding="utf-8"))
     if isinstance(data, list):
@@ -103,6 +103,9 @@ def _load_definitions(engine: ContextEngine, file: Path, uri: str) -> None:
         data = {**data, "uri": uri, "version": 0}
     _, _, defs, bad = parse_notification(data)
     engine.editor_definitions.update(uri, 0, defs)
+    # As the server does: the files they point into that the index lacks are outlined.
+    wanted = engine.editor_files.wanted(engine.symbols, engine.editor_definitions.current(uri, 0))
+    engine.editor_files.add(engine.symbols, load_definition_files(wanted), lambda _path: False)
     if bad:
         print(f"lsp-assist context: --definitions: {bad} malformed entries ignored", file=sys.stderr)
 
