@@ -31,6 +31,10 @@ MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index 
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
 MIN_SCORE = 0.1
+# An entry's value is P(file) x P(entry | file) per character: its score over the file's
+# total score to this power (0.5: a 100-entry module's names are not worth a tenth of a
+# 10-entry module's, but a name of the small one comes first), per character of its name.
+SPREAD = 0.5
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
@@ -392,14 +396,15 @@ def assemble(
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
-    Greedy over (score x file weight) with whole entries only (an entry's container
-    header is paid for with it); a file's share is capped. Files come out in candidate
+    Greedy over value per character (see `SPREAD`) with whole entries only (an entry's
+    container header is paid for with it); a file's share is capped. Files come out in candidate
     order (weight, then path) and entries in file order: deterministic for equal inputs.
     """
     if budget <= 0 or not candidates:
         return Gathered([], {})
-    pool: list[tuple[float, int, int]] = []  # (-score, file rank, entry index)
-    rels: list[Relevance] = []
+    pool: list[tuple[float, int, int]] = []  # (-value per char, file rank, entry index)
+    rels: dict[int, Relevance] = {}  # per file rank
+    rank_scores: dict[int, list[float]] = {}
     outlines: list[FileOutline | None] = []
     considered = 0
     for rank, cand in enumerate(candidates[:MAX_CANDIDATES]):
@@ -420,22 +425,23 @@ def assemble(
             path_stem(cand.path) in cand.imported_names,
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
         )
-        while len(rels) <= rank:
-            rels.append(rel_file)
         rels[rank] = rel_file
-        for i, s in enumerate(rank_entries(outline, rel_file)):
+        scores = rank_scores[rank] = rank_entries(outline, rel_file)
+        total = sum(s for s in scores if s >= MIN_SCORE)
+        norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
+        for i, s in enumerate(scores):
             if s >= MIN_SCORE:
-                pool.append((-s * cand.weight, rank, i))
+                pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))
     pool.sort()
     per_file_cap = max(200, int(budget * MAX_FILE_SHARE))
     picks = [OutlinePick(o) if o is not None else None for o in outlines]
     used = 0
     full_used = 0
-    for neg, rank, i in pool:
+    for _value, rank, i in pool:
         pick = picks[rank]
         assert pick is not None
         before = pick.cost
-        if -neg >= FULL_MIN_SCORE * candidates[rank].weight:
+        if rank_scores[rank][i] >= FULL_MIN_SCORE:
             cost = pick.cost_full(i)
             if (
                 full_used + cost <= budget * FULL_SHARE

@@ -304,3 +304,26 @@ def test_names_the_file_already_spells_are_not_sent_as_bare_names() -> None:
     # 80 characters: no room for signatures (FULL_SHARE), names only.
     got = assemble([cand], index.outline, rel, 80, time.perf_counter() + 1)
     assert [s.text for s in got.snippets] == ["# Store: fetch, evict"]
+
+
+def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:
+    big = "".join(f"def helper_{i}(x): pass\n" for i in range(60))
+    small = "class CancelledError(Exception): pass\nclass InvalidStateError(Exception): pass\n"
+    index = _index({"/w/pkg/big.py": ("python", big), "/w/pkg/errors.py": ("python", small)})
+    cands = gather_candidates(
+        path="/w/pkg/run.py",
+        language="python",
+        head_lines=("from . import big, errors",),
+        open_paths=[],
+        recent=[],
+        index=index,
+        used=set(),
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    assert {c.path for c in cands} == {"/w/pkg/big.py", "/w/pkg/errors.py"}
+    got = assemble(cands, index.outline, Relevance(), 150, time.perf_counter() + 1)
+    text = {s.path: s.text for s in got.snippets}
+    # P(file) x P(name | file): each of the small module's two names beats a big one's 20th.
+    assert "CancelledError" in text["/w/pkg/errors.py"] and "InvalidStateError" in text["/w/pkg/errors.py"]
+    assert "helper_0" in text["/w/pkg/big.py"] and sum(len(t) for t in text.values()) <= 150
