@@ -472,6 +472,8 @@ async def main() -> int:
     )
     ap.add_argument("--oracle-chars", type=int, default=4, help="predicting model: characters right per call")
     ap.add_argument("--skip-singles", action="store_true", help="bursts only")
+    ap.add_argument("--profiles", default="average,fast,recorded", help="typing profiles for the bursts")
+    ap.add_argument("--debounce-sweep", default="", help="extra debounce_max_ms values, e.g. 45,150,300")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
         tmp = Path(td)
@@ -498,13 +500,24 @@ async def main() -> int:
         recorded = recorded_bursts(args.bursts * 2)
         if recorded:
             profiles["recorded"] = recorded
+        profiles = {k: v for k, v in profiles.items() if k in args.profiles.split(",")}
+        # The debounce's upper bound swept (lower bound 10 ms): calls per burst against the
+        # last key's latency, on the same bursts (README: "Bursts").
+        sweep = [
+            (f"lsp-assist, <={ms} ms", lsp_peer(
+                "lsp-assist", fake.base_url, tmp / f"sweep{ms}", {"debounce_max_ms": ms}
+            ))
+            for ms in (int(x) for x in args.debounce_sweep.split(",") if x)
+        ]  # fmt: skip
         burst: dict[str, dict[str, Any]] = {}
         for mode in args.models.split(","):
             burst[mode] = {
                 "lsp-assist": await bursts(ours, fake, args, tmp, profiles, mode),
                 "lsp-assist, no debounce": await bursts(no_debounce, fake, args, tmp / "nd", profiles, mode),
-                "naive": await bursts(naive, fake, args, tmp, profiles, mode),
             }
+            for i, (label, peer) in enumerate(sweep):
+                burst[mode][label] = await bursts(peer, fake, args, tmp / f"s{i}", profiles, mode)
+            burst[mode]["naive"] = await bursts(naive, fake, args, tmp, profiles, mode)
     print(
         f"fake model: time to first token {args.ttft_ms:.0f} ms, {args.tokens_per_s:.0f} tokens/s; "
         f"the first line ends at token {NEWLINE_TOKEN + 1}; n={args.n}"

@@ -116,8 +116,11 @@ async def run_session(
     work.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (benchmark set-up, before timing)
     log = work / "server.log"
     cfg = work / "config.toml"
+    # "inprocess-nodebounce": the same server with the debounce off (the bursts' baseline).
+    engine, _, variant = backend.partition("-")
+    extra = "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\n" if variant == "nodebounce" else ""
     cfg.write_text(
-        f'[local]\nbackend = "{backend}"\n[cache]\nenabled = false\n', encoding="utf-8"
+        f'[local]\nbackend = "{engine}"\n[cache]\nenabled = false\n{extra}', encoding="utf-8"
     )  # every request is measured, not served from a previous run's disk cache
     env = {
         "LSP_ASSIST_CACHE_DIR": str(work / "cache"),
@@ -335,6 +338,10 @@ def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
         "k2a_typing_model_p50": pct([(r.answered - r.sent) * 1000 for r in typing_model], 50),
         "k2a_cold_p50": pct([(r.answered - r.sent) * 1000 for r in cold_model], 50),
         "k2a_all_p50": pct([(r.answered - r.sent) * 1000 for r in measured], 50),
+        # The last key of each typed statement: the suggestion the user sees when they stop.
+        "k2a_last_p50": pct(
+            [(r.answered - r.sent) * 1000 for r in measured if r.phase == "typing" and not r.remaining], 50
+        ),
         "k2a_all_p90": pct([(r.answered - r.sent) * 1000 for r in measured], 90),
         "ttft_typing_p50": pct([r.ttft for r in typing_model if r.outcome == "model" and r.ttft], 50),
         "ttft_cold_p50": pct([r.ttft for r in cold_model if r.outcome == "model" and r.ttft], 50),
@@ -376,6 +383,7 @@ ROWS = (
     ("  of which while typing, p50 (ms)", "k2a_typing_model_p50", "{:.0f}"),
     ("  cold requests at fresh lines, p50 (ms)", "k2a_cold_p50", "{:.0f}"),
     ("keystroke-to-answer p50 / p90, all answers (ms)", ("k2a_all_p50", "k2a_all_p90"), "{:.0f}"),
+    ("last key of each typed statement, answer p50 (ms)", "k2a_last_p50", "{:.0f}"),
     ("time to first token p50 while typing (ms)", "ttft_typing_p50", "{:.0f}"),
     ("time to first token p50, cold (ms)", "ttft_cold_p50", "{:.0f}"),
     ("prompt tokens evaluated per model call p50 / mean", ("evaluated_p50", "evaluated_mean"), "{:.0f}"),
@@ -413,14 +421,18 @@ async def session_main(args: argparse.Namespace) -> None:
             f"  {backend}: done ({results[backend]['requests']} requests, load {sess.load_s:.1f} s)",
             flush=True,
         )
-    names = {"inprocess": "new: in-process + stable layout", "server": "today: llama-cpp server + trimmed"}
+    names = {
+        "inprocess": "new: in-process + stable layout",
+        "server": "today: llama-cpp server + trimmed",
+        "inprocess-nodebounce": "in-process, debounce off",
+    }
     width = 52
     print()
     print(f"{'':{width}}" + "".join(f"{names.get(b, b):>36}" for b in args.backends))
     for label, key, f in ROWS:
         print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>36}" for b in args.backends))
     print(f"{'outcomes':{width}}" + "".join(f"  {json.dumps(results[b]['outcomes'])}" for b in args.backends))
-    if len(args.backends) == 2:
+    if len(args.backends) == 2 and "server" in args.backends:
         a, b = (results[x] for x in args.backends)
         print()
         for label, key in (
@@ -601,7 +613,9 @@ def main() -> None:
     parser.add_argument("--module", default=SOURCE_MODULE, help="standard-library module to type in")
     parser.add_argument("--statements", type=int, default=6)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--backends", nargs="+", default=["inprocess", "server"])
+    parser.add_argument(
+        "--backends", nargs="+", default=["inprocess", "server"], help="also inprocess-nodebounce"
+    )
     parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
     parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")
     parser.add_argument("--memory", action="store_true", help="RSS/PSS of two servers on one model file")
