@@ -257,6 +257,12 @@ async def single_requests(
             c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         out["typing_calls"] = tt_calls
         out["hit_calls"] = hit_calls
+        # The protocol floor: a request for a document that is not open is answered before any
+        # pipeline stage, so its latency is framing, parsing, dispatch, pipes and this client.
+        not_open = "file:///bench/not-open.py"
+        out["floor"] = []
+        if peer.name != "naive":  # it would read a file it does not have and call the model
+            out["floor"] = [(await timed(c, peer, not_open, *CURSOR)).ms for _ in range(args.n)]
         if peer.name == "lsp-assist":
             resp = await c.call("workspace/executeCommand", {"command": "lspAssist.stats", "arguments": []})
             out["server_report"] = (resp.get("result") or {}).get("report") or str(resp)
@@ -438,6 +444,7 @@ def print_singles(singles: dict[str, dict[str, Any]], tabby: Peer | None, why_no
     print(row("  model calls for typing-through", *(str(r[n]["typing_calls"]) for n in names)))
     print(row("cache hit latency, p50", *(p50(r[n]["hit"]) for n in names)))
     print(row("  model calls for cache hits", *(str(r[n]["hit_calls"]) for n in names)))
+    print(row("a request for a document not open, p50", *(p50(r[n]["floor"]) for n in names)))
     ours_out = r["lsp-assist"].get("server_outcomes", {})
     for label, key, outcome in (
         ("typing-through", "typing", "typing_through"),
