@@ -30,6 +30,7 @@ editor definitions (the editor's share is taken from the same cross-file budget)
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -56,7 +57,12 @@ from benchmarks.context_recall import (
     recall,
 )
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.editor_definitions import EditorDefinition, cap_text, load_definition_files
+from lsp_assist.context.editor_definitions import (
+    AMBIENT_FILES,
+    EditorDefinition,
+    cap_text,
+    load_definition_files,
+)
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
@@ -242,6 +248,8 @@ class Pyright:
                     if not turi or turi == uri or not turi.startswith("file:"):
                         continue
                     tpath = turi[len("file://") :]
+                    if AMBIENT_FILES.search(tpath):
+                        break  # dropped by the server as well (parse_notification)
                     try:
                         lines = Path(tpath).read_text(encoding="utf-8", errors="replace").split("\n")
                     except OSError:
@@ -411,6 +419,110 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))] if xs else 0.0
 
 
+_IMPORT = re.compile(r"^import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$")
+_ATTR = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)")
+
+
+def _module_file(module: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec is not None else None
+    return origin if origin and origin.endswith(".py") and os.path.isfile(origin) else None
+
+
+def library_positions(corpus: Corpus, n: int, rng: random.Random) -> list[tuple[Position, str, str]]:
+    """Lines using `module.attr` where `module` is imported with `import module` from outside
+    the package (its file is in no index here), `attr` appears nowhere else in the file, and
+    `module` is among the names the clients would ask about at that line (definitions.ts):
+    (position scoring {attr}, the module's local name, its file)."""
+    out: list[tuple[Position, str, str]] = []
+    for pkg, files in corpus.packages.items():
+        for path, text in files.items():
+            lines = text.split("\n")
+            modules: dict[str, str] = {}
+            for line in lines[:400]:
+                m = _IMPORT.match(line)
+                if m:
+                    local = m.group(2) or m.group(1).split(".")[0]
+                    target = m.group(1) if m.group(2) else m.group(1).split(".")[0]
+                    where = _module_file(target)
+                    if where and os.path.dirname(where) != os.path.dirname(path):
+                        modules[local] = where
+            if not modules:
+                continue
+            counts: dict[str, int] = {}
+            for line in lines:
+                for t in IDENT.findall(line):
+                    counts[t] = counts.get(t, 0) + 1
+            for i, line in enumerate(lines):
+                if line.lstrip().startswith(("#", "import ", "from ")):
+                    continue
+                for m in _ATTR.finditer(line):
+                    mod, attr = m.group(1), m.group(2)
+                    if mod not in modules or counts.get(attr, 0) != 1 or len(attr) < 3:
+                        continue
+                    blanked = [*lines[:i], line[: len(line) - len(line.lstrip())], *lines[i + 1 :]]
+                    asked = [x for x, _, _ in names_near_cursor(blanked, i, len(blanked[i]))[:MAX_NAMES]]
+                    if mod not in asked:
+                        continue  # no client would ask about the module here
+                    out.append((Position(pkg, path, i, {attr}, [modules[mod]]), mod, modules[mod]))
+                    break
+    return sorted(rng.sample(out, min(n, len(out))), key=lambda t: (t[0].pkg, t[0].path, t[0].row))
+
+
+def run_library(corpus: Corpus, n: int, b: int, seed: int, pyright_n: int) -> None:
+    """Names from modules outside the package: what no tab or workspace index of it holds."""
+    rng = random.Random(seed)
+    picked = library_positions(corpus, n, rng)
+    indexes: dict[str, SymbolIndex] = {}
+    scores: dict[str, list[float]] = {}
+    servers: dict[str, Pyright] = {}
+    try:
+        for k, (pos, mod, where) in enumerate(picked):
+            text, cursor, _, _ = blank(corpus.packages[pos.pkg][pos.path], pos.row)
+            doc = Document("file://" + pos.path, corpus.language, 2, text, pos.path)
+            doc.tree()
+            idx = package_index(corpus, pos.pkg, indexes)
+            # The oracle resolves the module's name (as a language server does) to its file.
+            lines = Path(where).read_text(encoding="utf-8", errors="replace").split("\n")
+            oracle = [
+                EditorDefinition(mod, os.path.normpath(where), 0, definition_text(lines[:24]) or mod, 2)
+            ]
+            rows: list[tuple[str, SymbolIndex | None, list[EditorDefinition]]] = [
+                ("library: local only", None, []),
+                ("library: index of the package", _copy(idx), []),
+                ("library: index + editor definitions (oracle)", _copy(idx), oracle),
+            ]
+            if k < pyright_n:
+                root = os.path.dirname(pos.path)
+                server = servers.get(root)
+                if server is None:
+                    server = servers[root] = Pyright(root)
+                rows.append(
+                    (
+                        "library: index + pyright definitions",
+                        _copy(idx),
+                        server.resolve(pos.path, text, cursor, 2),
+                    )
+                )
+                rows.append(("library: (same positions) index", _copy(idx), []))
+            for key, index, ds in rows:
+                eng = _engine(index, doc, ds)
+                ctx = eng.build(doc, cursor, b, deadline_ms=15.0)
+                scores.setdefault(key, []).append(recall(pos.wanted, prompt_text(ctx)))
+    finally:
+        for srv in servers.values():
+            srv.close()
+    print(
+        f"\n== corpus {corpus.name}, library stratum: {len(picked)} lines using `module.name` of a module"
+        f" outside the package (pyright on the first {min(pyright_n, len(picked))}), budget {b} chars"
+    )
+    for key, xs in scores.items():
+        print(f"{key:<58} {statistics.mean(xs):>7.1%}  ({len(xs)} positions)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--positions", type=int, default=150, help="per stratum per corpus")
@@ -431,7 +543,10 @@ def main() -> None:
             raise SystemExit(f"unknown corpus {spec!r} (python corpora only: the oracle reads Python)")
     for name, load in loaders.items():
         n_pyright = args.pyright_positions if args.pyright and name == "stdlib" else 0
-        run_corpus(Corpus(name, load(), "python"), args.positions, args.budget, args.seed, n_pyright)
+        corpus = Corpus(name, load(), "python")
+        run_corpus(corpus, args.positions, args.budget, args.seed, n_pyright)
+        if name == "stdlib":
+            run_library(corpus, args.positions, args.budget, args.seed, n_pyright)
     print(f"\ntotal run {time.perf_counter() - t0:.1f} s")
 
 

@@ -27,6 +27,7 @@ by line, so equal inputs give the same bytes.
 from __future__ import annotations
 
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,10 @@ CURSOR_LINE_SCORE = 1.5
 MAX_NEW_FILES = 4  # files outlined per notification (read and parsed off the event loop)
 MAX_EDITOR_FILES = 64  # files the index holds because the editor resolved into them
 MAX_FILE_BYTES = 512_000
+
+# Files of names every file sees without an import (a language's built-ins): a definition
+# there tells the model nothing it does not know.
+AMBIENT_FILES = re.compile(r"(^|/)(builtins\.pyi|__builtins__\.pyi|lib(\.[\w-]+)*\.d\.ts)$")
 
 REASON = "editor"  # `Snippet.reason` of what the editor's language server resolved
 
@@ -129,6 +134,8 @@ def _one(item: Any, version: int) -> EditorDefinition | None:
     path = path_from_uri(uri)
     if path is None or row < 0:
         return None  # no file path: the data boundary cannot judge it (fails closed)
+    if AMBIENT_FILES.search(path):
+        return None
     capped = cap_text(text)
     if not capped.strip():
         return None

@@ -63,12 +63,16 @@ def test_parse_keeps_good_entries_counts_bad_ones_and_caps_text_at_whole_lines()
                 _raw("Invoice", "file:///ws/billing.py", 3, INVOICE),
                 _raw("big", "file:///ws/big.py", 0, long_text),
                 _raw("remote", "jdt://contents/x.class", 0, "class X {}"),  # no file path: dropped
+                _raw(
+                    "BaseException", "file:///np/typeshed/stdlib/builtins.pyi", 9, "class BaseException: ..."
+                ),
+                _raw("Array", "file:///ts/lib/lib.es5.d.ts", 9, "interface Array<T> {"),
                 {"name": "x"},  # malformed
                 "nonsense",
             ],
         }
     )
-    assert (uri, version, bad) == ("file:///ws/app.py", 4, 3)
+    assert (uri, version, bad) == ("file:///ws/app.py", 4, 5)  # built-ins' stubs count as dropped
     assert [d.name for d in defs] == ["Invoice", "big"]
     assert defs[0].path == "/ws/billing.py" and defs[0].row == 3 and defs[0].text == INVOICE
     big = defs[1].text
