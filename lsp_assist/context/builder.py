@@ -329,8 +329,23 @@ class ContextEngine:
         self.last_gathered = None
         if want_snippets and budget > 0:
             enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
+            # The stable layout keeps a fixed reservation for other files: choose the best
+            # entries for that size, not the best for a larger share then cut at a line.
+            cap = self.layout.reservation(budget) if layout == "stable" else budget
             snippets = self._crossfile(
-                doc, others_list, tree, data, chain, row, lang, near, budget, enclosing_chars, deadline, parts
+                doc,
+                others_list,
+                tree,
+                data,
+                chain,
+                row,
+                lang,
+                near,
+                budget,
+                enclosing_chars,
+                deadline,
+                parts,
+                cap,
             )
         local_budget = budget - sum(len(snip.text) for snip in snippets)
         marker = f"{spec.comment} ..." if spec is not None else ""
@@ -799,6 +814,7 @@ class ContextEngine:
         enclosing_chars: int,
         deadline: float,
         parts: _Parts,
+        cap: int,
     ) -> list[Snippet]:
         """Outlines of the files the cursor needs, then (with what is left) similar windows.
 
@@ -838,6 +854,7 @@ class ContextEngine:
             tuple(open_paths),
             tuple(recent),
             total,
+            cap,
             len(doc.text) // 128,
             enclosing_chars // 128,
             self.editor_definitions.generation(doc.uri),
@@ -863,7 +880,7 @@ class ContextEngine:
             mentioned=mentioned,
         )
         rel = Relevance(used=frozenset(used), mentioned=mentioned, near=near_rows)
-        budget = cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars)
+        budget = min(cap, cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars))
         editor_snippets: list[Snippet] = []
         if editor:  # what no outline of ours has, first on the shared cross-file budget
             picked = pick_editor_definitions(

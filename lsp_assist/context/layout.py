@@ -49,6 +49,12 @@ class StableLayout:
         self._snippets: OrderedDict[tuple[str, int], tuple[Snippet, ...]] = OrderedDict()
 
     @staticmethod
+    def reservation(budget: int) -> int:
+        """Characters this layout keeps for cross-file snippets out of `budget`."""
+        budget = max(0, budget)
+        return budget - int(budget * (1 - SNIPPET_SHARE))
+
+    @staticmethod
     def anchor_row(doc: Document, row: int, window_chars: int) -> int:
         """The first row of the local window: 0 when the whole prefix fits, else the first
         line starting at or after a grid point, so the anchor moves only in big steps."""
@@ -117,7 +123,7 @@ class StableLayout:
         prefix = head_text + marker + window + line_prefix
         # The builder's outlines may be larger than this layout reserves: keep them to the
         # reservation (whole lines), a fixed size, so the start stays byte-identical.
-        snippets = _fit(self._frozen((doc.uri, anchor), ctx.snippets), budget - full)
+        snippets = _fit(self._frozen((doc.uri, anchor), ctx.snippets), self.reservation(budget))
         parts = [
             PromptPart("layout.snippets", "cross-file snippets, sorted and frozen while the anchor holds", n)
             for n in [sum(len(s.text) for s in snippets)]

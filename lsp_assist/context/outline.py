@@ -275,6 +275,7 @@ RULES: dict[str, OutlineRules] = {
 # Outlines also name JS private fields (#x) and C++ namespaces.
 _NAME_TYPES = IDENTIFIER_NODE_TYPES | {"private_property_identifier", "namespace_identifier"}
 _SPACES = re.compile(r"\s+")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 class OutlineEntry(NamedTuple):
@@ -316,6 +317,14 @@ class FileOutline:
                         out.add(i)
             got = frozenset(out)
             object.__setattr__(self, "_hidden", got)
+        return got
+
+    def idents(self) -> frozenset[str]:
+        """The identifiers its entries spell (the types its signatures take and return)."""
+        got: frozenset[str] | None = self.__dict__.get("_idents")
+        if got is None:
+            got = frozenset(t for e in self.entries for t in _IDENT.findall(e.text))
+            object.__setattr__(self, "_idents", got)
         return got
 
     def top_names(self) -> frozenset[str]:
@@ -584,9 +593,12 @@ ALSO = " also: "
 
 
 def visible_here(outline: FileOutline, i: int, rel: Relevance) -> bool:
-    """A name the current file already spells: as a bare name it adds nothing; only its
-    signature (the arguments, the type) is worth characters."""
+    """A name the current file already spells, or one called by syntax (`__init__`): as a
+    bare name it adds nothing; only its signature (the arguments, the type) is worth
+    characters."""
     name = outline.entries[i].name
+    if name.startswith("__") and name.endswith("__"):
+        return True
     return name in rel.mentioned or name in rel.used or name in rel.imported
 
 

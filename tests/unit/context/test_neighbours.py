@@ -244,18 +244,21 @@ def test_a_big_files_names_are_read_across_requests_within_their_deadline() -> N
     assert engine._mentions[id(doc)].names is not None
 
 
-def test_the_stable_layout_keeps_outlines_within_its_reservation() -> None:
-    from lsp_assist.context.layout import SNIPPET_SHARE
+def test_the_stable_layout_chooses_outlines_for_its_reservation() -> None:
+    from lsp_assist.context.layout import StableLayout
 
     engine, tabs, text, cursor = _workspace()
     doc = Document("file:///w/pkg/load.py", "python", 1, text, "/w/pkg/load.py")
     trimmed = engine.build(doc, cursor, 1500, others=tabs, deadline_ms=2000)
     stable = engine.build(doc, cursor, 1500, others=tabs, deadline_ms=2000, layout="stable")
-    assert sum(len(s.text) for s in trimmed.snippets) > 1500 * SNIPPET_SHARE  # the builder's share
+    reserved = StableLayout.reservation(1500)
+    assert sum(len(s.text) for s in trimmed.snippets) > reserved  # the builder's own share is larger
     sent = len(stable.prefix) + sum(len(s.text) for s in stable.snippets)
-    assert stable.snippets and sent <= 1500
-    whole = {line for s in trimmed.snippets for line in s.text.split("\n")}
-    assert all(line in whole for s in stable.snippets for line in s.text.split("\n"))  # whole lines
+    assert stable.snippets and sent <= 1500 and sum(len(s.text) for s in stable.snippets) <= reserved
+    # Chosen for the reservation (not a larger outline cut at a line): the members the next
+    # line may need are there, not only a class header.
+    reader = next(s.text for s in stable.snippets if s.path == "/w/pkg/reader.py")
+    assert "seek_to" in reader and "buffer_size" in reader and "__init__" not in reader
 
 
 def test_a_file_defining_a_rare_used_name_outranks_one_defining_common_names() -> None:
@@ -327,3 +330,24 @@ def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:
     # P(file) x P(name | file): each of the small module's two names beats a big one's 20th.
     assert "CancelledError" in text["/w/pkg/errors.py"] and "InvalidStateError" in text["/w/pkg/errors.py"]
     assert "helper_0" in text["/w/pkg/big.py"] and sum(len(t) for t in text.values()) <= 150
+
+
+def test_a_file_whose_types_its_package_signatures_spell_is_central() -> None:
+    from lsp_assist.context.neighbours import directory_references
+
+    index = _index(
+        {
+            "/w/p/TimeUnit.java": ("java", "public enum TimeUnit { SECONDS; }\n"),
+            "/w/p/Latch.java": (
+                "java",
+                "class Latch { boolean await(long t, TimeUnit u) { return 1; } }\n",
+            ),
+            "/w/p/Barrier.java": ("java", "class Barrier { int await(long t, TimeUnit u) { return 0; } }\n"),
+            "/w/p/Lonely.java": ("java", "class Lonely { void run() {} }\n"),
+        }
+    )
+    got = directory_references(index, "/w/p")
+    assert got == {"/w/p/TimeUnit.java": 2}
+    assert directory_references(index, "/w/p") is got  # unchanged outlines: the same result
+    index.update_file("/w/p/Lonely.java", "class Lonely { void run(TimeUnit u) {} }\n", "java")
+    assert directory_references(index, "/w/p") == {"/w/p/TimeUnit.java": 3}
