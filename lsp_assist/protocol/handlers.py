@@ -115,6 +115,9 @@ class AssistServer(LanguageServer):
         self.log_handler: logsink.ClientLogHandler | None = None
         self.health: dict[str, Any] = {"state": "ok", "message": "", "notified": False}
         self.last_request: dict[str, Any] = {}
+        # Where the editor last asked (uri, version, cursor): announced again once the
+        # embedded model has loaded, since what was answered meanwhile came from the rules.
+        self.last_asked: tuple[str, int, Cursor] | None = None
         # A few status updates a second at most, however fast the user types.
         self.status_throttle = status.StatusThrottle(self._send_status, interval_s=0.25)
         self.notices = status.FailureNotices()
@@ -358,6 +361,7 @@ def _register(server: AssistServer) -> None:
             return types.InlineCompletionList(items=[])
         invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
         version = _version(ls, uri)
+        ls.last_asked = (uri, version, cursor)
         result = await engine.complete(CompletionRequest(uri=uri, cursor=cursor, invoked=invoked))
         ls.note_request(result)
         # Numbers only, never code: benchmarks/local_latency.py reads this line at debug level.
@@ -518,6 +522,8 @@ def _wire_load_progress(ls: AssistServer) -> None:
             if event.done:
                 progress.end(event.error or event.message)
                 progress = None
+                if not event.error:
+                    _ask_again_after_load(ls)
             else:
                 progress.report(event.message, event.percent)
 
@@ -526,20 +532,39 @@ def _wire_load_progress(ls: AssistServer) -> None:
     task.add_done_callback(_BACKGROUND.discard)
 
 
+def _ask_again_after_load(ls: AssistServer) -> None:
+    """The embedded model is ready: the position the editor last asked about (answered by
+    the offline rules while the model loaded) is announced with suggestionReady, so the
+    model's suggestion shows without another keystroke. The rules' answer there is
+    forgotten first, or the editor's new request would get it back from typing-through."""
+    engine = ls.rt.engine
+    if ls.last_asked is None or engine is None:
+        return
+    uri, version, cursor = ls.last_asked
+    if ls.rt.store.get(uri) is None or _version(ls, uri) != version:
+        return  # typed since: that keystroke's request already reached the model
+    engine.answers.forget(uri)
+    _notify_ready(ls, uri, version, cursor)
+
+
+def _notify_ready(ls: AssistServer, uri: str, version: int, cursor: Cursor) -> None:
+    try:
+        pos = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
+        ls.protocol.notify(
+            NOTIFY_READY,
+            {"uri": uri, "version": version, "position": {"line": pos.line, "character": pos.character}},
+        )
+    except Exception as exc:
+        log.debug("suggestionReady failed: %s", exc)
+
+
 def _wire_engine(ls: AssistServer) -> None:
     engine = ls.rt.engine
     if engine is None:
         return
 
     def ready(uri: str, version: int, cursor: Cursor) -> None:
-        try:
-            pos = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
-            ls.protocol.notify(
-                NOTIFY_READY,
-                {"uri": uri, "version": version, "position": {"line": pos.line, "character": pos.character}},
-            )
-        except Exception as exc:
-            log.debug("suggestionReady failed: %s", exc)
+        _notify_ready(ls, uri, version, cursor)
 
     engine.on_suggestion_ready = ready
     engine.tiers.on_failure = ls.note_failure

@@ -8,6 +8,7 @@ works, not how fast it is (benchmarks/humaneval_local.py measures that).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import subprocess
@@ -92,3 +93,47 @@ async def test_inline_completion_over_stdio_on_the_embedded_model(tmp_path: Path
         res = await inline(client, uri, 4, 16, timeout=200)
         suggestion = texts(res)
         assert suggestion and suggestion[0].strip(), res
+
+
+async def test_a_request_answered_while_the_model_loads_is_asked_again_once_it_is_ready(
+    tmp_path: Path,
+) -> None:
+    # A fresh models directory: the model is assembled first, so the load takes seconds and
+    # the editor's request comes in the middle of it, as for a new user typing at once.
+    env = patient_env(tmp_path)
+    env["LSP_ASSIST_MODELS_DIR"] = str(tmp_path / "models")
+    async with lsp_session(tmp_path, {}, env=env) as client:
+        ready: list[Any] = []
+        announced = asyncio.Event()
+        statuses: list[Any] = []
+
+        @client.feature("lspAssist/suggestionReady")  # type: ignore[untyped-decorator]
+        def _ready(ls: Any, params: Any) -> None:
+            ready.append(params)
+            announced.set()
+
+        @client.feature("lspAssist/status")  # type: ignore[untyped-decorator]
+        def _status(ls: Any, params: Any) -> None:
+            statuses.append(params if isinstance(params, dict) else params._asdict())
+
+        uri = doc_uri(tmp_path, "circle.py")
+        open_doc(client, uri, "import math\n\n\ndef circle_area(radius):\n    return math.")
+        await inline(client, uri, 4, 16, invoked=False)  # the offline rules, at once
+        loading = [r for r in client.progress_reports.values() if r and "loading" in str(r[0].title)]
+        assert loading and loading[0][-1].kind != "end", "the model had loaded before the request"
+        await _load_reported(client)
+        # Once the model is ready, the position is announced: the editor asks again ...
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(announced.wait(), timeout=10)
+        assert ready, "no suggestionReady after the model loaded"
+        position = ready[-1].position
+        assert (position.line, position.character) == (4, 16)
+        # ... and gets the model's suggestion, not the rules' answer again.
+        res = await inline(client, uri, 4, 16, invoked=False, timeout=200)
+        assert texts(res) and texts(res)[0].strip(), res
+        deadline = asyncio.get_running_loop().time() + 5
+        while asyncio.get_running_loop().time() < deadline:
+            if statuses and statuses[-1].get("outcome") == "model":
+                break
+            await asyncio.sleep(0.05)
+        assert statuses[-1].get("outcome") == "model" and statuses[-1].get("provider") == "local", statuses

@@ -210,3 +210,37 @@ def test_ghost_grows_in_place_while_the_model_streams(
         "typed_to_first_ghost_ms": round(first["t"] - r["typedAt"]),
     }
     print(json.dumps(report))
+
+
+def test_new_user_sees_the_local_model_load_then_ghost_text(
+    tmp_path: Path, vscode_install: tuple[Path, Path]
+) -> None:
+    """No settings but the server path (as after installing the .vsix with lsp-assist on
+    PATH): the embedded model is assembled and loaded (a fresh models directory), its
+    progress is shown, then its ghost text."""
+    install, vsix = vscode_install
+    settings = {k: v for k, v in _settings("", tmp_path).items() if not k.startswith("lspAssist.tiers.")}
+    files = {"calc.py": "def add(a, b):\n"}
+    with vscode_real.CodeServer(install, vsix, tmp_path, settings, files) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="calc.py",
+            marker="def add",
+            mode="newUser",
+            typed="    return a",
+            ghostTimeoutMs=90_000,
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\nshown: {r.get('shown')}"
+    # vscode-languageclient shows the server's $/progress in the status bar while it loads.
+    loading = "lsp-assist: loading the local model"
+    progress = [e for e in r["shown"] if e["kind"] == "status" and loading in e["text"]]
+    assert progress, [e["text"] for e in r["shown"]]
+    assert any(": reading the model weights" in e["text"] for e in progress), progress
+    assert progress[0]["t"] < r["ghostAt"]
+    assert not any("loading the local model" in (t or "") for t in r["statusNow"]), r["statusNow"]  # and ends
+    # Then the embedded model's ghost text and its latency in the status item.
+    assert r["ghost"].strip(), r
+    assert re.search(r"fast \d+(\.\d)? ms", r["status"]), r["status"]
+    print(json.dumps({"progress": [e["text"] for e in progress], "ghost": r["ghost"], "status": r["status"]}))
