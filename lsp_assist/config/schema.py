@@ -74,6 +74,9 @@ class CompletionConfig:
     languages_disabled: list[str] = field(default_factory=list)
     invoked_choices: int = 3  # items an Invoked request returns to cycle through (Automatic: 1)
     invoked_choices_wait_ms: int = 1500  # how long an Invoked request waits for the fuller answer
+    # A second model call per Invoked request, sampled at this temperature, as one more
+    # choice; 0 = off (the default: it costs a call, quota and tokens on every Alt+\).
+    invoked_sample_temperature: float = 0.0
 
 
 @dataclass

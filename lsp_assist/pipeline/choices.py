@@ -5,6 +5,10 @@ The user asked (InlineCompletionTriggerKind.Invoked), so the editor gets up to
 <M-[>). Alternatives come only from what exists cheaply, within the request's deadline:
 - the stream's fuller (multi-line) answer when it ends in time, or the first line of a
   multi-line primary;
+- a second sample of the same prompt at a higher temperature
+  (`completion.invoked_sample_temperature`), within what is left of the wait: the greedy
+  answer again would only repeat item 1; not cached, not remembered, and never on a
+  one-slot model still busy with the stream the user waits on;
 - the offline rule engine's answer (no model call).
 An Automatic request (typing) stays one item: nobody cycles while typing.
 """
@@ -15,7 +19,11 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
+from lsp_assist.errors import PolicyError
 from lsp_assist.pipeline.inflight import InflightStream
+from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
+from lsp_assist.pipeline.prompt import Prompt
+from lsp_assist.pipeline.request import Target
 
 
 def _norm(text: str) -> str:
@@ -55,3 +63,23 @@ async def fuller_text(flight: InflightStream | None, wait_s: float) -> str:
         return ""
     result = flight.final.result()
     return "" if result.error is not None or result.aborted else result.text
+
+
+async def second_sample(
+    launcher: StreamLauncher, target: Target, prompt: Prompt, temperature: float, wait_s: float
+) -> str:
+    """Another sample of `prompt` at `temperature` if it ends within `wait_s`, else ""."""
+    if wait_s <= 0 or temperature <= 0 or launcher.is_offline(prompt.tier):
+        return ""
+    provider = launcher.provider(prompt.tier)
+    if provider is None or (provider.single_slot and launcher.busy(provider)):
+        return ""  # one slot: it would interrupt the stream that is still reading
+    spec = StreamSpec(target, prompt, live=False, remember=False, sample=True, temperature=temperature)
+    try:
+        flight = await launcher.launch(spec)
+    except PolicyError:
+        return ""  # quota, rate limit, breaker: the choices go without it
+    text = await fuller_text(flight, wait_s)
+    if not flight.done:
+        launcher.abort(flight)
+    return text

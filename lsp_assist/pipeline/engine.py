@@ -193,11 +193,16 @@ class CompletionEngine:
         # Leave a margin under the deadline: the primary answer must never be lost to a wait.
         remaining_ms = completion.deadline_ms - s.clock.elapsed_ms() - 100.0
         wait_s = max(0.0, min(completion.invoked_choices_wait_ms, remaining_ms)) / 1000.0
+        started = s.clock.elapsed_ms()
         fuller = await choices.fuller_text(s.flight, wait_s)
-        offline = ""
+        offline = sample = ""
         if s.has_prompt:
+            left_s = wait_s - (s.clock.elapsed_ms() - started) / 1000.0
+            temperature = completion.invoked_sample_temperature
+            sample = await choices.second_sample(self.launcher, s.target, s.prompt, temperature, left_s)
             offline = await self.c.offline_suggest(s.prompt.context)
-        found = choices.distinct_choices(primary, (fuller, choices.first_line(primary), offline), limit)
+        candidates = (fuller, sample, choices.first_line(primary), offline)
+        found = choices.distinct_choices(primary, candidates, limit)
         return found[1:]
 
     # ------------------------------------------------------------------ bookkeeping

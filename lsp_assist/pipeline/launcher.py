@@ -78,6 +78,10 @@ class StreamSpec:
     # Remember the answer for typing-through at the target; False caches only (precompute
     # for a file that is not open: no one types along with it yet).
     remember: bool = True
+    # An extra sample for an Invoked request's choices (`choices.second_sample`): its own
+    # temperature, and its text is neither cached nor remembered (it is not the answer).
+    temperature: float | None = None
+    sample: bool = False
 
     @property
     def tier(self) -> str:
@@ -115,6 +119,10 @@ class StreamLauncher:
     def provider(self, tier: str) -> Provider | None:
         return self.providers.get(tier)
 
+    def busy(self, provider: Provider) -> bool:
+        """A stream of `provider` is still reading (for a one-slot provider: it has the slot)."""
+        return any(f.provider is provider and not f.done for f in self._active)
+
     def is_offline(self, tier: str) -> bool:
         """The tier is served by the offline rule engine (no model call)."""
         provider = self.providers.get(tier)
@@ -132,7 +140,7 @@ class StreamLauncher:
         request = ModelRequest(
             context=ctx,
             max_tokens=budget if enrich else min(budget, ctx.max_tokens or budget),
-            temperature=tier.temperature,
+            temperature=tier.temperature if spec.temperature is None else spec.temperature,
             stop=tuple(dict.fromkeys(ctx.stop)),
             fim_template=tier.fim_template,
             feature=spec.feature,  # type: ignore[arg-type]
@@ -208,7 +216,7 @@ class StreamLauncher:
                 )
             )
 
-        if spec.remember and not spec.speculative and self.config.completion.grow:
+        if spec.remember and not spec.speculative and not spec.sample and self.config.completion.grow:
             flight.on_grow = self._grower(flight, spec, tier_name)
 
         async def run() -> None:
@@ -240,7 +248,7 @@ class StreamLauncher:
             stages = dict(result.stages)
             stages["total"] = (time.perf_counter() - flight.started) * 1000.0
             finish("error" if err is not None else "model", result.usage, stages, err)
-            if err is None and result.text:
+            if err is None and result.text and not spec.sample:
                 quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
                 if spec.remember:
                     self.answers.stream_ended(

@@ -49,7 +49,7 @@ async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
         statuses = track(client, "lspAssist/status")
         uri = doc_uri(tmp_path, "calc.py")
         open_doc(client, uri, SOURCE)
-        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        assert texts(await inline(client, uri, 1, 4, invoked=False)) == ["return a + b"]
         answered = time.monotonic()
         # Baseline for the editors' first-token-to-ghost figures: first token -> the answer
         # in a bare LSP client (no rendering).
@@ -71,7 +71,7 @@ async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
         before = len(statuses)
         started = time.monotonic()
         for _ in range(30):
-            await inline(client, uri, 1, 4)
+            await inline(client, uri, 1, 4, invoked=False)
         elapsed = time.monotonic() - started
         await asyncio.sleep(0.4)
         during = len(statuses) - before
@@ -117,7 +117,7 @@ async def test_typing_through_answer_covers_what_was_typed_with_range_and_filter
     async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
         uri = doc_uri(tmp_path, "calc.py")
         open_doc(client, uri, SOURCE)
-        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        assert texts(await inline(client, uri, 1, 4, invoked=False)) == ["return a + b"]
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
@@ -128,7 +128,7 @@ async def test_typing_through_answer_covers_what_was_typed_with_range_and_filter
                 ],
             )
         )
-        res = await inline(client, uri, 1, 7)
+        res = await inline(client, uri, 1, 7, invoked=False)
         items = res.items if isinstance(res, types.InlineCompletionList) else res
         assert items is not None and len(items) == 1
         item = items[0]
@@ -158,3 +158,47 @@ async def test_invoked_returns_distinct_choices_and_automatic_one(
         open_doc(client, other, SOURCE)
         res = await inline(client, other, 1, 4, invoked=False)
         assert len(texts(res)) == 1
+
+
+async def test_invoked_choices_include_a_second_sample_at_a_higher_temperature(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    # The fake answers like a sampling model: greedy at the tier's temperature, another
+    # plausible line when sampled hotter.
+    def text(body: dict[str, Any]) -> str:
+        return "return b + a\n" if float(body.get("temperature") or 0) >= 0.5 else "return a + b\n"
+
+    fake.default = Script(text=text)
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False, "invoked_sample_temperature": 0.8}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "sampled.py")
+        open_doc(client, uri, SOURCE)
+        choices = texts(await inline(client, uri, 1, 4, invoked=True))
+        assert choices[0] == "return a + b"
+        assert "return b + a" in choices[1:], choices
+        assert len({c.rstrip() for c in choices}) == len(choices)  # deduped against the others
+        temps = [req.body.get("temperature") for req in fake.model_requests() if req.body]
+        assert temps == [0.1, 0.8], temps
+        # The sample is a choice only: the answer cached and remembered there is still item 1.
+        assert texts(await inline(client, uri, 1, 4, invoked=False)) == ["return a + b"]
+        # Automatic requests never sample twice.
+        other = doc_uri(tmp_path, "automatic.py")
+        open_doc(client, other, SOURCE)
+        before = len(fake.model_requests())
+        assert texts(await inline(client, other, 1, 4, invoked=False)) == ["return a + b"]
+        assert len(fake.model_requests()) - before <= 1
+
+
+async def test_a_second_sample_that_repeats_the_answer_adds_no_item(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="return a + b\n")
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"prefetch": False, "invoked_sample_temperature": 0.8}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "same.py")
+        open_doc(client, uri, SOURCE)
+        choices = texts(await inline(client, uri, 1, 4, invoked=True))
+        assert choices.count("return a + b") == 1, choices
+        assert [req.body.get("temperature") for req in fake.model_requests() if req.body] == [0.1, 0.8]

@@ -244,3 +244,39 @@ def test_new_user_sees_the_local_model_load_then_ghost_text(
     assert r["ghost"].strip(), r
     assert re.search(r"fast \d+(\.\d)? ms", r["status"]), r["status"]
     print(json.dumps({"progress": [e["text"] for e in progress], "ghost": r["ghost"], "status": r["status"]}))
+
+
+def test_cycled_choice_stays_while_suggestion_ready_arrives(
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+) -> None:
+    install, vsix = vscode_install
+    script = _answer({FAST_MODEL: ["\n".join(BODY_LINES)]})
+    script.tokens_per_s = 6  # line 1 at ~1.3 s, line 2 at ~2.8 s, the end at ~4.2 s
+    fake.default = script
+    files = {"billing.py": BODY_HEADER}
+    with vscode_real.CodeServer(install, vsix, tmp_path, _settings(fake.base_url, tmp_path), files) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="billing.py",
+            marker="subtotal = sum",
+            mode="cycle",
+            typed=BODY_TYPED,
+            answerWaitMs=2500,
+            holdMs=2000,
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}"
+
+    def shown(v: dict[str, Any]) -> list[str]:
+        return [v["inline"], *v["below"]]
+
+    # Alt+] showed another choice, which stayed while the stream ended and suggestionReady
+    # arrived (the cycled item was not replaced), and Alt+[ went back.
+    timeline = [(v["t"] - r["askedAt"], v["lines"]) for v in r["views"]]
+    assert shown(r["cycled"]) != shown(r["invoked"]), (r["invoked"], r["cycled"], timeline)
+    assert shown(r["held"]) == shown(r["cycled"]), (r["cycled"], r["held"])
+    assert shown(r["back"]) == shown(r["invoked"]), (r["invoked"], r["back"])
+    ends = [tokens[-1] for _, tokens in fake.stream_times if tokens]
+    offset = time.time() - time.monotonic()
+    assert any(end + offset > r["askedAt"] / 1000.0 for end in ends), "the stream ended before the user asked"

@@ -213,6 +213,42 @@ async function main() {
       return;
     }
 
+    if (spec.mode === 'cycle') {
+      // The user asks (Alt+\) while the ghost still grows, then cycles the choices (Alt+] /
+      // Alt+[) while suggestionReady keeps arriving: the cycled choice must stay.
+      await page.evaluate(installViewObserver, ghostView.toString());
+      const view = () => page.evaluate((src) => new Function(`return (${src})();`)(), ghostView.toString());
+      const alt = async (key) => {
+        await page.keyboard.down('Alt');
+        await page.keyboard.press(key);
+        await page.keyboard.up('Alt');
+      };
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      await typeLine(page, spec.typed);
+      await waitFor(page, 'ghost of two lines', (src) => {
+        const v = new Function(`return (${src})();`)();
+        return v.lines >= 2 ? v : null;
+      }, 30_000, ghostView.toString());
+      result.askedAt = await page.evaluate(() => Date.now());
+      await alt('Backslash');
+      await sleep(spec.answerWaitMs ?? 2500);
+      result.invoked = await view();
+      await alt('BracketRight');
+      await sleep(600);
+      result.cycled = await view();
+      result.cycledAt = await page.evaluate(() => Date.now());
+      await sleep(spec.holdMs ?? 2000);
+      result.held = await view();
+      await alt('BracketLeft');
+      await sleep(600);
+      result.back = await view();
+      result.views = await page.evaluate(() => window.__views);
+      await shot(page, 'cycled');
+      return;
+    }
+
     if (spec.mode === 'newUser') {
       // No settings but the server path: the embedded model loads (progress), then ghost text.
       await page.keyboard.down('Control');

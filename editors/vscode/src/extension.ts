@@ -70,6 +70,9 @@ class Extension implements vscode.Disposable {
       vscode.commands.registerCommand('lspAssist.client.warmCache', () => this.warmCache()),
       vscode.commands.registerCommand('lspAssist.client.showStats', () => this.showStats()),
       vscode.commands.registerCommand('lspAssist.client.restart', () => this.restart(true)),
+      vscode.commands.registerCommand('lspAssist.client.choices', () => this.askForChoices()),
+      vscode.commands.registerCommand('lspAssist.client.nextChoice', () => this.cycle('next')),
+      vscode.commands.registerCommand('lspAssist.client.previousChoice', () => this.cycle('previous')),
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       // Definitions the language's own server resolves near the cursor (lspAssist/definitions).
       new DefinitionsFeature(() => this.client),
@@ -145,31 +148,72 @@ class Extension implements vscode.Disposable {
     if (!this.grow.onReady(key)) {
       return; // the user's Invoked choices are shown or on their way: keep them
     }
-    let grown: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined;
+    await this.fetchAndShow(client, editor, key, vscode.InlineCompletionTriggerKind.Automatic);
+  }
+
+  /** Ask the server at the cursor, then make VS Code show that answer (see grow.ts). */
+  private async fetchAndShow(
+    client: LanguageClient,
+    editor: vscode.TextEditor,
+    key: string,
+    triggerKind: vscode.InlineCompletionTriggerKind,
+  ): Promise<boolean> {
+    const document = editor.document;
+    const version = document.version;
+    const position = editor.selection.active;
+    let answer: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined;
     try {
-      const context = { triggerKind: vscode.InlineCompletionTriggerKind.Automatic, selectedCompletionInfo: undefined };
+      const context = { triggerKind, selectedCompletionInfo: undefined };
       const result = await client.sendRequest(
         InlineCompletionRequest.type,
         client.code2ProtocolConverter.asInlineCompletionParams(document, position, context),
       );
-      grown = await client.protocol2CodeConverter.asInlineCompletionResult(result);
+      answer = await client.protocol2CodeConverter.asInlineCompletionResult(result);
     } catch (error) {
-      this.output.appendLine(`[debug] suggestionReady: ${String(error)}`);
-      return;
+      this.output.appendLine(`[debug] inline completion: ${String(error)}`);
+      return false;
     }
     const now = vscode.window.activeTextEditor;
-    if (!grown || now !== editor || document.version !== version || !now.selection.active.isEqual(position)) {
-      return;
+    if (!answer || now !== editor || document.version !== version || !now.selection.active.isEqual(position)) {
+      return false;
     }
-    const step = this.grow.prepare(key, grown);
+    const step = this.grow.prepare(key, answer, triggerKind === vscode.InlineCompletionTriggerKind.Invoke);
     if (step === 'drop') {
-      return;
+      return false;
     }
     if (step === 'hideAndTrigger') {
       // Sent back to back (not awaited): the renderer runs both before VS Code's re-request.
       void vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
     }
     await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    return true;
+  }
+
+  /** Alt+\: the server's choices at the cursor (VS Code's own trigger would not ask again
+   * while it shows our grown suggestion). */
+  private async askForChoices(): Promise<boolean> {
+    const editor = vscode.window.activeTextEditor;
+    const client = this.client;
+    if (!editor || !client?.isRunning()) {
+      await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+      return false;
+    }
+    const key = docKey(editor.document.uri.toString(), editor.document.version, editor.selection.active.line);
+    this.grow.asked(key);
+    return this.fetchAndShow(client, editor, key, vscode.InlineCompletionTriggerKind.Invoke);
+  }
+
+  /** Alt+] / Alt+[: cycle the choices; with one item shown, ask for the choices first. */
+  private async cycle(direction: 'next' | 'previous'): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const command = `editor.action.inlineSuggest.show${direction === 'next' ? 'Next' : 'Previous'}`;
+    if (editor) {
+      const key = docKey(editor.document.uri.toString(), editor.document.version, editor.selection.active.line);
+      if (this.grow.count(key) < 2 && !(await this.askForChoices())) {
+        return;
+      }
+    }
+    await vscode.commands.executeCommand(command);
   }
 
   private buildClient(resolved: Resolved): LanguageClient {
@@ -196,10 +240,14 @@ class Extension implements vscode.Disposable {
           const key = docKey(document.uri.toString(), document.version, position.line);
           const invoked = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
           const decided = this.grow.onRequest(key, invoked ? 'invoked' : 'automatic');
+          const count = (r: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | null | undefined) => {
+            this.grow.answered(key, r ? (Array.isArray(r) ? r.length : r.items.length) : 0);
+            return r;
+          };
           if (decided.prepared !== undefined) {
-            return decided.prepared;
+            return count(decided.prepared);
           }
-          return next(document, position, context, token);
+          return Promise.resolve(next(document, position, context, token)).then(count);
         },
       },
       initializationFailedHandler: (error) => {

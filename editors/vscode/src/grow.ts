@@ -14,6 +14,9 @@
  *    the server, so the ghost is replaced by the longer one in the same frame or the next.
  * When the user asked (an Invoked request of their own at this document version and line),
  * suggestionReady does nothing: its single item would replace the choices being cycled.
+ * For the same reason (VS Code would not ask again after our re-request), the extension's
+ * own Alt+\ / Alt+] / Alt+[ fetch the server's choices the same way (`asked`, then
+ * `prepare(..., true)`) instead of relying on VS Code's trigger.
  */
 
 export type TriggerKind = 'automatic' | 'invoked';
@@ -31,6 +34,7 @@ export class GrowPolicy<T> {
   private prepared: { key: string; value: T; since: number } | undefined;
   private invokedAt: string | undefined;
   private explicitAt: string | undefined;
+  private counts = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -39,9 +43,26 @@ export class GrowPolicy<T> {
     return this.invokedAt !== key; // the user's choices are on screen (or on their way): keep them
   }
 
-  /** The grown suggestion arrived: what to do to make VS Code show it. */
-  prepare(key: string, value: T): Step {
-    if (this.invokedAt === key) {
+  /** The user asked for choices at `key` (Alt+\): from now on growth does not replace them. */
+  asked(key: string): void {
+    this.invokedAt = key;
+  }
+
+  /** Items VS Code got for its last request at `key` (1 until answered otherwise). */
+  count(key: string): number {
+    return this.counts.get(key) ?? 1;
+  }
+
+  /** What the request at `key` returned to VS Code. */
+  answered(key: string, items: number): void {
+    this.counts.clear(); // one position at a time
+    this.counts.set(key, items);
+  }
+
+  /** An answer fetched by the client (the grown suggestion, or the user's choices when
+   * `user`): what to do to make VS Code show it. */
+  prepare(key: string, value: T, user = false): Step {
+    if (this.invokedAt === key && !user) {
       return 'drop'; // the user asked meanwhile
     }
     this.prepared = { key, value, since: this.now() };

@@ -49,3 +49,19 @@ test('a stale or foreign prepared answer is not used', () => {
   other.prepare(docKey('file:///a.py', 2, 2), 'grown');
   assert.deepEqual(other.onRequest(at, 'invoked'), { kind: 'invoked' });
 });
+
+test('the user asking through the extension: growth stops, the choices are prepared and counted', () => {
+  const policy = new GrowPolicy<string[]>(() => 0);
+  policy.onRequest(at, 'automatic');
+  assert.equal(policy.prepare(at, ['two lines']), 'trigger');
+  policy.onRequest(at, 'invoked'); // our growth re-request: VS Code now holds an explicit answer
+  policy.answered(at, 1);
+  policy.asked(at); // Alt+\
+  assert.equal(policy.onReady(at), false); // suggestionReady during the wait for the choices
+  assert.equal(policy.prepare(at, ['two lines', 'line one'], true), 'hideAndTrigger');
+  const decided = policy.onRequest(at, 'invoked');
+  assert.deepEqual(decided.prepared, ['two lines', 'line one']);
+  policy.answered(at, 2);
+  assert.equal(policy.count(at), 2);
+  assert.equal(policy.count(docKey('file:///a.py', 4, 2)), 1);
+});
