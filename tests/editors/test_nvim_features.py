@@ -150,7 +150,7 @@ def test_accept_word_dismiss_edit_accept_line(tmp_path: Path, fake: FakeModelSer
     firsts = [tokens[0] for _, tokens in fake.stream_times if tokens and tokens[0] <= r["first_ghost_mono"]]
     assert firsts, fake.stream_times
     ms = (r["first_ghost_mono"] - max(firsts)) * 1000.0
-    print(json.dumps({"editor": "neovim 0.11.4 (headless)", "first_token_to_ghost_ms": round(ms, 1)}))
+    print(json.dumps({"editor": f"neovim {r['nvim']} (headless)", "first_token_to_ghost_ms": round(ms, 1)}))
     # Accept word: exactly the next word goes into the buffer, the rest stays as ghost text.
     after_word = r["after_word"]
     assert after_word["lines"][row] == "total = compute_total"

@@ -157,8 +157,9 @@ local function normalize(item, client, req_row, req_col, req_line)
 end
 
 --- Show this namespace's marks only in `win` (a buffer shown in two splits gets the ghost
---- text only where the cursor is). 0.11 has nvim__ns_set, 0.10 nvim__win_add_ns; on older
---- builds the marks show in every window of the buffer.
+--- text only where the cursor is). 0.11 has nvim__ns_set, 0.10 nvim__win_add_ns, which
+--- scopes only marks set with `scoped = true` (an option 0.11 no longer accepts); on older
+--- builds the marks show in every window of the buffer. Returns the extmark options to add.
 local function scope_to_window(win)
   local api = vim.api
   if api.nvim__ns_set then
@@ -170,7 +171,9 @@ local function scope_to_window(win)
       end
     end
     pcall(api.nvim__win_add_ns, win, M.ns)
+    return { scoped = true }
   end
+  return {}
 end
 
 --- Remove the ghost text (keeps the suggestion list unless `forget`).
@@ -270,7 +273,7 @@ function M.render(buf)
     end
     opts.virt_lines = virt_lines
   end
-  scope_to_window(vim.api.nvim_get_current_win())
+  opts = vim.tbl_extend("force", opts, scope_to_window(vim.api.nvim_get_current_win()))
   vim.api.nvim_buf_set_extmark(buf, M.ns, row, col, opts)
   st.shown = { sugg = sugg, typed = typed, ghost = ghost, end_col = end_col }
   return true
