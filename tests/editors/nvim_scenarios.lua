@@ -533,6 +533,38 @@ scenarios.warmup = {
   },
 }
 
+-- A new user on the embedded model (the README's lazy.nvim spec): the request made while the
+-- model loads gets the rules' answer; the load shows in the status item; once the model is
+-- ready, suggestionReady brings its suggestion without another keystroke.
+scenarios.newuser = {
+  {
+    name = "typed",
+    act = function()
+      enter_insert_at_end()
+    end,
+    wait = function()
+      return results.ready_notes > 0
+    end,
+    timeout = 60000,
+    record = function()
+      results.ready_at = vim.uv.hrtime() / 1e6
+    end,
+  },
+  {
+    name = "model_ghost",
+    wait = function()
+      local g = ghost()
+      return g and g.text ~= "" and results.last_render_ms and results.last_render_ms >= results.ready_at and g
+    end,
+    timeout = 30000,
+    record = function(g)
+      results.ghost = g.text
+      results.statusline = require("lsp_assist").statusline()
+      results.after = snapshot()
+    end,
+  },
+}
+
 -- Neovim 0.12's built-in renderer, stubbed (no 0.12 binary here): the keys act on it and
 -- suggestionReady asks it again instead of drawing a second ghost.
 local stub = _G.lsp_assist_stub
@@ -681,6 +713,9 @@ inline.render = function(...)
   local shown = real_render(...)
   if shown and not results.first_ghost_mono then
     results.first_ghost_mono = vim.uv.hrtime() / 1e9
+  end
+  if shown then
+    results.last_render_ms = vim.uv.hrtime() / 1e6
   end
   return shown
 end

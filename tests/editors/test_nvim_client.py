@@ -9,6 +9,7 @@ Scenarios live in nvim_scenarios.lua; the real server runs against the loopback 
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 from pathlib import Path
 from types import SimpleNamespace
@@ -120,3 +121,30 @@ def test_warmup_shows_progress_then_an_honest_summary(tmp_path: Path, fake: Fake
     # While it ran, the status item showed the server's $/progress.
     assert any(line.startswith("lsp-assist warming up") for line in r["status_seen"]), r["status_seen"]
     assert not r["statusline"].startswith("lsp-assist warming up")  # and cleared it at the end
+
+
+NO_LLAMA = importlib.util.find_spec("llama_cpp") is None
+
+
+@pytest.mark.skipif(NO_LLAMA, reason="the 'local' extra is not installed")
+@pytest.mark.model
+def test_new_user_on_the_embedded_model_sees_the_load_then_its_ghost(tmp_path: Path) -> None:
+    # The README's lazy.nvim spec (tiers.fast.provider = "local"), a fresh models directory
+    # (the model is assembled and loaded), and keys typed at once, before the load ends.
+    init = {"tiers": {"fast": {"provider": "local"}}, "cache": {"dir": str(tmp_path / "cache")}}
+    endpoint = SimpleNamespace(base_url="")
+    r = _run(
+        tmp_path,
+        endpoint,  # type: ignore[arg-type]
+        "newuser",
+        "def add(a, b):\n    return a\n",
+        {"row": 1},
+        init=init,
+        extra_env={"LSP_ASSIST_MODELS_DIR": str(tmp_path / "models"), "LSP_ASSIST_DEADLINE_MS": "90000"},
+        timeout_s=120,
+    )
+    # The load was shown in the status item, then the model's suggestion came unasked.
+    assert any("loading the local model" in line for line in r["status_seen"]), r["status_seen"]
+    assert r["ready_notes"] >= 1
+    assert r["ghost"].strip(), r["after"]
+    assert r["statusline"].startswith("lsp-assist fast "), r["statusline"]

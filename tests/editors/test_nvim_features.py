@@ -73,6 +73,9 @@ def _run(
     source: str,
     params: dict[str, Any],
     tiers: dict[str, dict[str, Any]] | None = None,
+    init: dict[str, Any] | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout_s: float = 45,
 ) -> dict[str, Any]:
     nvim = nvim_versions.current()
     if nvim is None:
@@ -93,6 +96,8 @@ def _run(
     }
     for name, over in (tiers or {}).items():
         init_options["tiers"][name] = {**init_options["tiers"].get(name, {}), **over}
+    if init is not None:
+        init_options = init
     env = {
         **os.environ,
         "LSP_ASSIST_RESULTS": str(results),
@@ -104,11 +109,18 @@ def _run(
         "LSP_ASSIST_DEADLINE_MS": "25000",
         "LSP_ASSIST_CACHE_DIR": str(tmp_path / "cache"),
         "XDG_STATE_HOME": str(tmp_path / "state"),  # keep Neovim's LSP log out of $HOME
+        **(extra_env or {}),
     }
     cmd = [nvim, "--headless", "--clean", "-u", "NONE", "--cmd", f"set rtp^={PLUGIN}"]
     cmd += ["--cmd", "runtime! plugin/lsp_assist.lua", "-c", f"luafile {SCENARIOS}"]
     proc = subprocess.run(
-        cmd, cwd=src.parent, env=env, capture_output=True, text=True, timeout=45, stdin=subprocess.DEVNULL
+        cmd,
+        cwd=src.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
     )
     assert results.exists(), f"no results (rc={proc.returncode})\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     data: dict[str, Any] = json.loads(results.read_text())
