@@ -32,9 +32,24 @@ def _venv_nvim() -> str | None:
     return str(local) if local.exists() else shutil.which("nvim")
 
 
-@functools.cache
 def binary(version: str) -> str:
-    """The path of a Neovim `version` binary; raises Unavailable with the reason."""
+    """The path of a Neovim `version` binary; raises Unavailable with the reason (both are
+    remembered for the session: an unreachable mirror is tried once, not once per test)."""
+    found = _binary(version)
+    if isinstance(found, Unavailable):
+        raise found
+    return found
+
+
+@functools.cache
+def _binary(version: str) -> str | Unavailable:
+    try:
+        return _install(version)
+    except Unavailable as exc:
+        return exc
+
+
+def _install(version: str) -> str:
     if version == "0.11":
         found = _venv_nvim()
         if found is None:
@@ -43,7 +58,10 @@ def binary(version: str) -> str:
     if version == "0.10":
         if shutil.which("apt-get") is None:
             raise Unavailable("Neovim 0.10 is fetched from Debian trixie with apt-get, which is not here")
-        proc = subprocess.run(["bash", str(SETUP_010)], capture_output=True, text=True, timeout=600)
+        try:
+            proc = subprocess.run(["bash", str(SETUP_010)], capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired as exc:
+            raise Unavailable(f"{SETUP_010.name} took over 300 s") from exc
         if proc.returncode != 0:
             raise Unavailable(f"{SETUP_010.name} failed (rc={proc.returncode}): {proc.stderr[-1200:]}")
         return proc.stdout.strip().splitlines()[-1]

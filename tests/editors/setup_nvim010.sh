@@ -38,7 +38,7 @@ APT=(
   -o "Dir::Etc::SourceList=$DIR/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$DIR/apt/lists" -o "Dir::Cache=$DIR/apt/cache"
   -o "Dir::State::status=$DIR/apt/status" -o APT::Architecture=amd64 -o Acquire::Languages=none
-  -o APT::Sandbox::User=root -q
+  -o APT::Sandbox::User=root -o Acquire::http::Timeout=20 -o Acquire::Retries=1 -q
 )
 log "apt-get update ($SUITE lists, private to $DIR)"
 apt-get "${APT[@]}" update >&2 || { log "cannot reach deb.debian.org's $SUITE"; exit 4; }
