@@ -66,20 +66,48 @@ class AnswerStore:
         """A stream's full answer: keep it, and announce it when it is longer than `shown`."""
         self.keep(key, target, text, tier)
         listener = self.on_suggestion_ready
-        if len(text) > len(shown) and listener is not None and self.current(target):
-            listener(target.uri, target.snap.version, target.cursor)
+        if len(text) <= len(shown) or listener is None:
+            return
+        at = (target.snap.version, target.cursor) if self.current(target) else self._typed_into(target, text)
+        if at is not None:  # also where the user typed on into it since (see `grew`)
+            listener(target.uri, at[0], at[1])
 
     def grew(self, target: Target, text: str, tier: str) -> None:
         """A live stream's text grew past what was shown: remember it at `target` (the next
         request there answers it from the typing-through index, at once) and announce it, so
-        the editor asks again and extends the ghost text in place. Nothing once the document
-        changed: the user typed something else, and the growth stops."""
-        if not text or not self.current(target):
+        the editor asks again and extends the ghost text in place. When the user typed on
+        into the suggestion since the stream started (the shown answer came from a later
+        keystroke's request attached to it), the announcement is for where they are now;
+        when they typed something else, the growth stops."""
+        if not text:
             return
+        at = (target.snap.version, target.cursor)
+        if not self.current(target):
+            moved = self._typed_into(target, text)
+            if moved is None:
+                return
+            at = moved
         self.remember(target, text, tier)
         listener = self.on_suggestion_ready
         if listener is not None:
-            listener(target.uri, target.snap.version, target.cursor)
+            listener(target.uri, at[0], at[1])
+
+    def _typed_into(self, target: Target, text: str) -> tuple[int, Cursor] | None:
+        """(version, cursor) now, when the document differs from `target` only by the
+        start of `text` typed at its cursor; None otherwise."""
+        doc = self.store.get(target.uri)
+        if doc is None:
+            return None
+        now, old, offset = doc.text, target.snap.text, target.offset
+        tail = len(old) - offset
+        if len(now) < len(old) or not now.startswith(old[:offset]) or not now.endswith(old[offset:]):
+            return None
+        typed = now[offset : len(now) - tail]
+        if not text.startswith(typed):
+            return None
+        end = offset + len(typed)
+        line = now.count("\n", 0, end)
+        return int(doc.version), Cursor(line, end - (now.rfind("\n", 0, end) + 1))
 
     def answered(self, latency_ms: float, tier: str, outcome: str) -> None:
         """Every finished request (the status item's figures)."""

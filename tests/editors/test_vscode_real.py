@@ -11,6 +11,7 @@ the test's tmp dir (and to $LSP_ASSIST_E2E_SHOTS when set).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -177,35 +178,40 @@ def test_ghost_grows_in_place_while_the_model_streams(
             lines=len(BODY_LINES),
             lastLine=BODY_LINES[-1],
         )
-    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}"
-    shown = [v for v in r["views"] if v["lines"] > 0]
+    assert r["errors"] == [], (
+        f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}\nlog: {r['extension_log']}"
+    )
+    seen = [v for v in r["views"] if v["t"] >= r["typedAt"]]
+    start = next(i for i, v in enumerate(seen) if v["lines"] > 0)
+    shown = seen[start:]
     first, head = shown[0], BODY_LINES[0].removeprefix(BODY_TYPED)
+    lasted = [round(b["t"] - a["t"]) for a, b in itertools.pairwise(shown)] + [10_000]
+    # States that stayed on screen longer than a frame (VS Code paints at most every ~17 ms);
+    # the others are the one-frame hide of later growth steps, reported below.
+    stable = [v for v, ms in zip(shown, lasted, strict=True) if ms >= 20]
     # The server answered at the first line; then the ghost grew while the model streamed:
     # one line, two, three, at the same place, the cursor never moving.
     assert first["inline"] == head and first["below"] == [], shown
-    assert all(v["inline"] == head for v in shown), shown
+    assert all(v["inline"] == head for v in stable), stable
     where = (first["selection"], first["cursorAt"])
     assert all((v["selection"], v["cursorAt"]) == where for v in shown), shown
-    counts = [v["lines"] for v in shown]
-    assert counts[-1] == len(BODY_LINES) and shown[-1]["below"] == BODY_LINES[1:], shown
+    counts = [v["lines"] for v in stable]
+    assert counts[-1] == len(BODY_LINES) and stable[-1]["below"] == BODY_LINES[1:], stable
     grew = [n for i, n in enumerate(counts) if i == 0 or n > max(counts[:i])]
     assert grew == [1, 2, 3], counts
+    assert counts == sorted(counts), counts  # never fewer lines for longer than a frame
     # From one line to two in place: VS Code re-asked while showing the ghost, nothing vanished.
-    two = counts.index(2)
-    assert counts[:two] == [1] * two, counts
+    two = next(i for i, v in enumerate(shown) if v["lines"] == 2)
+    assert all(v["lines"] == 1 and v["inline"] == head for v in shown[:two]), shown[: two + 1]
     # Later steps hide first (VS Code asks only once per version and position after an
-    # explicit trigger): how long the lines below were gone, reported.
-    blinks = [
-        round(shown[i + 1]["t"] - v["t"])
-        for i, v in enumerate(shown[:-1])
-        if i and v["lines"] < max(counts[:i])
-    ]
+    # explicit trigger): how long the ghost was incomplete, reported.
+    blinks = [ms for v, ms in zip(shown, lasted, strict=True) if ms < 20]
     # Tab inserts the whole grown suggestion.
     assert [line.rstrip() for line in r["afterTab"]][2:5] == BODY_LINES, r["afterTab"]
     report = {
         "editor": "vscode",
         "ghost_line_counts": counts,
-        "ms_from_first_line_to_full": round(shown[-1]["t"] - first["t"]),
+        "ms_from_first_line_to_full": round(stable[-1]["t"] - first["t"]),
         "blinks_ms": blinks,
         "typed_to_first_ghost_ms": round(first["t"] - r["typedAt"]),
     }
@@ -266,7 +272,9 @@ def test_cycled_choice_stays_while_suggestion_ready_arrives(
             answerWaitMs=2500,
             holdMs=2000,
         )
-    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}"
+    assert r["errors"] == [], (
+        f"{r['errors']}\nsteps: {r['steps']}\nviews: {r.get('views')}\nlog: {r['extension_log']}"
+    )
 
     def shown(v: dict[str, Any]) -> list[str]:
         return [v["inline"], *v["below"]]

@@ -192,6 +192,9 @@ def drive(install: Path, server: CodeServer, shots: Path, **spec: Any) -> dict[s
     assert lines, f"driver printed nothing (rc={proc.returncode}): {proc.stderr[-3000:]}"
     result: dict[str, Any] = json.loads(lines[-1])
     result["code_server_log"] = server.log.read_text(errors="replace")[-4000:]
+    # The extension's output channel (the server's log lines arrive there as logMessage).
+    logs = sorted((server.root / "user-data" / "logs").glob("*/exthost*/lsp-assist.lsp-assist/*.log"))
+    result["extension_log"] = logs[-1].read_text(errors="replace")[-4000:] if logs else ""
     return result
 
 

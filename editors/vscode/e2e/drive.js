@@ -184,6 +184,12 @@ async function main() {
       const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /\bfast\b/.test(e.textContent || ''));
       return item ? item.textContent : null;
     }, 30_000);
+    // Keys typed in the first moments after start-up can come before VS Code has the
+    // language client's inline provider (no request for them; the next key asks): the
+    // short typing of these modes waits that out.
+    if (spec.mode) {
+      await sleep(1500);
+    }
 
     if (spec.mode === 'grow') {
       // The ghost grows while the model streams: record every visible state.
