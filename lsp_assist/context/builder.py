@@ -90,6 +90,7 @@ _FALLBACK_IMPORT = re.compile(
     r"|\brequire\(['\"]"
 )
 _STRINGISH = ("string", "comment", "char_literal", "template")
+_PROSE = ("string", "comment", "block_comment", "line_comment")  # docstrings, javadoc, Rust docs
 
 
 def _end_row(node: Node) -> int:
@@ -511,10 +512,10 @@ class ContextEngine:
             col = len(text[: len(text) - len(stripped)].encode("utf-8", "surrogatepass"))
             node: Node | None = root.descendant_for_point_range(Point(r, col), Point(r, col))
             for _ in range(3):
-                if node is None or node.type in ("string", "comment"):
+                if node is None or node.type in _PROSE:
                     break
                 node = node.parent
-            if node is None or node.type not in ("string", "comment"):
+            if node is None or node.type not in _PROSE:
                 return None
             a, b = node.start_point.row, _end_row(node)
             if b - a + 1 < PROSE_MIN_ROWS or a <= row <= b:

@@ -240,3 +240,14 @@ def test_symbol_index_follows_edits_lazily() -> None:
     store.change(lib.uri, 3, [TextChange(Cursor(0, 4), Cursor(0, 12), "renamed_")])
     store.close(lib.uri)
     assert [s.name for s in engine.symbols.lookup("renamed_")] == ["renamed_"]
+
+
+def test_javadoc_of_other_methods_is_stepped_over_like_a_docstring() -> None:
+    doc = "    /**\n" + "".join(f"     * prose line {i} about the method\n" for i in range(12)) + "     */\n"
+    methods = "".join(f"{doc}    int far{i}(int x) {{ return x + {i}; }}\n\n" for i in range(30))
+    text = "class Big {\n" + methods + "    int here(int y) {\n        \n    }\n}\n"
+    row = text.split("\n").index("    int here(int y) {") + 1
+    ctx = ContextEngine().build_from_text(text, "java", "/p/Big.java", Cursor(row, 8), 1500)
+    # The marker replaces the comments, so more methods fit in the same budget.
+    assert ctx.prefix.count("prose line") <= 12 and "// ..." in ctx.prefix  # one javadoc at most
+    assert sum(f"int far{i}(" in ctx.prefix for i in range(30)) >= 8
