@@ -21,8 +21,9 @@ Two strata per corpus:
 Each row is printed next to the same-size prefix-only and 75/25 windows and the
 whole-package oracle. Each cross-file name that missed the prompt is counted by why: its
 defining file was not chosen, chosen but not ranked before the deadline, chosen with
-nothing of it kept, or kept with that name left out (the budget or the ranking). Build times are for a document whose tree is already up to date
-(the typing path: the server parses incrementally on didChange).
+nothing of it kept, or kept with that name left out (the budget or the ranking). Build
+times are for a document whose tree is already up to date (the typing path: the server
+parses incrementally on didChange).
 
     .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000]
         [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent]
