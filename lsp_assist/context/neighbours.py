@@ -17,7 +17,6 @@ import functools
 import os
 import re
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,8 +30,6 @@ MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersecti
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
-REFERENCED_EVIDENCE = 0.1  # per other file of its directory whose outline spells its names
-MAX_REFERENCED = 10
 MIN_SCORE = 0.1
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
 # total score to this power (0.5: a 100-entry module's names are not worth a tenth of a
@@ -365,7 +362,6 @@ def gather_candidates(
         if os.path.splitext(p)[1] == os.path.splitext(path)[1]:
             add(p, W_SIBLING, "in the same directory (workspace index)")
     used_set = used if isinstance(used, (set, frozenset)) else set(used)
-    referenced = directory_references(index, here)
     for c in cands.values():
         outline = index.outline(c.path)
         if outline is None:
@@ -374,9 +370,6 @@ def gather_candidates(
         # a module's functions): the file is in use here, beyond the enclosing function.
         spelled = outline.top_names() & mentioned
         ev = evidence.get(c.path, 0.0)
-        # And how central the file is to its package: the other files whose signatures and
-        # fields spell its top-level names (`TimeUnit` in twenty `await(long, TimeUnit)`).
-        ev += REFERENCED_EVIDENCE * min(MAX_REFERENCED, referenced.get(c.path, 0))
         ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
         c.affinity = ev
         if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (outline.names() & used_set):
@@ -387,42 +380,6 @@ def gather_candidates(
             c.weight = round(c.weight * (1.0 - AFFINITY_WEIGHT + AFFINITY_WEIGHT * c.affinity / top), 4)
     ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, c.path))
     return ranked[:MAX_CANDIDATES]
-
-
-_REFERENCES: OrderedDict[tuple[int, str], tuple[tuple[FileOutline | None, ...], dict[str, int]]] = (
-    OrderedDict()
-)
-
-
-def directory_references(index: SymbolIndex, directory: str) -> dict[str, int]:
-    """Per file of `directory`: how many other files of it spell one of its top-level
-    names in their outlines. Recomputed only when an outline of the directory changed
-    (the outlines are kept with the result, so identity says "unchanged")."""
-    paths = index.paths_in_dir(directory)[:MAX_SIBLINGS]
-    outlines = tuple(index.outline(p) for p in paths)
-    key = (id(index), directory)
-    hit = _REFERENCES.get(key)
-    same = hit is not None and len(hit[0]) == len(outlines)
-    if hit is not None and same and all(a is b for a, b in zip(hit[0], outlines, strict=True)):
-        _REFERENCES.move_to_end(key)
-        return hit[1]
-    owners: dict[str, list[int]] = {}
-    for k, o in enumerate(outlines):
-        if o is not None:
-            for name in o.top_names():
-                owners.setdefault(name, []).append(k)
-    counts = [0] * len(paths)
-    for k, o in enumerate(outlines):
-        if o is None:
-            continue
-        files = {j for name in o.idents() & owners.keys() for j in owners[name] if j != k}
-        for j in files:
-            counts[j] += 1
-    got = {paths[j]: n for j, n in enumerate(counts) if n}
-    _REFERENCES[key] = (outlines, got)
-    while len(_REFERENCES) > 8:
-        _REFERENCES.popitem(last=False)
-    return got
 
 
 def _short(line: str, n: int = 60) -> str:

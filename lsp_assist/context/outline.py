@@ -275,7 +275,6 @@ RULES: dict[str, OutlineRules] = {
 # Outlines also name JS private fields (#x) and C++ namespaces.
 _NAME_TYPES = IDENTIFIER_NODE_TYPES | {"private_property_identifier", "namespace_identifier"}
 _SPACES = re.compile(r"\s+")
-_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 class OutlineEntry(NamedTuple):
@@ -317,14 +316,6 @@ class FileOutline:
                         out.add(i)
             got = frozenset(out)
             object.__setattr__(self, "_hidden", got)
-        return got
-
-    def idents(self) -> frozenset[str]:
-        """The identifiers its entries spell (the types its signatures take and return)."""
-        got: frozenset[str] | None = self.__dict__.get("_idents")
-        if got is None:
-            got = frozenset(t for e in self.entries for t in _IDENT.findall(e.text))
-            object.__setattr__(self, "_idents", got)
         return got
 
     def top_names(self) -> frozenset[str]:

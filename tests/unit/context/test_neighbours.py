@@ -330,24 +330,3 @@ def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:
     # P(file) x P(name | file): each of the small module's two names beats a big one's 20th.
     assert "CancelledError" in text["/w/pkg/errors.py"] and "InvalidStateError" in text["/w/pkg/errors.py"]
     assert "helper_0" in text["/w/pkg/big.py"] and sum(len(t) for t in text.values()) <= 150
-
-
-def test_a_file_whose_types_its_package_signatures_spell_is_central() -> None:
-    from lsp_assist.context.neighbours import directory_references
-
-    index = _index(
-        {
-            "/w/p/TimeUnit.java": ("java", "public enum TimeUnit { SECONDS; }\n"),
-            "/w/p/Latch.java": (
-                "java",
-                "class Latch { boolean await(long t, TimeUnit u) { return 1; } }\n",
-            ),
-            "/w/p/Barrier.java": ("java", "class Barrier { int await(long t, TimeUnit u) { return 0; } }\n"),
-            "/w/p/Lonely.java": ("java", "class Lonely { void run() {} }\n"),
-        }
-    )
-    got = directory_references(index, "/w/p")
-    assert got == {"/w/p/TimeUnit.java": 2}
-    assert directory_references(index, "/w/p") is got  # unchanged outlines: the same result
-    index.update_file("/w/p/Lonely.java", "class Lonely { void run(TimeUnit u) {} }\n", "java")
-    assert directory_references(index, "/w/p") == {"/w/p/TimeUnit.java": 3}
