@@ -132,3 +132,6 @@ def detach(handler: ClientLogHandler | None) -> None:
     logging.getLogger().removeHandler(handler)
     for h in _stderr_handlers():
         h.setLevel(logging.WARNING)
+    # Requests an exiting editor still sends are refused by pygls with an error reply and a
+    # "Server shutting down" warning: expected, and Neovim would file it as an ERROR line.
+    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)

@@ -18,6 +18,8 @@ from lsp_assist.protocol import logsink
 def root_stream() -> Iterator[io.StringIO]:
     root = logging.getLogger()
     saved, level = list(root.handlers), root.level
+    rpc = logging.getLogger("pygls.protocol.json_rpc")
+    rpc_level = rpc.level
     buf = io.StringIO()
     for h in saved:
         root.removeHandler(h)
@@ -31,6 +33,7 @@ def root_stream() -> Iterator[io.StringIO]:
         for h in saved:
             root.addHandler(h)
         root.setLevel(level)
+        rpc.setLevel(rpc_level)  # detach() raises it
 
 
 def test_levels_map_to_message_types() -> None:
@@ -67,3 +70,20 @@ def test_early_lines_are_held_then_replayed_and_stderr_keeps_only_critical(root_
     assert kinds["before the client"] == types.MessageType.Info
     assert kinds["after"] == types.MessageType.Info
     assert kinds["from a thread"] == types.MessageType.Error
+
+
+def test_after_shutdown_pygls_refusing_late_requests_is_not_on_stderr(root_stream: io.StringIO) -> None:
+    # An editor exiting may still send a request after `shutdown`; pygls answers it with an
+    # error and logs a warning, which on stderr Neovim files as an ERROR line in lsp.log.
+    rpc = logging.getLogger("pygls.protocol.json_rpc")
+
+    async def scenario() -> None:
+        handler = logsink.attach(lambda kind, text: None)
+        logsink.detach(handler)
+        rpc.warning("Server shutting down. No more requests!")
+        logging.getLogger("lsp_assist.test").warning("a real problem at exit")
+
+    asyncio.run(scenario())
+    stderr = root_stream.getvalue()
+    assert "No more requests" not in stderr
+    assert "a real problem at exit" in stderr
