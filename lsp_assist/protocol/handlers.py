@@ -12,6 +12,8 @@ import asyncio
 import functools
 import gc
 import logging
+import os
+import stat
 import sys
 import threading
 import uuid
@@ -107,6 +109,18 @@ def _forget_future(futures: dict[Any, Any], msg_id: Any, future: Any) -> None:
         futures.pop(msg_id, None)
 
 
+def _loop_can_watch(source: BinaryIO) -> bool:
+    """Whether the event loop can read `source` as a pipe: a FIFO or a socket (what editors
+    give). A regular file or a character device such as /dev/null cannot be watched by epoll:
+    asyncio would accept it and then fail inside a callback, leaving a server that neither
+    reads nor exits."""
+    try:
+        mode = os.fstat(source.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 class AssistServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("lsp-assist", __version__, protocol_cls=AssistProtocol)
@@ -138,9 +152,9 @@ class AssistServer(LanguageServer):
         async def serve() -> None:
             loop = asyncio.get_running_loop()
             reader: Any = asyncio.StreamReader(limit=2**26)
-            try:
+            if _loop_can_watch(source):
                 await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
-            except (OSError, ValueError):
+            else:
                 reader = StdinAsyncReader(source, self.thread_pool)
             await run_async(
                 stop_event=stop_event,

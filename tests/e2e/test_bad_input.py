@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -132,3 +135,29 @@ async def test_untitled_buffers_get_suggestions_other_pathless_uris_do_not(
         open_doc(client, "git:/repo/.env?ref=HEAD", "def add(a, b):\n    \n")
         assert texts(await inline(client, "git:/repo/.env?ref=HEAD", 1, 4)) == []
         assert len(fake.model_requests()) == calls
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_stdin_that_the_loop_cannot_watch_is_read_or_ends_cleanly(tmp_path: Path) -> None:
+    """stdin as /dev/null or a regular file (a misconfigured editor, a script): the server
+    reads it to the end and exits, instead of a traceback from asyncio and a hung process."""
+    env = isolated_env(tmp_path)
+    with open(os.devnull, "rb") as devnull:
+        done = subprocess.run(server_cmd(), stdin=devnull, env=env, capture_output=True, timeout=30)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
+
+    script = tmp_path / "session.jsonrpc"
+    init = {"processId": None, "rootUri": None, "capabilities": {}}
+    script.write_bytes(
+        _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        + _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    )  # then end of file, as when the editor is gone
+    with script.open("rb") as stdin:
+        done = subprocess.run(server_cmd(), stdin=stdin, env=env, capture_output=True, timeout=30)
+    assert b'"id": 1' in done.stdout.replace(b'"id":1', b'"id": 1'), done.stdout[-2000:]
+    assert b"inlineCompletionProvider" in done.stdout
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
