@@ -17,7 +17,7 @@ set -euo pipefail
 
 SUITE=trixie
 DIR="${LSP_ASSIST_NVIM010_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/lsp-assist-nvim010}"
-STAMP="$DIR/.ready-$SUITE-1"
+STAMP="$DIR/.ready-$SUITE-2"
 if [ -f "$STAMP" ]; then
   echo "$DIR/bin/nvim"
   exit 0
@@ -31,7 +31,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$KEYRING" ] || { log "$KEYRING missing"; exit 3; }
 
 rm -rf "$DIR"
-mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs" "$DIR/root" "$DIR/bin"
+mkdir -p "$DIR/apt/lists/partial" "$DIR/apt/cache/archives/partial" "$DIR/debs" "$DIR/fs" "$DIR/bin"
 echo "deb [signed-by=$KEYRING] http://deb.debian.org/debian $SUITE main" > "$DIR/apt/sources.list"
 : > "$DIR/apt/status"
 APT=(
@@ -47,16 +47,16 @@ PKGS="neovim neovim-runtime libluajit-5.1-2 libluajit-5.1-common libmsgpack-c2 l
 log "apt-get download $(echo $PKGS)"
 (cd "$DIR/debs" && apt-get "${APT[@]}" download $PKGS >&2) || { log "apt-get download failed"; exit 4; }
 for deb in "$DIR"/debs/*.deb; do
-  dpkg-deb -x "$deb" "$DIR/root"
+  dpkg-deb -x "$deb" "$DIR/fs"
 done
 rm -rf "$DIR/apt"
 
 cat > "$DIR/bin/nvim" <<EOF
 #!/bin/sh
 # Debian $SUITE's Neovim through its own loader and libraries (see tests/editors/setup_nvim010.sh).
-export VIM="$DIR/root/usr/share/nvim"
-export VIMRUNTIME="$DIR/root/usr/share/nvim/runtime"
-exec "$DIR/root/usr/lib64/ld-linux-x86-64.so.2" --library-path "$DIR/root/usr/lib/x86_64-linux-gnu" "$DIR/root/usr/bin/nvim" "\$@"
+export VIM="$DIR/fs/usr/share/nvim"
+export VIMRUNTIME="$DIR/fs/usr/share/nvim/runtime"
+exec "$DIR/fs/usr/lib64/ld-linux-x86-64.so.2" --library-path "$DIR/fs/usr/lib/x86_64-linux-gnu" "$DIR/fs/usr/bin/nvim" "\$@"
 EOF
 chmod +x "$DIR/bin/nvim"
 version=$("$DIR/bin/nvim" --headless --clean -c 'lua io.stdout:write(tostring(vim.version()))' -c qa 2>&1) || {
