@@ -8,7 +8,7 @@ import time
 import pytest
 
 from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
-from lsp_assist.context.neighbours import PathResolver, assemble, gather_candidates, parse_imports
+from lsp_assist.context.neighbours import Candidate, PathResolver, assemble, gather_candidates, parse_imports
 from lsp_assist.context.outline import Relevance
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
@@ -22,6 +22,31 @@ def _index(files: dict[str, tuple[str, str]]) -> SymbolIndex:
     for path, (lang, text) in files.items():
         index.update_file(path, text, lang)
     return index
+
+
+def _candidates(
+    path: str,
+    language: str,
+    head: str,
+    index: SymbolIndex,
+    *,
+    open_paths: tuple[str, ...] = (),
+    used: frozenset[str] = frozenset(),
+    mentioned: frozenset[str] = frozenset(),
+) -> list[Candidate]:
+    """gather_candidates with no recent edits, nothing defined here and a deadline far off."""
+    return gather_candidates(
+        path=path,
+        language=language,
+        head_lines=(head,),
+        open_paths=open_paths,
+        recent=[],
+        index=index,
+        used=used,
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+        mentioned=mentioned,
+    )
 
 
 # (language, current path, import line, {path: text} of the workspace, the path it must resolve to)
@@ -113,16 +138,13 @@ def test_candidates_order_imported_then_package_then_tabs() -> None:
             "/w/pkg/tabbed.py": ("python", "def shown(): pass\n"),
         }
     )
-    cands = gather_candidates(
-        path="/w/pkg/a.py",
-        language="python",
-        head_lines=("from .events import Loop",),
-        open_paths=["/w/pkg/tabbed.py"],
-        recent=[],
-        index=index,
-        used={"Loop"},
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
+    cands = _candidates(
+        "/w/pkg/a.py",
+        "python",
+        "from .events import Loop",
+        index,
+        open_paths=("/w/pkg/tabbed.py",),
+        used=frozenset({"Loop"}),
     )
     assert [c.path for c in cands] == ["/w/pkg/events.py", "/w/pkg/tabbed.py", "/w/pkg/other.py"]
     assert "imported by this file" in cands[0].reasons[0] and cands[0].imported_names == {"Loop"}
@@ -131,17 +153,7 @@ def test_candidates_order_imported_then_package_then_tabs() -> None:
 
 def test_go_and_java_see_their_package_without_imports() -> None:
     index = _index({"/w/shapes/point.go": ("go", "package shapes\ntype Point struct{ X int }\n")})
-    cands = gather_candidates(
-        path="/w/shapes/main.go",
-        language="go",
-        head_lines=("package shapes",),
-        open_paths=[],
-        recent=[],
-        index=index,
-        used=set(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-    )
+    cands = _candidates("/w/shapes/main.go", "go", "package shapes", index)
     assert cands and cands[0].path == "/w/shapes/point.go" and "same package" in cands[0].reasons[0]
 
 
@@ -267,16 +279,12 @@ def test_a_file_defining_a_rare_used_name_outranks_one_defining_common_names() -
     files["/w/p/TimeUnit.java"] = ("java", "enum TimeUnit { SECONDS; long toNanos(long d) { return d; } }\n")
     files["/w/p/Huge.java"] = ("java", "class Huge {\n" + common + "}\n")
     index = _index(files)
-    cands = gather_candidates(
-        path="/w/p/Latch.java",
-        language="java",
-        head_lines=("package p;",),
-        open_paths=[],
-        recent=[],
-        index=index,
-        used={"TimeUnit", "unit", "size", "get", "put", "isEmpty"},
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
+    cands = _candidates(
+        "/w/p/Latch.java",
+        "java",
+        "package p;",
+        index,
+        used=frozenset({"TimeUnit", "unit", "size", "get", "put", "isEmpty"}),
         mentioned=frozenset({"size", "get", "put", "isEmpty", "TimeUnit"}),
     )
     assert cands[0].path == "/w/p/TimeUnit.java", [(c.path, c.affinity) for c in cands]
@@ -292,16 +300,8 @@ def test_names_the_file_already_spells_are_not_sent_as_bare_names() -> None:
             )
         }
     )
-    (cand,) = gather_candidates(
-        path="/w/pkg/run.py",
-        language="python",
-        head_lines=("from .lib import Store",),
-        open_paths=[],
-        recent=[],
-        index=index,
-        used={"Store", "known"},
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
+    (cand,) = _candidates(
+        "/w/pkg/run.py", "python", "from .lib import Store", index, used=frozenset({"Store", "known"})
     )
     rel = Relevance(used=frozenset({"Store", "known", "s"}), mentioned=frozenset({"Store", "known", "s"}))
     # 80 characters: no room for signatures (FULL_SHARE), names only.
@@ -313,17 +313,7 @@ def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:
     big = "".join(f"def helper_{i}(x): pass\n" for i in range(60))
     small = "class CancelledError(Exception): pass\nclass InvalidStateError(Exception): pass\n"
     index = _index({"/w/pkg/big.py": ("python", big), "/w/pkg/errors.py": ("python", small)})
-    cands = gather_candidates(
-        path="/w/pkg/run.py",
-        language="python",
-        head_lines=("from . import big, errors",),
-        open_paths=[],
-        recent=[],
-        index=index,
-        used=set(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-    )
+    cands = _candidates("/w/pkg/run.py", "python", "from . import big, errors", index)
     assert {c.path for c in cands} == {"/w/pkg/big.py", "/w/pkg/errors.py"}
     got = assemble(cands, index.outline, Relevance(), 150, time.perf_counter() + 1)
     text = {s.path: s.text for s in got.snippets}
