@@ -482,7 +482,21 @@ def extract_outline(tree: Tree, source: bytes, language_id: str) -> list[Outline
             stack.extend((c, depth + 1, index) for c in reversed(body.named_children))
         elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
             _self_attrs(body, source, attr_re, out, depth, owner)
-    return out
+    return _without_shadowed_attrs(out)
+
+
+def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
+    """Drop a `self.x` attribute its class also defines as a member (`self.default =
+    default` in `__init__`, then `def default`): one name, listed once, as the member."""
+    members = {(e.owner, e.name) for e in entries if e.kind != "attribute"}
+    if not any(e.kind == "attribute" and (e.owner, e.name) in members for e in entries):
+        return entries
+    keep = [i for i, e in enumerate(entries) if e.kind != "attribute" or (e.owner, e.name) not in members]
+    moved = {old: new for new, old in enumerate(keep)}  # attributes own nothing: owners stay valid
+    return [
+        OutlineEntry(e.name, e.kind, e.depth, e.text, moved.get(e.owner, e.owner))
+        for e in (entries[i] for i in keep)
+    ]
 
 
 def _self_attrs(

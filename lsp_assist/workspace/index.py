@@ -41,7 +41,7 @@ from lsp_assist.workspace.scanner import FileEntry, scan
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2  # 2: outlines per file
+FORMAT_VERSION = 3  # 2: outlines per file; 3: no attribute a member of its class shadows
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 
@@ -148,7 +148,7 @@ class WorkspaceIndex:
                 return self._corrupt("not an object")
             old = doc.get("version")
             if isinstance(old, int) and 0 < old < FORMAT_VERSION:
-                # Written by an older lsp-assist (no outlines): rebuilt, and not a fault.
+                # Written by an older lsp-assist (older outlines): rebuilt, and not a fault.
                 log.info(
                     "workspace index %s has format %d; rebuilding it as %d", self.file, old, FORMAT_VERSION
                 )

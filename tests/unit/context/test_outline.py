@@ -249,3 +249,25 @@ def test_private_java_members_and_dunders_are_not_offered_to_other_files() -> No
     assert ps[pidx["__init__"]] == 0 and ps[pidx["running"]] > 0  # no one calls __init__ by name
     ps = rank_entries(py, Relevance(used=frozenset({"Loop"})))
     assert ps[pidx["__init__"]] > 0  # ... but `Loop(...)` wants its arguments
+
+
+def test_an_attribute_its_class_also_defines_as_a_member_is_listed_once() -> None:
+    text = (
+        "class Encoder:\n    def __init__(self, default=None):\n        self.default = default\n"
+        "        self.indent = 2\n    def default(self, o):\n        raise TypeError(o)\n"
+        "class Other:\n    def run(self):\n        self.default = 1\n"
+    )
+    outline = outline_from_text(text, "python", "/p/enc.py")
+    members = [(outline.entries[e.owner].name, e.name, e.kind) for e in outline.entries if e.owner >= 0]
+    assert members == [
+        ("Encoder", "__init__", "method"),
+        ("Encoder", "indent", "attribute"),
+        ("Encoder", "default", "method"),
+        ("Other", "run", "method"),
+        ("Other", "default", "attribute"),  # another class's attribute of that name stays
+    ]
+    pick = OutlinePick(outline)
+    for i in range(len(outline.entries)):
+        pick.add_short(i)
+    assert pick.text().count("default") == 2
+    assert len(pick.text()) == pick.cost
