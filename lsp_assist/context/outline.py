@@ -430,8 +430,11 @@ def _first_line(node: Node, source: bytes, rules: OutlineRules) -> str:
     return _one_line(line)
 
 
-def extract_outline(tree: Tree, source: bytes, language_id: str) -> list[OutlineEntry]:
-    """The outline of one parsed file, in file order. Unknown languages give []."""
+def extract_outline(
+    tree: Tree, source: bytes, language_id: str, limit: int = MAX_ENTRIES
+) -> list[OutlineEntry]:
+    """The outline of one parsed file, in file order, at most `limit` entries. Unknown
+    languages give []."""
     rules = rules_for(language_id)
     if rules is None:
         return []
@@ -441,7 +444,7 @@ def extract_outline(tree: Tree, source: bytes, language_id: str) -> list[Outline
     stack: list[tuple[Node, int, int]] = [(c, 0, -1) for c in reversed(tree.root_node.named_children)]
     visited = 0
     seen: set[tuple[str, int, str]] = set()
-    while stack and visited < MAX_WALK_NODES and len(out) < MAX_ENTRIES:
+    while stack and visited < MAX_WALK_NODES and len(out) < limit:
         node, depth, owner = stack.pop()
         visited += 1
         t = node.type
@@ -481,7 +484,7 @@ def extract_outline(tree: Tree, source: bytes, language_id: str) -> list[Outline
         if t in rules.containers and body is not None and depth < 4:
             stack.extend((c, depth + 1, index) for c in reversed(body.named_children))
         elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
-            _self_attrs(body, source, attr_re, out, depth, owner)
+            _self_attrs(body, source, attr_re, out, depth, owner, limit)
     return _without_shadowed_attrs(out)
 
 
@@ -500,14 +503,20 @@ def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
 
 
 def _self_attrs(
-    body: Node, source: bytes, attr_re: re.Pattern[str], out: list[OutlineEntry], depth: int, owner: int
+    body: Node,
+    source: bytes,
+    attr_re: re.Pattern[str],
+    out: list[OutlineEntry],
+    depth: int,
+    owner: int,
+    limit: int,
 ) -> None:
     """`self.x = ...` assignments of one method, as members of its class (first one wins)."""
     text = _decode(source[body.start_byte : min(body.end_byte, body.start_byte + MAX_ATTR_SCAN_BYTES)])
     known = {e.name for e in out if e.owner == owner}
     for m in attr_re.finditer(text):
         name = m.group(1)
-        if name in known or len(out) >= MAX_ENTRIES:
+        if name in known or len(out) >= limit:
             continue
         known.add(name)
         end = text.find("\n", m.end())
@@ -515,23 +524,32 @@ def _self_attrs(
         out.append(OutlineEntry(name, "attribute", depth, _one_line(line), owner))
 
 
-def outline_of(tree: Tree | None, source: bytes, language_id: str, path: str, version: object) -> FileOutline:
+def outline_of(
+    tree: Tree | None,
+    source: bytes,
+    language_id: str,
+    path: str,
+    version: object,
+    limit: int = MAX_ENTRIES,
+) -> FileOutline:
     """The outline of a parsed file; a grammar surprise gives an empty outline and one log line."""
     entries: tuple[OutlineEntry, ...] = ()
     if tree is not None:
         try:
-            entries = tuple(extract_outline(tree, source, language_id))
+            entries = tuple(extract_outline(tree, source, language_id, limit))
         except Exception as exc:  # an outline is optional context: never fail a request or an index
             log.warning("outline: skipped a %s file (%s)", language_id, type(exc).__name__)
     return FileOutline(path, canonical(language_id) or language_id, entries, version)
 
 
-def outline_from_text(text: str, language_id: str, path: str, version: object = None) -> FileOutline:
+def outline_from_text(
+    text: str, language_id: str, path: str, version: object = None, limit: int = MAX_ENTRIES
+) -> FileOutline:
     """A one-off parse (files that are not open: the workspace index, the CLI)."""
     lang = get_language(language_id)
     data = text.encode("utf-8", "surrogatepass")
     tree = Parser(lang).parse(data) if lang is not None else None
-    return outline_of(tree, data, language_id, path, version)
+    return outline_of(tree, data, language_id, path, version, limit)
 
 
 # -- ranking and rendering (per request: cheap, no parsing) -----------------------------------
