@@ -1,11 +1,18 @@
 """Model-free quality of the context: identifier recall of a deleted line, in-file and cross-file.
 
-On code no one here wrote (packages of the Python standard library, a real package
-downloaded from PyPI by this script, and a package of the JDK's own Java sources), for
-seeded positions: blank out one line (keeping
+On code no one here wrote, fetched by this script at pinned versions and cached in the
+gitignored `benchmarks/.corpora/` (a corpus it cannot fetch is skipped with the reason):
+packages of the Python standard library, `rich` from PyPI, the JDK's own
+`java.util.concurrent` (an installed JDK's `src.zip`), Go standard-library packages
+(Debian's `golang-1.19-src`), the TypeScript sources of `rxjs` (npm) and the Rust crate
+`clap` (Debian's `librust-clap-dev`). For seeded positions: blank out one line (keeping
 its indentation, the cursor after it), build the context at a fixed character budget,
 and measure the fraction of the deleted line's identifiers that appear anywhere in what
 would be sent.
+
+A package is a directory (Python, Java, Go: the files of a Go package see each other
+without imports) or a whole source tree (an npm package's `src/`, a crate's `src/`:
+their files import each other across directories).
 
 Two strata per corpus:
 
@@ -13,20 +20,23 @@ Two strata per corpus:
   without other files (today's local context) and with the package's other files both
   open as tabs and in the workspace index.
 - **cross-file**: lines that use a name defined in another file of the same package and
-  nowhere else in the current file (in its code, not inside a string or comment;
-  builtins and methods of builtin types left out). Scored on those names (cross-file recall) with the
-  defining file (a) open as a tab (plus two other sibling files, no index) and (b) only in
-  the workspace index (a real `WorkspaceIndex` of the package directory, no tabs).
+  nowhere else in the current file (in its code, not inside a string or comment, not on
+  an import line; each language's builtins, prelude and keywords left out: `LANGS`).
+  Scored on those names (cross-file recall) with the defining file (a) open as a tab
+  (plus two other sibling files, no index) and (b) only in the workspace index (a real
+  `WorkspaceIndex` of the package, no tabs).
 
 Each row is printed next to the same-size prefix-only and 75/25 windows and the
-whole-package oracle. Each cross-file name that missed the prompt is counted by why: its
-defining file was not chosen, chosen but not ranked before the deadline, chosen with
-nothing of it kept, or kept with that name left out (the budget or the ranking). Build
+whole-package oracle, and a summary line per corpus ends the run. Each cross-file name
+that missed the prompt is counted by why: its defining file was not chosen, chosen but
+not ranked before the deadline, chosen with nothing of it kept, or kept with that name
+left out (the budget or the ranking). Build
 times are for a document whose tree is already up to date (the typing path: the server
 parses incrementally on didChange).
 
     .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000]
-        [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent]
+        [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent
+         --corpus go --corpus npm:rxjs@7.8.1 --corpus crate:librust-clap-dev=4.0.32-1]
 """
 
 from __future__ import annotations
@@ -683,14 +693,15 @@ def _language_of(packages: dict[str, dict[str, str]]) -> str:
     return langs.pop()
 
 
-SUMMARY = (
-    ("in-file local", "random: engine, local only (today's in-file)"),
-    ("in-file +tabs+index", "random: engine + 3 tabs + index"),
-    ("cross local", "cross: engine, local only"),
-    ("cross (a) tab", "cross: (a) defining file open as a tab"),
-    ("cross (b) index", "cross: (b) only in the workspace index"),
-    ("cross 75/25", "cross: 75/25 window"),
-    ("cross oracle", "cross: oracle, whole package"),
+SUMMARY = (  # column header, row of run_corpus
+    ("in: 75/25", "random: 75/25 window"),
+    ("local", "random: engine, local only (today's in-file)"),
+    ("+tabs+index", "random: engine + 3 tabs + index"),
+    ("oracle", "random: oracle, whole package"),
+    ("cross: 75/25", "cross: 75/25 window"),
+    ("local", "cross: engine, local only"),
+    ("(a) tab", "cross: (a) defining file open as a tab"),
+    ("(b) index", "cross: (b) only in the workspace index"),
 )
 
 
@@ -700,7 +711,7 @@ def print_summary(rows: list[tuple[str, str, dict[str, float]]]) -> None:
     if not rows:
         return
     width = max(len(name) for name, _, _ in rows)
-    print("\n== summary per corpus and language (recall)")
+    print("\n== summary per corpus and language (recall; in: random lines, cross: cross-file names)")
     print(f"{'corpus':<{width}} {'language':<10}" + "".join(f" {h:>{len(h)}}" for h, _ in SUMMARY))
     for name, language, result in rows:
         cells = "".join(
