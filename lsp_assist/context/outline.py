@@ -173,6 +173,8 @@ _RUST = OutlineRules(
     containers=frozenset({"struct_item", "enum_item", "union_item", "trait_item", "impl_item", "mod_item"}),
     bodies=frozenset({"field_declaration_list", "enum_variant_list", "declaration_list"}),
     transparent=frozenset({"attribute_item"}),
+    # the unit-test module (`#[cfg(test)] mod tests`, by convention): only for the crate's tests
+    hidden=r"^mod tests?$",
     one_line=frozenset(
         {
             "field_declaration",

@@ -271,3 +271,19 @@ def test_an_attribute_its_class_also_defines_as_a_member_is_listed_once() -> Non
         pick.add_short(i)
     assert pick.text().count("default") == 2
     assert len(pick.text()) == pick.cost
+
+
+def test_rust_test_modules_are_not_offered_to_other_files() -> None:
+    # `#[cfg(test)] mod tests { ... }` is compiled only for the crate's own tests: nothing
+    # in it can be a name another file needs, and its test functions took outline room.
+    text = (
+        "pub struct Flags { bits: u32 }\nimpl Flags {\n    pub fn set(&mut self, b: u32) {}\n}\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn setting() {}\n}\n"
+        "#[cfg(test)]\nmod test {\n    fn unset_setting() {}\n}\n"
+        "pub mod testing {\n    pub fn helper() {}\n}\n"
+    )
+    outline = outline_from_text(text, "rust", "/p/flags.rs")
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    s = rank_entries(outline, Relevance(used=frozenset({"Flags"})))
+    assert s[idx["tests"]] == 0 and s[idx["setting"]] == 0 and s[idx["unset_setting"]] == 0
+    assert s[idx["set"]] > 0 and s[idx["helper"]] > 0 and s[idx["testing"]] > 0
