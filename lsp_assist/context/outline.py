@@ -59,6 +59,9 @@ class OutlineRules:
     #: an entry whose text matches is invisible from other files (Java's `private`);
     #: so are its members
     hidden: str | None = None
+    #: modifiers that make a constructor's parameter a field of its class (TypeScript's
+    #: parameter properties: `constructor(private http: Http)`), listed as its members
+    param_members: frozenset[str] = frozenset()
 
 
 _PY = OutlineRules(
@@ -119,6 +122,7 @@ _TS = OutlineRules(
     transparent=frozenset({"export_statement", "ambient_declaration"}),
     self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
     hidden=r"^(?:(?:static|readonly|async|override)\s+)*(?:private\b|#)",
+    param_members=frozenset({"accessibility_modifier", "readonly", "override_modifier"}),
     one_line=frozenset(
         {
             "field_definition",
@@ -483,6 +487,8 @@ def extract_outline(
         seen.add((name, owner, kind))
         index = len(out)
         out.append(OutlineEntry(name, kind, depth, text, owner))
+        if rules.param_members and name == "constructor" and owner >= 0:
+            _param_members(node, rules.param_members, out, depth, owner, limit)
         if t in rules.containers and body is not None and depth < 4:
             stack.extend((c, depth + 1, index) for c in reversed(body.named_children))
         elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
@@ -502,6 +508,22 @@ def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
         OutlineEntry(e.name, e.kind, e.depth, e.text, moved.get(e.owner, e.owner))
         for e in (entries[i] for i in keep)
     ]
+
+
+def _param_members(
+    node: Node, modifiers: frozenset[str], out: list[OutlineEntry], depth: int, owner: int, limit: int
+) -> None:
+    """The parameters of a constructor that declare fields (`protected scheduler: S`),
+    as members of its class: the parameter without its default value."""
+    params = node.child_by_field_name("parameters")
+    for param in params.named_children if params is not None else ():
+        pattern = param.child_by_field_name("pattern")
+        if pattern is None or len(out) >= limit or not any(c.type in modifiers for c in param.children):
+            continue
+        value = param.child_by_field_name("value")
+        end = value.start_byte if value is not None else param.end_byte
+        text = _decode((param.text or b"")[: end - param.start_byte]).rstrip().rstrip("=").rstrip()
+        out.append(OutlineEntry(_decode(pattern.text or b""), "field", depth, _one_line(text), owner))
 
 
 def _self_attrs(

@@ -287,3 +287,24 @@ def test_rust_test_modules_are_not_offered_to_other_files() -> None:
     s = rank_entries(outline, Relevance(used=frozenset({"Flags"})))
     assert s[idx["tests"]] == 0 and s[idx["setting"]] == 0 and s[idx["unset_setting"]] == 0
     assert s[idx["set"]] > 0 and s[idx["helper"]] > 0 and s[idx["testing"]] > 0
+
+
+def test_typescript_constructor_parameter_properties_are_members() -> None:
+    # `constructor(protected scheduler: S)` declares the field `scheduler` (TypeScript's
+    # parameter properties): `this.scheduler` / `action.scheduler` elsewhere need it.
+    text = (
+        "export class AsyncAction<T> extends Action<T> {\n  public delay: number;\n"
+        "  constructor(protected scheduler: AsyncScheduler, readonly work: () => void,\n"
+        "              private secret?: string, plain: number = 1) {\n    super(scheduler, work);\n  }\n"
+        "  execute(state: T): any {\n    return null;\n  }\n}\n"
+    )
+    outline = outline_from_text(text, "typescript", "/p/AsyncAction.ts")
+    by_name = {e.name: (i, e) for i, e in enumerate(outline.entries)}
+    owner = {e.name: outline.entries[e.owner].name if e.owner >= 0 else None for e in outline.entries}
+    assert owner["scheduler"] == "AsyncAction" and by_name["scheduler"][1].kind == "field"
+    assert by_name["scheduler"][1].text == "protected scheduler: AsyncScheduler"
+    assert owner["work"] == "AsyncAction" and "plain" not in by_name
+    s = rank_entries(outline, Relevance(used=frozenset({"AsyncAction"})))
+    assert s[by_name["secret"][0]] == 0 and s[by_name["work"][0]] > 0  # private stays in its class
+    lines = render(outline, range(len(outline.entries))).split("\n")
+    assert "    protected scheduler: AsyncScheduler" in lines
