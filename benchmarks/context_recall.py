@@ -258,29 +258,41 @@ def load_crate(spec: str) -> dict[str, dict[str, str]]:
 
 
 def load_npm(spec: str) -> dict[str, dict[str, str]]:
-    """A TypeScript package from npm (`NAME@VERSION`) that ships its `.ts` sources in `src/`.
+    """An npm package (`NAME@VERSION`) that ships its sources: TypeScript in `src/` (rxjs),
+    else JavaScript in `lib/` (express).
 
-    The whole `src/` tree is one package: its files import each other across directories
-    (`../Observable`), so that is where a file's cross-file names are defined."""
+    The whole tree is one package: its files import each other across directories
+    (`../Observable`, `./router`), so that is where a file's cross-file names are defined."""
     target = CORPUS_DIR / ("npm-" + spec.replace("@", "-").replace("/", "-"))
 
     def fill(tmp: Path) -> None:
         _fetch(["npm", "pack", "--silent", spec], f"npm package {spec}", tmp)
         tgz = next(tmp.glob("*.tgz"))
         with tarfile.open(tgz) as t:
-            members = [m for m in t.getmembers() if m.isfile() and m.name.startswith("package/src/")]
+            members = [m for m in t.getmembers() if m.isfile() and m.name.startswith(NPM_SOURCES)]
             t.extractall(tmp, members=members, filter="data")
         os.replace(tmp / "package", tmp / "out")
 
     _cached(target, fill)
-    skip = re.compile(r"(\.d\.ts|\.(spec|test)\.ts)$|^(__tests__|test)$").search
-    files = _tree(target / "src", ".ts", lambda n: bool(skip(n)))
-    if len(files) < 2:
-        raise Unavailable(f"npm package {spec} ships no .ts sources under src/")
-    return {spec: files}
+    skip = re.compile(r"(\.d\.ts|\.(spec|test)\.[jt]s)$|^(__tests__|test)$").search
+    for folder, ext in (("src", ".ts"), ("lib", ".js")):
+        files = _tree(target / folder, ext, lambda n: bool(skip(n)))
+        if len(files) >= 2:
+            return {spec: files}
+    raise Unavailable(f"npm package {spec} ships no .ts sources under src/ nor .js under lib/")
 
 
-LANG_OF_EXT = {".py": "python", ".java": "java", ".go": "go", ".ts": "typescript", ".rs": "rust"}
+NPM_SOURCES = ("package/src/", "package/lib/")
+
+
+LANG_OF_EXT = {
+    ".py": "python",
+    ".java": "java",
+    ".go": "go",
+    ".ts": "typescript",
+    ".js": "javascript",
+    ".rs": "rust",
+}
 IMPORT_PREFIXES = ("import ", "from ", "package ")
 # java.lang is visible everywhere: its common names are not cross-file needs either.
 JAVA_LANG = frozenset(
@@ -319,6 +331,11 @@ TS_GLOBALS = frozenset(
     toLowerCase toUpperCase charAt charCodeAt padStart repeat match test exec log warn now
     floor ceil round abs max min random isArray from assign freeze create defineProperty
     getPrototypeOf stringify parse resolve reject all race iterator asyncIterator""".split()
+)
+# JavaScript (CommonJS/Node): the same, less TypeScript's types, plus Node's module globals.
+JS_GLOBALS = TS_GLOBALS | frozenset(
+    """require module exports __dirname __filename process Buffer setImmediate window document
+    navigator on once emit off removeListener write end pipe""".split()
 )
 # Rust: keywords, the prelude (types, traits, variants), std's macros, primitive types and
 # the common methods of prelude types (`opt.map(f)`, `v.len()`).
@@ -375,6 +392,13 @@ LANGS: dict[str, LangRules] = {
         "//",
         _TS_STRINGS,
         TS_GLOBALS,
+        frozenset({"import_statement", "export_statement"}),
+        frozenset({"string", "template_string"}),
+    ),
+    "javascript": LangRules(
+        "//",
+        _TS_STRINGS,
+        JS_GLOBALS,
         frozenset({"import_statement", "export_statement"}),
         frozenset({"string", "template_string"}),
     ),
@@ -674,6 +698,8 @@ DEFAULT_CORPORA = (
     "jdk:java/util/concurrent",
     "go",
     "npm:rxjs@7.8.1",
+    "npm:express@4.21.2",
+    "npm:mocha@10.8.2",
     "crate:librust-clap-dev=4.0.32-1",
 )
 LOADERS: dict[str, Callable[[str], dict[str, dict[str, str]]]] = {

@@ -84,6 +84,7 @@ _JS_DEFS = {
     "field_definition": "field",
     "lexical_declaration": "constant",
     "variable_declaration": "constant",
+    "expression_statement": "constant",  # CommonJS: `exports.parse = ...`, `req.accepts = function`
 }
 _JS = OutlineRules(
     defs=_JS_DEFS,
@@ -91,7 +92,9 @@ _JS = OutlineRules(
     bodies=frozenset({"class_body"}),
     transparent=frozenset({"export_statement"}),
     self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
-    one_line=frozenset({"field_definition", "lexical_declaration", "variable_declaration"}),
+    one_line=frozenset(
+        {"field_definition", "lexical_declaration", "variable_declaration", "expression_statement"}
+    ),
 )
 _TS = OutlineRules(
     defs={
@@ -132,6 +135,7 @@ _TS = OutlineRules(
             "property_identifier",
             "lexical_declaration",
             "variable_declaration",
+            "expression_statement",
             "type_alias_declaration",
             "method_signature",
             "abstract_method_signature",
@@ -357,6 +361,12 @@ def _name_of(node: Node) -> str:
             left = first.child_by_field_name("left")
             if left is not None and left.type == "identifier":
                 return _decode(left.text or b"")
+        if first is not None and first.type == "assignment_expression":  # JS: `obj.name = value`
+            left = first.child_by_field_name("left")
+            prop = left.child_by_field_name("property") if left is not None else None
+            if left is not None and left.type == "member_expression" and prop is not None:
+                name = _decode(prop.text or b"")
+                return "" if name == "exports" else name  # `module.exports = x` names nothing
         return ""
     if t in ("lexical_declaration", "variable_declaration", "field_declaration", "constant_declaration"):
         for child in node.named_children:

@@ -308,3 +308,22 @@ def test_typescript_constructor_parameter_properties_are_members() -> None:
     assert s[by_name["secret"][0]] == 0 and s[by_name["work"][0]] > 0  # private stays in its class
     lines = render(outline, range(len(outline.entries))).split("\n")
     assert "    protected scheduler: AsyncScheduler" in lines
+
+
+def test_javascript_members_assigned_at_top_level_are_outlined() -> None:
+    # CommonJS modules (express, most of npm) define their API by assignment, not by
+    # declaration: `req.accepts = function () {...}`, `exports.parse = parse`.
+    text = (
+        "var req = Object.create(http.IncomingMessage.prototype)\nmodule.exports = req\n"
+        "req.get =\nreq.header = function header(name) {\n  return this.headers[name];\n};\n"
+        "req.accepts = function(){\n  return accepts(this);\n};\n"
+        "exports.compileETag = function(val) {\n  return val;\n};\n"
+        "Route.prototype.dispatch = function dispatch(req, res, done) {\n  done();\n};\n"
+        "app.enabled = true;\nfoo();\nx = 3;\n"
+    )
+    outline = outline_from_text(text, "javascript", "/p/request.js")
+    names = [e.name for e in outline.entries]
+    assert names == ["req", "get", "accepts", "compileETag", "dispatch", "enabled"], names
+    lines = render(outline, range(len(outline.entries))).split("\n")
+    assert "req.accepts = function(){ ..." in lines and "exports.compileETag = function(val) { ..." in lines
+    assert "return" not in "\n".join(lines)
