@@ -251,3 +251,21 @@ def test_javadoc_of_other_methods_is_stepped_over_like_a_docstring() -> None:
     # The marker replaces the comments, so more methods fit in the same budget.
     assert ctx.prefix.count("prose line") <= 12 and "// ..." in ctx.prefix  # one javadoc at most
     assert sum(f"int far{i}(" in ctx.prefix for i in range(30)) >= 8
+
+
+def test_imports_naming_nothing_near_the_cursor_take_a_small_share() -> None:
+    imports = "".join(f"import java.util.concurrent.atomic.AtomicThing{i};\n" for i in range(40))
+    body = "".join(f"    int field{i} = {i};\n" for i in range(200))
+    text = (
+        "package p;\n\nimport java.util.concurrent.locks.ReentrantLock;\n"
+        + imports
+        + "\nclass Box {\n"
+        + body
+        + "    void run() {\n        ReentrantLock lock = new ReentrantLock();\n        \n    }\n}\n"
+    )
+    row = text.split("\n").index("        ReentrantLock lock = new ReentrantLock();") + 1
+    ctx = ContextEngine().build_from_text(text, "java", "/p/Box.java", Cursor(row, 8), 4000, crossfile=False)
+    assert "import java.util.concurrent.locks.ReentrantLock;" in ctx.prefix  # names the code here
+    chars = {p.label: p.chars for p in ctx.parts}["imports"]
+    assert chars < 4000 * 0.1  # not the 800 characters (20%) the unused 40 may have had
+    assert "AtomicThing0;" in ctx.prefix  # the first ones still fit in the small share

@@ -320,3 +320,44 @@ def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:
     # P(file) x P(name | file): each of the small module's two names beats a big one's 20th.
     assert "CancelledError" in text["/w/pkg/errors.py"] and "InvalidStateError" in text["/w/pkg/errors.py"]
     assert "helper_0" in text["/w/pkg/big.py"] and sum(len(t) for t in text.values()) <= 150
+
+
+def test_a_file_opened_has_its_names_read_at_open_not_by_its_first_request() -> None:
+    engine, tabs, text, cursor = _workspace()
+    big = "from .reader import Reader\n" + "".join(FAR.format(1000 + i) for i in range(800)) + text
+    store = DocumentStore()
+    store.on_change.append(engine.index_document)  # as the server wires it
+    doc = store.open("file:///w/pkg/big.py", "python", 1, big, "/w/pkg/big.py")
+    assert engine._mentions[id(doc)].names is not None  # read at didOpen
+    # Its first request, with its deadline already past, still gets the strongest outline.
+    ctx = engine.build(doc, Cursor(cursor.line + 1 + 800 * 4, 4), 4000, others=tabs, deadline_ms=0.0)
+    assert [s.path for s in ctx.snippets] == ["/w/pkg/reader.py"]
+
+
+USES = (
+    "def use_{0}(path):\n    r = Reader(path)  # the reader of the path given, opened once per call\n"
+    "    data = r.read_block({0})  # a block of the data read, at most this many bytes\n"
+    "    return data\n\n\n"
+)
+
+
+def test_other_files_take_their_share_from_the_far_lines_not_the_related_ones() -> None:
+    engine, _, _, _ = _workspace()
+    text = (
+        "from .reader import Reader\n\n"
+        + "".join(USES.format(i) for i in range(30))
+        + "".join(FAR.format(100 + i) for i in range(20))
+        + "def load(path):\n    r = Reader(path)\n    data = r.read_block(10)\n    \n    return data\n"
+        + "".join(FAR.format(200 + i) for i in range(60))
+    )
+    cursor = Cursor(text.split("\n").index("    data = r.read_block(10)") + 1, 4)
+
+    def parts(eng: ContextEngine) -> dict[str, int]:
+        ctx = eng.build_from_text(text, "python", "/w/pkg/load.py", cursor, 4000, deadline_ms=2000)
+        return {p.label: p.chars for p in ctx.parts} | {"others": sum(len(s.text) for s in ctx.snippets)}
+
+    with_x, alone = parts(engine), parts(ContextEngine())
+    assert with_x["others"] > 300 and not alone["others"]  # other files took their share
+    assert with_x["related"] >= alone["related"] * 0.9  # ... not out of the related lines
+    rest = ("prefix.rest", "suffix.rest")
+    assert sum(with_x.get(k, 0) for k in rest) < sum(alone.get(k, 0) for k in rest)
