@@ -228,7 +228,7 @@ def load_go(spec: str = GO_DEB) -> dict[str, dict[str, str]]:
     return {pkg: _read_dir(str(target / pkg), ".go") for pkg in GO_PACKAGES if (target / pkg).is_dir()}
 
 
-def _tree(root: Path, ext: str, skip: Callable[[str], bool]) -> dict[str, str]:
+def _tree(root: Path, ext: str | tuple[str, ...], skip: Callable[[str], bool]) -> dict[str, str]:
     """Every `ext` file under `root` (sorted, `skip`ped names left out) as one package."""
     files: dict[str, str] = {}
     for dirpath, dirnames, names in os.walk(root):
@@ -280,10 +280,16 @@ def load_npm(spec: str) -> dict[str, dict[str, str]]:
         files = _tree(target / folder, ext, lambda n: bool(skip(n)))
         if len(files) >= 2:
             return {spec: files}
-    raise Unavailable(f"npm package {spec} ships no .ts sources under src/ nor .js under lib/")
+    # A native addon's C++ library (leveldown: LevelDB), its sources and headers as one tree.
+    cpp_skip = re.compile(r"(_test|_bench)\.cc$|^(issues|win|benchmarks|doc)$").search
+    for root in sorted((target / "deps").glob("*/*-[0-9]*")):
+        files = _tree(root, (".cc", ".h"), lambda n: bool(cpp_skip(n)))
+        if len(files) >= 2:
+            return {f"{spec}:{root.name}": files}
+    raise Unavailable(f"npm package {spec} ships no .ts under src/, .js under lib/ nor C++ under deps/")
 
 
-NPM_SOURCES = ("package/src/", "package/lib/")
+NPM_SOURCES = ("package/src/", "package/lib/", "package/deps/")
 
 
 LANG_OF_EXT = {
@@ -293,6 +299,8 @@ LANG_OF_EXT = {
     ".ts": "typescript",
     ".js": "javascript",
     ".rs": "rust",
+    ".cc": "cpp",
+    ".h": "cpp",  # in a corpus with C++ sources (the loaders keep one language per corpus)
 }
 IMPORT_PREFIXES = ("import ", "from ", "package ")
 # java.lang is visible everywhere: its common names are not cross-file needs either.
@@ -337,6 +345,21 @@ TS_GLOBALS = frozenset(
 JS_GLOBALS = TS_GLOBALS | frozenset(
     """require module exports __dirname __filename process Buffer setImmediate window document
     navigator on once emit off removeListener write end pipe""".split()
+)
+# C++: keywords, the C and C++ standard library names every file includes, and the
+# members of std's containers and strings (`s.size()` is not a sibling's `size`).
+CPP_STD = frozenset(
+    """alignas auto bool break case catch char class const constexpr const_cast continue
+    default delete do double dynamic_cast else enum explicit extern false float for friend
+    goto if inline int long mutable namespace new noexcept nullptr operator private protected
+    public register reinterpret_cast return short signed sizeof static static_assert
+    static_cast struct switch template this throw true try typedef typename union unsigned
+    using virtual void volatile while override final NULL std string vector map set
+    unordered_map unique_ptr shared_ptr make_shared make_unique pair size_t ssize_t ptrdiff_t
+    uintptr_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t memcpy
+    memcmp memmove memset strlen strcmp strncmp malloc free abort assert fprintf snprintf
+    printf stderr stdout errno size data push_back pop_back begin end empty clear resize
+    reserve append c_str substr find insert erase first second swap length min max move""".split()
 )
 # Rust: keywords, the prelude (types, traits, variants), std's macros, primitive types and
 # the common methods of prelude types (`opt.map(f)`, `v.len()`).
@@ -402,6 +425,13 @@ LANGS: dict[str, LangRules] = {
         JS_GLOBALS,
         frozenset({"import_statement", "export_statement"}),
         frozenset({"string", "template_string"}),
+    ),
+    "cpp": LangRules(
+        "//",
+        _C_STRINGS,
+        CPP_STD,
+        frozenset({"preproc_include"}),
+        frozenset({"raw_string_literal", "concatenated_string"}),
     ),
     "rust": LangRules(
         "//",
@@ -703,6 +733,7 @@ DEFAULT_CORPORA = (
     "npm:rxjs@7.8.1",
     "npm:express@4.21.2",
     "npm:mocha@10.8.2",
+    "npm:leveldown@6.1.1",
     "crate:librust-clap-dev=4.0.32-1",
 )
 LOADERS: dict[str, Callable[[str], dict[str, dict[str, str]]]] = {

@@ -59,6 +59,12 @@ class OutlineRules:
     #: an entry whose text matches is invisible from other files (Java's `private`);
     #: so are its members
     hidden: str | None = None
+    #: containers looked through when they have no name (C++ `namespace { ... }`, C's
+    #: `enum { A, B };`): their members are entries where the container stands
+    unnamed_transparent: frozenset[str] = frozenset()
+    #: containers that without a body only declare a name defined elsewhere (C/C++
+    #: `class Env;`): no entry, so the definition (here or in another file) is the one
+    forward: frozenset[str] = frozenset()
     #: modifiers that make a constructor's parameter a field of its class (TypeScript's
     #: parameter properties: `constructor(private http: Http)`), listed as its members
     param_members: frozenset[str] = frozenset()
@@ -226,10 +232,13 @@ _C_DEFS = {
     "preproc_def": "constant",
     "preproc_function_def": "function",
 }
+_C_FORWARD = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
 _C = OutlineRules(
     defs=_C_DEFS,
     containers=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "type_definition"}),
     bodies=frozenset({"field_declaration_list", "enumerator_list"}),
+    unnamed_transparent=frozenset({"enum_specifier"}),
+    forward=_C_FORWARD,
     transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
     one_line=frozenset(
         {"declaration", "field_declaration", "enumerator", "preproc_def", "preproc_function_def"}
@@ -257,6 +266,8 @@ _CPP = OutlineRules(
     transparent=frozenset(
         {"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification", "template_declaration"}
     ),
+    unnamed_transparent=frozenset({"namespace_definition", "enum_specifier"}),
+    forward=_C_FORWARD,
     one_line=frozenset(
         {
             "declaration",
@@ -476,7 +487,12 @@ def extract_outline(
                 continue
             kind = rules.defs.get(inner.type, "function")
         name = _name_of(node)
+        if t in rules.forward and _body(node, rules) is None:
+            continue  # `class Env;`: the definition is the entry
         if not name:
+            body = _body(node, rules) if t in rules.unnamed_transparent else None
+            if body is not None:
+                stack.extend((c, depth, owner) for c in reversed(body.named_children))
             continue
         if kind == "constant" and depth > 0 and t in ("expression_statement",):
             kind = "field"  # python: a class-level assignment (enum members, defaults)

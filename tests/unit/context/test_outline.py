@@ -327,3 +327,29 @@ def test_javascript_members_assigned_at_top_level_are_outlined() -> None:
     lines = render(outline, range(len(outline.entries))).split("\n")
     assert "req.accepts = function(){ ..." in lines and "exports.compileETag = function(val) { ..." in lines
     assert "return" not in "\n".join(lines)
+
+
+def test_cpp_anonymous_namespaces_are_looked_through_and_forward_declarations_give_way() -> None:
+    # A .cc file keeps its classes in `namespace { ... }` (no name: it used to hide them
+    # all), and a header declares `class InternalKey;` before defining it (the declaration
+    # used to be the only entry, without any member).
+    text = (
+        "namespace leveldb {\nclass InternalKey;\nnamespace {\n"
+        "class PosixWritableFile : public WritableFile {\n public:\n"
+        "  virtual Status Append(const Slice& data) { return Status::OK(); }\n};\n}  // namespace\n"
+        "class InternalKey {\n public:\n  void DecodeFrom(const Slice& s) { rep_.assign(s.data()); }\n"
+        " private:\n  std::string rep_;\n};\n}  // namespace leveldb\n"
+    )
+    outline = outline_from_text(text, "cpp", "/p/dbformat.h")
+    owner = {e.name: outline.entries[e.owner].name if e.owner >= 0 else None for e in outline.entries}
+    assert owner["PosixWritableFile"] == "leveldb" and owner["Append"] == "PosixWritableFile"
+    assert owner["DecodeFrom"] == "InternalKey" and owner["rep_"] == "InternalKey"
+    assert [e.name for e in outline.entries].count("InternalKey") == 1
+
+
+def test_c_anonymous_enums_list_their_constants_and_forward_structs_give_way() -> None:
+    text = "struct point;\nenum { MAX_LEVEL = 7, MIN_LEVEL = 0 };\nstruct point { int x; };\n"
+    outline = outline_from_text(text, "c", "/p/a.h")
+    owner = {e.name: outline.entries[e.owner].name if e.owner >= 0 else None for e in outline.entries}
+    assert owner["MAX_LEVEL"] is None and owner["MIN_LEVEL"] is None
+    assert owner["x"] == "point" and [e.name for e in outline.entries].count("point") == 1
