@@ -68,7 +68,9 @@ _EXTENSIONS: dict[str, str] = {
     ".rs": "rust",
     ".java": "java",
     ".c": "c",
-    ".h": "c",
+    # Headers are C++ (Vim/Neovim's default filetype, clangd's guess): C++'s grammar reads C
+    # headers too, C's grammar reads none of a C++ header's classes or namespaces.
+    ".h": "cpp",
     ".cc": "cpp",
     ".cpp": "cpp",
     ".cxx": "cpp",

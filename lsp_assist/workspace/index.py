@@ -42,8 +42,9 @@ from lsp_assist.workspace.scanner import FileEntry, scan
 log = logging.getLogger(__name__)
 
 # 2: outlines per file; 3: no attribute a member of its class shadows; 4: TypeScript's
-# constructor parameter properties, JavaScript's members assigned at top level
-FORMAT_VERSION = 4
+# constructor parameter properties, JavaScript's members assigned at top level; 5: `.h` files
+# read as C++, C/C++ anonymous namespaces and enums looked through, forward declarations skipped
+FORMAT_VERSION = 5
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 

@@ -239,3 +239,24 @@ def test_an_index_of_the_previous_format_is_rebuilt_quietly(ws: Path, tmp_path: 
     path = str(ws / "pkg" / "geometry.py")
     outline = build_symbol_index([again]).outline(path)
     assert outline is not None and outline.entries
+
+
+def test_headers_are_parsed_as_cpp_so_a_cpp_header_outlines_its_classes(tmp_path: Path) -> None:
+    # `.h` is C++ in Vim/Neovim's default filetype and in clangd; read as C, a C++ header
+    # outlined nothing of its classes and the index could not offer their members.
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "db.h").write_text(
+        "namespace leveldb {\nclass DB {\n public:\n"
+        "  virtual Status Get(const ReadOptions& o, std::string* v) = 0;\n};\n}  // namespace leveldb\n"
+    )
+    (root / "util.h").write_text("struct point { int x; };\nint twice(int x);\n")  # C reads the same
+    idx = WorkspaceIndex(str(root), None)
+    idx.refresh()
+    symbols = build_symbol_index([idx])
+    db = symbols.outline(str(root / "db.h"))
+    assert db is not None and db.language == "cpp"
+    owner = {e.name: db.entries[e.owner].name if e.owner >= 0 else None for e in db.entries}
+    assert owner.get("Get") == "DB" and owner.get("DB") == "leveldb"
+    util = symbols.outline(str(root / "util.h"))
+    assert util is not None and {e.name for e in util.entries} == {"point", "x", "twice"}
