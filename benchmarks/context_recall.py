@@ -6,10 +6,10 @@ packages of the Python standard library, `rich` from PyPI, the JDK's own
 `java.util.concurrent` (an installed JDK's `src.zip`), Go standard-library packages
 (Debian's `golang-1.19-src`), the TypeScript sources of `rxjs` and the JavaScript of
 `express` and `mocha` and LevelDB's C++ (in `leveldown`'s `deps/`, npm), and the Rust
-crate `clap` (Debian's `librust-clap-dev`). For
-seeded positions: blank out one line (keeping its indentation, the cursor after it),
-build the context at a fixed character budget, and measure the fraction of the deleted
-line's identifiers that appear anywhere in what would be sent.
+crate `clap` (Debian's `librust-clap-dev`). For seeded positions: blank out one line
+(keeping its indentation, the cursor after it), build the context at a fixed character
+budget, and measure the fraction of the deleted line's identifiers that appear anywhere
+in what would be sent.
 
 A package is a directory (Python, Java, Go: the files of a Go package see each other
 without imports) or a whole source tree (an npm package's `src/` or `lib/`, LevelDB, a
