@@ -239,7 +239,18 @@ _C = OutlineRules(
     bodies=frozenset({"field_declaration_list", "enumerator_list"}),
     unnamed_transparent=frozenset({"enum_specifier"}),
     forward=_C_FORWARD,
-    transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
+    # `extern "C" { ... }` (a linkage_specification, its body a declaration_list) guards
+    # nearly every C library header's API for C++ callers
+    transparent=frozenset(
+        {
+            "preproc_ifdef",
+            "preproc_if",
+            "preproc_elif",
+            "preproc_else",
+            "linkage_specification",
+            "declaration_list",
+        }
+    ),
     one_line=frozenset(
         {"declaration", "field_declaration", "enumerator", "preproc_def", "preproc_function_def"}
     ),
@@ -264,7 +275,15 @@ _CPP = OutlineRules(
     ),
     bodies=frozenset({"field_declaration_list", "enumerator_list", "declaration_list"}),
     transparent=frozenset(
-        {"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification", "template_declaration"}
+        {
+            "preproc_ifdef",
+            "preproc_if",
+            "preproc_elif",
+            "preproc_else",
+            "linkage_specification",
+            "declaration_list",  # the body of `extern "C" { ... }` (a namespace's is walked as one)
+            "template_declaration",
+        }
     ),
     unnamed_transparent=frozenset({"namespace_definition", "enum_specifier"}),
     forward=_C_FORWARD,

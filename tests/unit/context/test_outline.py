@@ -353,3 +353,21 @@ def test_c_anonymous_enums_list_their_constants_and_forward_structs_give_way() -
     owner = {e.name: outline.entries[e.owner].name if e.owner >= 0 else None for e in outline.entries}
     assert owner["MAX_LEVEL"] is None and owner["MIN_LEVEL"] is None
     assert owner["x"] == "point" and [e.name for e in outline.entries].count("point") == 1
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_declarations_inside_an_extern_c_guard_are_outlined(language: str) -> None:
+    # Nearly every C library header wraps its API in `extern "C" { ... }` for C++ callers;
+    # the block's body (a declaration_list) used to hide every declaration in it.
+    text = (
+        "#ifndef TREE_SITTER_LEXER_H_\n#define TREE_SITTER_LEXER_H_\n"
+        '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+        "typedef struct { uint32_t bytes; } Length;\n"
+        "void ts_lexer_init(Lexer *self);\nvoid ts_lexer_finish(Lexer *, uint32_t *);\n"
+        "#if defined(_WIN32)\nvoid win_only(void);\n#elif defined(__APPLE__)\nvoid mac_only(void);\n#endif\n"
+        "#ifdef __cplusplus\n}\n#endif\n#endif\n"
+    )
+    names = {e.name: e.kind for e in outline_from_text(text, language, "/p/lexer.h").entries}
+    assert names.get("ts_lexer_init") == "function" and names.get("ts_lexer_finish") == "function", names
+    assert names.get("Length") == "type" and "bytes" in names
+    assert "win_only" in names and "mac_only" in names  # both branches of an #if / #elif
