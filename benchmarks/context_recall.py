@@ -282,16 +282,19 @@ def load_npm(spec: str) -> dict[str, dict[str, str]]:
         files = _tree(target / folder, ext, lambda n: bool(skip(n)))
         if len(files) >= 2:
             return {spec: files}
-    # A native addon's C++ library (leveldown: LevelDB), its sources and headers as one tree.
-    cpp_skip = re.compile(r"(_test|_bench)\.cc$|^(issues|win|benchmarks|doc)$").search
-    for root in sorted((target / "deps").glob("*/*-[0-9]*")):
-        files = _tree(root, (".cc", ".h"), lambda n: bool(cpp_skip(n)))
+    # A native addon's C or C++ library, its sources and headers as one tree (leveldown:
+    # LevelDB in deps/; tree-sitter: its C runtime in vendor/; no tests, generated tables).
+    native_skip = re.compile(r"(_test|_bench)\.cc$|^(issues|win|benchmarks|doc|unicode|wasm)$").search
+    roots = [*sorted((target / "deps").glob("*/*-[0-9]*")), *sorted((target / "vendor").glob("*/lib"))]
+    for root in roots:
+        exts = (".cc", ".h") if next(root.rglob("*.cc"), None) else (".c", ".h")  # one language
+        files = _tree(root, exts, lambda n: bool(native_skip(n)))
         if len(files) >= 2:
-            return {f"{spec}:{root.name}": files}
-    raise Unavailable(f"npm package {spec} ships no .ts under src/, .js under lib/ nor C++ under deps/")
+            return {f"{spec}:{root.relative_to(target)}": files}
+    raise Unavailable(f"npm package {spec} ships no .ts in src/, .js in lib/ nor C/C++ in deps/, vendor/")
 
 
-NPM_SOURCES = ("package/src/", "package/lib/", "package/deps/")
+NPM_SOURCES = ("package/src/", "package/lib/", "package/deps/", "package/vendor/")
 
 
 LANG_OF_EXT = {
@@ -302,8 +305,8 @@ LANG_OF_EXT = {
     ".js": "javascript",
     ".rs": "rust",
     ".cc": "cpp",
-    ".h": "cpp",  # in a corpus with C++ sources (the loaders keep one language per corpus)
-}
+    ".c": "c",
+}  # `.h` takes the language of the sources it comes with
 IMPORT_PREFIXES = ("import ", "from ", "package ")
 # java.lang is visible everywhere: its common names are not cross-file needs either.
 JAVA_LANG = frozenset(
@@ -348,7 +351,7 @@ JS_GLOBALS = TS_GLOBALS | frozenset(
     """require module exports __dirname __filename process Buffer setImmediate window document
     navigator on once emit off removeListener write end pipe""".split()
 )
-# C++: keywords, the C and C++ standard library names every file includes, and the
+# C and C++: keywords, the C and C++ standard library names every file includes, and the
 # members of std's containers and strings (`s.size()` is not a sibling's `size`).
 CPP_STD = frozenset(
     """alignas auto bool break case catch char class const constexpr const_cast continue
@@ -434,6 +437,9 @@ LANGS: dict[str, LangRules] = {
         CPP_STD,
         frozenset({"preproc_include"}),
         frozenset({"raw_string_literal", "concatenated_string"}),
+    ),
+    "c": LangRules(
+        "//", _C_STRINGS, CPP_STD, frozenset({"preproc_include"}), frozenset({"concatenated_string"})
     ),
     "rust": LangRules(
         "//",
@@ -736,6 +742,7 @@ DEFAULT_CORPORA = (
     "npm:express@4.21.2",
     "npm:mocha@10.8.2",
     "npm:leveldown@6.1.1",
+    "npm:tree-sitter@0.21.1",
     "crate:librust-clap-dev=4.0.32-1",
 )
 LOADERS: dict[str, Callable[[str], dict[str, dict[str, str]]]] = {
@@ -748,7 +755,7 @@ LOADERS: dict[str, Callable[[str], dict[str, dict[str, str]]]] = {
 
 
 def _language_of(packages: dict[str, dict[str, str]]) -> str:
-    exts = {os.path.splitext(p)[1] for files in packages.values() for p in files}
+    exts = {os.path.splitext(p)[1] for files in packages.values() for p in files} - {".h"}
     langs = {LANG_OF_EXT[e] for e in exts if e in LANG_OF_EXT}
     if len(langs) != 1:
         raise SystemExit(f"one language per corpus, got {sorted(langs) or sorted(exts)}")
