@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 
 # 2: outlines per file; 3: no attribute a member of its class shadows; 4: TypeScript's
 # constructor parameter properties, JavaScript's members assigned at top level; 5: `.h` files
-# read as C++, C/C++ anonymous namespaces and enums looked through, forward declarations skipped
-FORMAT_VERSION = 5
+# read as C++, C/C++ anonymous namespaces and enums looked through, forward declarations skipped;
+# 6: C/C++ extern "C" blocks and #elif branches outlined
+FORMAT_VERSION = 6
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 
