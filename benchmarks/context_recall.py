@@ -5,15 +5,15 @@ gitignored `benchmarks/.corpora/` (a corpus it cannot fetch is skipped with the 
 packages of the Python standard library, `rich` from PyPI, the JDK's own
 `java.util.concurrent` (an installed JDK's `src.zip`), Go standard-library packages
 (Debian's `golang-1.19-src`), the TypeScript sources of `rxjs` and the JavaScript of
-`express` and `mocha` and LevelDB's C++ (in `leveldown`'s `deps/`, npm), and the Rust
-crate `clap` (Debian's `librust-clap-dev`). For seeded positions: blank out one line
-(keeping its indentation, the cursor after it), build the context at a fixed character
-budget, and measure the fraction of the deleted line's identifiers that appear anywhere
-in what would be sent.
+`express` and `mocha`, LevelDB's C++ (in `leveldown`'s `deps/`) and tree-sitter's C
+runtime (in `tree-sitter`'s `vendor/`) from npm, and the Rust crate `clap` (Debian's
+`librust-clap-dev`). For seeded positions: blank out one line (keeping its indentation,
+the cursor after it), build the context at a fixed character budget, and measure the
+fraction of the deleted line's identifiers that appear anywhere in what would be sent.
 
 A package is a directory (Python, Java, Go: the files of a Go package see each other
-without imports) or a whole source tree (an npm package's `src/` or `lib/`, LevelDB, a
-crate's `src/`: their files import each other across directories).
+without imports) or a whole source tree (an npm package's `src/` or `lib/`, a C/C++
+library, a crate's `src/`: their files import each other across directories).
 
 Two strata per corpus:
 
@@ -39,7 +39,7 @@ parses incrementally on didChange).
         [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent
          --corpus go --corpus npm:rxjs@7.8.1 --corpus npm:express@4.21.2
          --corpus npm:mocha@10.8.2 --corpus npm:leveldown@6.1.1
-         --corpus crate:librust-clap-dev=4.0.32-1]
+         --corpus npm:tree-sitter@0.21.1 --corpus crate:librust-clap-dev=4.0.32-1]
 """
 
 from __future__ import annotations
