@@ -33,9 +33,12 @@ that missed the prompt is counted by why: its defining file was not chosen, chos
 not ranked before the deadline, chosen with nothing of it kept, or kept with that name
 left out (the budget or the ranking). Build
 times are for a document whose tree is already up to date (the typing path: the server
-parses incrementally on didChange).
+parses incrementally on didChange). `--then REV` also builds the random lines' prompts
+with the engine of an older commit (benchmarks/recall_then.py), local only and with the
+same 3 tabs: the issue's "in-file recall not lower than today" in one run (today = 09c8c15,
+the tree the cross-file issue was filed against).
 
-    .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000]
+    .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000] [--then REV]
         [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent
          --corpus go --corpus npm:rxjs@7.8.1 --corpus npm:express@4.21.2
          --corpus npm:mocha@10.8.2 --corpus npm:leveldown@6.1.1
@@ -68,6 +71,11 @@ from lsp_assist.context.symbols import SymbolIndex, parse_text
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
+
+try:
+    from benchmarks.recall_then import ThenEngine
+except ImportError:  # run as a script from benchmarks/
+    from recall_then import ThenEngine  # type: ignore[no-redef]
 
 STDLIB_PACKAGES = (
     "json",
@@ -602,7 +610,7 @@ def package_index(corpus: Corpus, pkg: str, cache: dict[str, SymbolIndex]) -> Sy
     return got
 
 
-def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
+def run_corpus(corpus: Corpus, n: int, b: int, seed: int, then: ThenEngine | None = None) -> dict[str, float]:
     rng = random.Random(seed)
     randoms, crosses = pick_positions(corpus, n, rng)
     docs = {
@@ -646,8 +654,14 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int) -> dict[str, float]:
         ctx = build("random: local only", local, pos, text, cursor, [])
         add("random: engine, local only (today's in-file)", recall(pos.wanted, prompt_text(ctx)))
         full = ContextEngine(symbol_index=_copy(package_index(corpus, pos.pkg, indexes)))
-        ctx = build("random: cross-file", full, pos, text, cursor, _tabs(siblings, [], rng, 3))
+        tabs = _tabs(siblings, [], rng, 3)
+        ctx = build("random: cross-file", full, pos, text, cursor, tabs)
         add("random: engine + 3 tabs + index", recall(pos.wanted, prompt_text(ctx)))
+        if then is not None:  # the same lines and tabs through the engine at an older commit
+            args = (corpus.language, pos.path, text, cursor.line, cursor.character, b)
+            add(f"random: engine at {then.rev}, local only", recall(pos.wanted, then.prompt(*args, [])))
+            pairs = [(d.path, d.text) for d in tabs]
+            add(f"random: engine at {then.rev} + 3 tabs", recall(pos.wanted, then.prompt(*args, pairs)))
         add(
             "random: oracle, whole package",
             recall(pos.wanted, "\n".join([text, *(d.text for d in siblings)])),
@@ -774,17 +788,19 @@ SUMMARY = (  # column header, row of run_corpus
 )
 
 
-def print_summary(rows: list[tuple[str, str, dict[str, float]]]) -> None:
+def print_summary(
+    rows: list[tuple[str, str, dict[str, float]]], columns: tuple[tuple[str, str], ...] = SUMMARY
+) -> None:
     """One line per corpus: its language, in-file recall without and with other files, and
     cross-file recall from a tab and from the index (next to the 75/25 window and the oracle)."""
     if not rows:
         return
     width = max(len(name) for name, _, _ in rows)
     print("\n== summary per corpus and language (recall; in: random lines, cross: cross-file names)")
-    print(f"{'corpus':<{width}} {'language':<10}" + "".join(f" {h:>{len(h)}}" for h, _ in SUMMARY))
+    print(f"{'corpus':<{width}} {'language':<10}" + "".join(f" {h:>{len(h)}}" for h, _ in columns))
     for name, language, result in rows:
         cells = "".join(
-            f" {result[key]:>{len(h)}.1%}" if key in result else f" {'-':>{len(h)}}" for h, key in SUMMARY
+            f" {result[key]:>{len(h)}.1%}" if key in result else f" {'-':>{len(h)}}" for h, key in columns
         )
         print(f"{name:<{width}} {language:<10}" + cells)
 
@@ -800,8 +816,14 @@ def main() -> None:
         default=None,
         help="stdlib | go | pypi:NAME==VERSION | jdk:PACKAGE | npm:NAME@VERSION | crate:DEBIAN=VERSION",
     )
+    ap.add_argument(
+        "--then",
+        metavar="REV",
+        help="also score the random lines with the engine at an older commit (in-file recall then vs now)",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
+    then = ThenEngine(args.then, CORPUS_DIR) if args.then else None
     loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
     for spec in args.corpus or DEFAULT_CORPORA:
         kind, _, arg = spec.partition(":")
@@ -821,9 +843,19 @@ def main() -> None:
             print(f"\n== corpus {name}: skipped, {exc}")
             continue
         language = _language_of(packages)
-        result = run_corpus(Corpus(name, packages, language), args.positions, args.budget, args.seed)
+        result = run_corpus(Corpus(name, packages, language), args.positions, args.budget, args.seed, then)
         summary.append((name, language, result))
-    print_summary(summary)
+    if then is not None:
+        then.close()
+    columns = SUMMARY
+    if then is not None:  # today's engine next to the current one, in-file
+        columns = (
+            *SUMMARY[:3],
+            (f"{then.rev}:local", f"random: engine at {then.rev}, local only"),
+            (f"{then.rev}:+tabs", f"random: engine at {then.rev} + 3 tabs"),
+            *SUMMARY[3:],
+        )
+    print_summary(summary, columns)
     print(f"\ntotal run {time.perf_counter() - t0:.1f} s")
 
 
