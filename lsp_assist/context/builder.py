@@ -32,6 +32,7 @@ from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import Relevance, outline_of
+from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
@@ -943,6 +944,9 @@ class ContextEngine:
                 parts.add(
                     f"outline:{os.path.basename(snip.path)}", f"outline of {snip.path}: {why}", len(snip.text)
                 )
+            elif snip.reason == PACKAGE_REASON:
+                why = got.why.get(snip.path, "")
+                parts.add("package:names", f"package {snip.path}: {why}", len(snip.text))
             else:
                 parts.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
         return snippets

@@ -20,7 +20,15 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lsp_assist.context.outline import FileOutline, OutlinePick, Relevance, rank_entries, visible_here
+from lsp_assist.context.outline import (
+    COMMENT,
+    FileOutline,
+    OutlinePick,
+    Relevance,
+    rank_entries,
+    visible_here,
+)
+from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 
@@ -31,6 +39,10 @@ MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index 
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
 MIN_SCORE = 0.1
+ENTRY_PRIOR = float(os.environ.get("EP", "0"))
+PACKAGE_SHARE = float(os.environ.get("PS", "0.1"))
+PACKAGE_MIN_SCORE = float(os.environ.get("PM", "0.1"))
+PRIOR_EVIDENCE = float(os.environ.get("PE", "1.0"))  # a file the package's similar files all need
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
 # total score to this power (0.5: a 100-entry module's names are not worth a tenth of a
 # 10-entry module's, but a name of the small one comes first), per character of its name.
@@ -105,6 +117,10 @@ IMPORT_EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 #: Languages whose files see their directory's other files without an import.
 PACKAGE_BY_DIRECTORY = frozenset({"go", "java"})
+#: Languages whose files also get the package prior (`package_prior.py`): candidates
+#: weighed by it and a line of the package's names. Those where a package's names are
+#: visible without an import (in Python the imports say it; measured: no gain there).
+PRIOR_LANGUAGES = PACKAGE_BY_DIRECTORY
 #: A C/C++ file's companion header or source (same stem, another of these extensions).
 COMPANIONS = {"c": (".h", ".c"), "cpp": (".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx")}
 HEAD_ROWS = 400  # imports are looked for in the first rows only
@@ -269,6 +285,8 @@ class Candidate:
     reasons: list[str] = field(default_factory=list)
     imported_names: set[str] = field(default_factory=set)
     affinity: float = 0.0  # evidence that the cursor's code uses this file (see gather_candidates)
+    prior: float = 0.0  # the package prior of its top-level names (`package_prior.py`)
+    package: PackagePrior | None = None  # that prior, for its entries (same package only)
 
     def add(self, weight: float, reason: str) -> None:
         self.weight = max(self.weight, weight)
@@ -362,6 +380,7 @@ def gather_candidates(
         if os.path.splitext(p)[1] == os.path.splitext(path)[1]:
             add(p, W_SIBLING, "in the same directory (workspace index)")
     used_set = used if isinstance(used, (set, frozenset)) else set(used)
+    prior = package_prior(index, path, language, mentioned) if language in PRIOR_LANGUAGES else None
     for c in cands.values():
         outline = index.outline(c.path)
         if outline is None:
@@ -372,13 +391,17 @@ def gather_candidates(
         ev = evidence.get(c.path, 0.0)
         ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
         c.affinity = ev
+        if prior is not None and os.path.dirname(c.path) == here:
+            c.prior = prior.best(outline.top_names() - mentioned, c.path)
+            c.package = prior
+            c.affinity += PRIOR_EVIDENCE * c.prior
         if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (outline.names() & used_set):
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
     top = max((c.affinity for c in cands.values()), default=0.0)
     if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
         for c in cands.values():
             c.weight = round(c.weight * (1.0 - AFFINITY_WEIGHT + AFFINITY_WEIGHT * c.affinity / top), 4)
-    ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, c.path))
+    ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
     return ranked[:MAX_CANDIDATES]
 
 
@@ -402,6 +425,21 @@ def assemble(
     """
     if budget <= 0 or not candidates:
         return Gathered([], {})
+    # The package's names its similar files need (`package_prior.py`), first on the
+    # budget; an outline does not list them again.
+    package = next((c.package for c in candidates if c.package is not None), None)
+    line, line_names = "", list[str]()
+    if package is not None:
+        line, line_names = package_line(
+            package,
+            rel.mentioned | rel.used,
+            int(budget * PACKAGE_SHARE),
+            COMMENT.get(package.language, "//"),
+            PACKAGE_MIN_SCORE,
+        )
+        if line_names:
+            budget -= len(line)
+            rel = Relevance(rel.used, rel.imported, rel.mentioned | frozenset(line_names), rel.near)
     pool: list[tuple[float, int, int]] = []  # (-value per char, file rank, entry index)
     rels: dict[int, Relevance] = {}  # per file rank
     rank_scores: dict[int, list[float]] = {}
@@ -475,6 +513,14 @@ def assemble(
             "; ".join(cand.reasons)
             + f"; {len(pick.full)} signatures and {len(pick.short)} names"
             + f" of its {len(pick.outline.entries)} outline entries"
+        )
+    if package is not None and line_names:
+        key = package.directory + os.sep
+        snippets.append(Snippet(path=key, text=line, score=0.0, reason=PACKAGE_REASON))
+        near = ", ".join(os.path.basename(p) for p, _sim, _names in package.neighbours[:3])
+        why[key] = (
+            f"names of this package (visible without an import) that the files most like this one"
+            f" spell ({near}...), this file not: {len(line_names)} names"
         )
     return Gathered(
         snippets, why, considered, tuple(c.path for c in candidates[:MAX_CANDIDATES]), len(outlines)

@@ -10,8 +10,12 @@ indexer feeds it with `update_file` / `remove_file`.
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
-from collections.abc import Iterable
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,6 +29,26 @@ if TYPE_CHECKING:
 
 MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
+MAX_REFS_PER_FILE = 4000  # distinct names kept per file for the package reference counts
+_REF = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def reference_names(text: str) -> frozenset[str]:
+    """The distinct names a file's text spells (at index time: the package reference counts).
+
+    Crude on purpose (words in comments count too): it runs once per file content, and a
+    name's count is "how many files of the package spell it", a prior, not a resolution.
+    Names of one or two characters say nothing and are left out; at most
+    `MAX_REFS_PER_FILE` are kept (the first ones: a generated file does not flood memory).
+    """
+    out: set[str] = set()
+    for m in _REF.finditer(text):
+        name = m.group()
+        if len(name) > 2 and name not in out:
+            out.add(sys.intern(name))
+            if len(out) >= MAX_REFS_PER_FILE:
+                break
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -532,11 +556,18 @@ def path_stem(path: str) -> str:
     return base.split(".", 1)[0] if not base.startswith(".") else base
 
 
+_NO_COUNTS: Mapping[str, int] = Counter()
+_INSTANCES = itertools.count(1)
+
+
 class SymbolIndex:
     """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row).
 
     It also holds each file's outline (`context/outline.py`), computed when the file was
-    indexed, and its paths by stem, so import resolution never lists every path.
+    indexed, and its paths by stem, so import resolution never lists every path; and per
+    directory, how many of its files spell each name (`package_uses`): which of a package's
+    names its files need, known before any request (Java and Go files see their package's
+    names without an import, so a file's imports say nothing about them).
     """
 
     def __init__(self) -> None:
@@ -548,9 +579,13 @@ class SymbolIndex:
         self._by_dir: dict[str, set[str]] = {}
         self._dirs_by_base: dict[str, set[str]] = {}
         self.generation = 0  # bumped on every change: a key for caches of lookups
+        self.instance = next(_INSTANCES)  # unlike id(), never reused: a key for caches
         # How much of `generation` each path caused: a cache of one file's prompt stays
         # valid while only that file's own entry changed (it never feeds its own context).
         self._changes: dict[str, int] = {}
+        self._refs: dict[str, frozenset[str]] = {}  # path -> the names its text spells
+        self._dir_refs: dict[str, Counter[str]] = {}  # directory -> name -> files spelling it
+        self._dir_refs_changes: dict[str, int] = {}  # directory -> changes of its counts
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -561,7 +596,7 @@ class SymbolIndex:
         outline = outline_of(
             parsed[0] if parsed else None, parsed[1] if parsed else b"", language, path, None
         )
-        self.set_symbols(path, symbols, None, outline)
+        self.set_symbols(path, symbols, None, outline, reference_names(text))
 
     def update_from_tree(
         self, path: str, tree: Tree, source: bytes, language: str, version: object = None
@@ -575,9 +610,12 @@ class SymbolIndex:
         symbols: Iterable[Symbol],
         version: object = None,
         outline: FileOutline | None = None,
+        refs: Iterable[str] | None = None,
     ) -> None:
-        """Replace one file's symbols (and its outline when given; else the old one stays)."""
+        """Replace one file's symbols (and its outline and the names it spells when given;
+        else the old ones stay: an open buffer keeps its file's counts until it is saved)."""
         kept = self._outlines.get(path) if outline is None else outline
+        kept_refs = self._refs.get(path) if refs is None else frozenset(refs)
         self.remove_file(path)
         self._bump(path)
         syms = list(symbols)
@@ -590,6 +628,10 @@ class SymbolIndex:
         self._by_dir.setdefault(directory, set()).add(path)
         if kept is not None:
             self._outlines[path] = kept
+        if kept_refs:
+            self._refs[path] = kept_refs
+            self._dir_refs.setdefault(directory, Counter()).update(kept_refs)
+            self._dir_refs_changes[directory] = self._dir_refs_changes.get(directory, 0) + 1
         touched: set[str] = set()
         for s in syms:
             self._by_name.setdefault(s.name, []).append(s)
@@ -637,10 +679,38 @@ class SymbolIndex:
     def has_path(self, path: str) -> bool:
         return path in self._by_path
 
+    def refs(self, path: str) -> frozenset[str]:
+        """The names `path`'s indexed text spells (empty when unknown)."""
+        return self._refs.get(path, frozenset())
+
+    def package_uses(self, directory: str) -> Mapping[str, int]:
+        """Name -> how many indexed files of `directory` spell it (read-only)."""
+        return self._dir_refs.get(directory, _NO_COUNTS)
+
+    def package_changes(self, directory: str) -> int:
+        """Bumped whenever the names spelled by `directory`'s files change (a cache key)."""
+        return self._dir_refs_changes.get(directory, 0)
+
+    def refs_in_dir(self, directory: str) -> list[tuple[str, frozenset[str]]]:
+        """(path, the names it spells) of the indexed files of `directory`, by path."""
+        return [(p, self._refs[p]) for p in sorted(self._by_dir.get(directory, ())) if p in self._refs]
+
     def remove_file(self, path: str) -> None:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
         self._outlines.pop(path, None)
+        old_refs = self._refs.pop(path, None)
+        if old_refs:
+            d = os.path.dirname(path)
+            self._dir_refs_changes[d] = self._dir_refs_changes.get(d, 0) + 1
+            counts = self._dir_refs.get(d)
+            if counts is not None:
+                counts.subtract(old_refs)
+                for name in old_refs:
+                    if counts[name] <= 0:
+                        del counts[name]
+                if not counts:
+                    del self._dir_refs[d]
         self._bump(path)
         if old is not None:
             for table, key in ((self._by_stem, path_stem(path)), (self._by_dir, os.path.dirname(path))):

@@ -1,9 +1,11 @@
 """The persisted workspace index: tree-sitter definitions of every source file of one root.
 
-Per file: (mtime_ns, size, content hash, language, symbols, outline). A refresh re-reads
-only the files whose mtime or size changed, and re-parses only those whose content hash
-changed; the outline (`context/outline.py`, what cross-file context sends of a file that
-is not open) is computed from the same parse, so a request never parses a closed file.
+Per file: (mtime_ns, size, content hash, language, symbols, outline, the names it
+spells). A refresh re-reads only the files whose mtime or size changed, and re-parses
+only those whose content hash changed; the outline (`context/outline.py`, what
+cross-file context sends of a file that is not open) is computed from the same parse, so
+a request never parses a closed file. The names a file spells feed the package reference
+counts (`SymbolIndex.package_uses`): which of a package's names its files need.
 
 On disk: `<cache>/index/<hash of root>.json`, written to a temporary file and moved into
 place with `os.replace` (a reader sees the old or the new file, never half of one). The
@@ -22,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -36,7 +39,7 @@ from lsp_assist.context.outline import (
     entries_to_rows,
     outline_of,
 )
-from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text
+from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text, reference_names
 from lsp_assist.workspace.scanner import FileEntry, scan
 
 log = logging.getLogger(__name__)
@@ -45,7 +48,8 @@ log = logging.getLogger(__name__)
 # constructor parameter properties, JavaScript's members assigned at top level; 5: `.h` files
 # read as C++, C/C++ anonymous namespaces and enums looked through, forward declarations skipped;
 # 6: C/C++ extern "C" blocks and #elif branches outlined
-FORMAT_VERSION = 6
+# 7: the names each file spells (the package reference counts)
+FORMAT_VERSION = 7
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 
@@ -58,6 +62,7 @@ class FileRecord:
     language: str
     symbols: list[Symbol]
     outline: tuple[OutlineEntry, ...] = ()
+    refs: frozenset[str] = frozenset()  # the names the file spells (`reference_names`)
 
     def file_outline(self, path: str) -> FileOutline:
         return FileOutline(path, self.language, self.outline, ("disk", self.sha))
@@ -167,7 +172,7 @@ class WorkspaceIndex:
             if data.get("root") != self.root:
                 return self._corrupt("written for another root")
             records: dict[str, FileRecord] = {}
-            for path, (mtime, size, sha, language, rows, outline) in data["files"].items():
+            for path, (mtime, size, sha, language, rows, outline, refs) in data["files"].items():
                 records[str(path)] = FileRecord(
                     int(mtime),
                     int(size),
@@ -175,6 +180,7 @@ class WorkspaceIndex:
                     str(language),
                     [_sym_from_row(path, r) for r in rows],
                     entries_from_rows(outline),
+                    frozenset(sys.intern(str(n)) for n in refs),
                 )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self._corrupt(f"malformed ({type(exc).__name__})")
@@ -198,6 +204,7 @@ class WorkspaceIndex:
                 r.language,
                 [_sym_row(s) for s in r.symbols],
                 entries_to_rows(r.outline),
+                sorted(r.refs),
             ]
             for path, r in sorted(self.records.items())
         }
@@ -312,7 +319,7 @@ class WorkspaceIndex:
         mtime = entry.mtime_ns if stable else 0
         if old is not None and old.sha == sha:
             self.records[entry.path] = FileRecord(
-                mtime, len(data), sha, old.language, old.symbols, old.outline
+                mtime, len(data), sha, old.language, old.symbols, old.outline, old.refs
             )
             return
         res.reparsed += 1
@@ -321,7 +328,13 @@ class WorkspaceIndex:
         symbols = extract_symbols(parsed[0], parsed[1], entry.language, entry.path) if parsed else []
         outline = outline_of(parsed[0], parsed[1], entry.language, entry.path, None).entries if parsed else ()
         self.records[entry.path] = FileRecord(
-            mtime, len(data), sha, entry.language, symbols[:MAX_SYMBOLS_PER_FILE], outline
+            mtime,
+            len(data),
+            sha,
+            entry.language,
+            symbols[:MAX_SYMBOLS_PER_FILE],
+            outline,
+            reference_names(text),
         )
         res.changed_paths.append(entry.path)
 
@@ -340,5 +353,5 @@ def build_symbol_index(indexes: Iterable[WorkspaceIndex]) -> SymbolIndex:
     out = SymbolIndex()
     for idx in indexes:
         for path, rec in idx.records.items():
-            out.set_symbols(path, rec.symbols, ("disk", rec.sha), rec.file_outline(path))
+            out.set_symbols(path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs)
     return out

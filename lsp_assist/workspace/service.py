@@ -246,7 +246,7 @@ class WorkspaceService:
                 self.rt.context.symbols.remove_file(path)
             else:
                 self.rt.context.symbols.set_symbols(
-                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path)
+                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs
                 )
         if changed:
             self._schedule_persist()
