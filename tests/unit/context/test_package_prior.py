@@ -15,7 +15,7 @@ from pathlib import Path
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
 from lsp_assist.context.neighbours import MAX_CANDIDATES, PACKAGE_SHARE, assemble, gather_candidates
-from lsp_assist.context.outline import Relevance
+from lsp_assist.context.outline import Relevance, outline_from_text
 from lsp_assist.context.package_prior import PACKAGE_REASON, package_prior
 from lsp_assist.context.symbols import SymbolIndex, reference_names
 from lsp_assist.domain import Cursor
@@ -35,7 +35,11 @@ def _queue(name: str, last: str) -> str:
     return f"package conc;\n\npublic class {name} {{{QUEUE_BODY.format(last=last)}}}\n"
 
 
-def _files(current_spells_helpers_on_disk: bool = True) -> dict[str, str]:
+EXTRA = ("Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta")  # more needed types than slots
+
+
+def _files(current_spells_helpers_on_disk: bool = True, extra: bool = False) -> dict[str, str]:
+    more = "".join(f" {t}.go();" for t in EXTRA) if extra else ""
     files = {
         f"{PKG}/Helpers.java": (
             "package conc;\n\nclass Helpers {\n"
@@ -45,9 +49,13 @@ def _files(current_spells_helpers_on_disk: bool = True) -> dict[str, str]:
             "ArrayQueue",
             "return Helpers.collectionToString(this);" if current_spells_helpers_on_disk else "return null;",
         ),
-        f"{PKG}/LinkedQueue.java": _queue("LinkedQueue", "return Helpers.collectionToString(this);"),
-        f"{PKG}/PriorityQueue.java": _queue("PriorityQueue", "return Helpers.collectionToString(this);"),
+        f"{PKG}/LinkedQueue.java": _queue("LinkedQueue", "return Helpers.collectionToString(this);" + more),
+        f"{PKG}/PriorityQueue.java": _queue(
+            "PriorityQueue", "return Helpers.collectionToString(this);" + more
+        ),
     }
+    for t in EXTRA if extra else ():
+        files[f"{PKG}/{t}.java"] = f"package conc;\n\nclass {t} {{\n    static void go() {{}}\n}}\n"
     for i in range(8):  # unlike the queues, and before Helpers.java by path
         files[f"{PKG}/Aaa{i}.java"] = (
             f"package conc;\n\npublic class Aaa{i} {{\n    int widget{i}() {{ return {i}; }}\n}}\n"
@@ -109,8 +117,8 @@ def test_prior_ignores_the_current_files_disk_text_and_the_defining_files_own_na
     assert prior.score("lock") == 0.0  # this file already spells it
 
 
-def test_package_names_line_is_labelled_bounded_and_skips_what_the_file_spells() -> None:
-    index = _index(_files())
+def test_package_names_line_is_labelled_bounded_and_skips_what_the_file_and_outlines_spell() -> None:
+    index = _index(_files(extra=True))
     cands = _gather(index)
     mentioned = frozenset(identifiers(BUFFER))
     budget = 1000
@@ -118,19 +126,32 @@ def test_package_names_line_is_labelled_bounded_and_skips_what_the_file_spells()
     lines = [s for s in got.snippets if s.reason == PACKAGE_REASON]
     assert len(lines) == 1
     line = lines[0]
-    assert line.text.startswith("// package names: ") and "Helpers" in line.text.split(":", 1)[1]
-    assert not (identifiers(line.text.split(":", 1)[1]) & mentioned)
+    names = identifiers(line.text.split(":", 1)[1])
+    assert line.text.startswith("// package names: ") and names and names <= set(EXTRA) | {"Helpers"}
+    assert not (names & mentioned)
+    outlines = [s for s in got.snippets if s.reason == "outline"]
+    assert outlines and not any(names & identifiers(s.text) for s in outlines)  # said once
     assert len(line.text) <= budget * PACKAGE_SHARE
     assert "files most like this one" in got.why[line.path] and "LinkedQueue.java" in got.why[line.path]
 
 
 def test_context_command_parts_name_the_package_line_and_why() -> None:
-    engine = ContextEngine(symbol_index=_index(_files()))
+    engine = ContextEngine(symbol_index=_index(_files(extra=True)))
     row = BUFFER.split("\n").index("    public String toString() {  }")
     ctx = engine.build_from_text(BUFFER, "java", CURRENT, Cursor(row, 31), 4000, others=[], deadline_ms=2000)
     part = next(p for p in ctx.parts if p.label == "package:names")
     assert part.chars > 0 and "files most like this one" in part.reason
-    assert any(s.reason == PACKAGE_REASON and "Helpers" in s.text for s in ctx.snippets)
+    assert any(s.reason == PACKAGE_REASON and set(EXTRA) & identifiers(s.text) for s in ctx.snippets)
+
+
+def test_no_line_and_no_reservation_without_the_names_files_spell() -> None:
+    # Open tabs only (no workspace index: no names per file): outlines get the whole budget.
+    index = SymbolIndex()
+    for path, text in _files(extra=True).items():
+        index.set_symbols(path, [], ("tab", 1), outline_from_text(text, "java", path))
+    cands = _gather(index)
+    got = assemble(cands, index.outline, Relevance(), 1000, time.perf_counter() + 1)
+    assert not any(s.reason == PACKAGE_REASON for s in got.snippets)
 
 
 def test_python_packages_get_no_prior() -> None:
