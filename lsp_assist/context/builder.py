@@ -31,7 +31,7 @@ from lsp_assist.context.editor_definitions import (
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
-from lsp_assist.context.outline import Relevance, outline_of
+from lsp_assist.context.outline import Relevance, families_of, outline_of
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.symbols import (
     LangSpec,
@@ -184,6 +184,7 @@ class ContextEngine:
         # one-off document does not evict the open one's.
         self._mentions: OrderedDict[int, _Mentions] = OrderedDict()
         self._cross_cache: tuple[object, list[Snippet], Gathered] | None = None
+        self._family_memo: tuple[frozenset[str], frozenset[str]] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
         self.layout = StableLayout()  # the embedded model's KV-stable layout (context/layout.py)
         # Definitions the editor's own language server resolved (lspAssist/definitions).
@@ -899,7 +900,9 @@ class ContextEngine:
             deadline=deadline,
             mentioned=mentioned,
         )
-        rel = Relevance(used=frozenset(used), mentioned=mentioned, near=near_rows)
+        rel = Relevance(
+            used=frozenset(used), mentioned=mentioned, near=near_rows, families=self._families(mentioned)
+        )
         budget = min(cap, cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars))
         editor_snippets: list[Snippet] = []
         if editor:  # what no outline of ours has, first on the shared cross-file budget
@@ -925,6 +928,14 @@ class ContextEngine:
         if time.perf_counter() <= deadline:  # a result cut by the deadline is not reused
             self._cross_cache = (key, list(snippets), got)
         return self._label(snippets, got, parts)
+
+    def _families(self, mentioned: frozenset[str]) -> frozenset[str]:
+        """The name families the file spells; kept while its set of names is the same object
+        (it is re-read every `MENTION_STALE_EDITS` edits, not per keystroke)."""
+        got = self._family_memo
+        if got is None or got[0] is not mentioned:
+            got = self._family_memo = (mentioned, families_of(mentioned))
+        return got[1]
 
     def _outlined(self, path: str, name: str) -> bool:
         outline = self.symbols.outline(path)

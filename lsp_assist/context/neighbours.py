@@ -467,6 +467,7 @@ def assemble(
             rel.near,
             path_stem(cand.path) in cand.imported_names,
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
+            rel.families,
         )
         rels[rank] = rel_file
         scores = rank_scores[rank] = rank_entries(outline, rel_file)

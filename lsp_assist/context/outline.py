@@ -33,6 +33,11 @@ INDENT = "    "
 MENTIONED_SCORE = 0.15  # a name this file spells elsewhere (not near the cursor)
 MODULE_SCORE = 1.2  # a top-level name of a module this file imports as a module
 MODULE_USED_SCORE = 1.3  # ... whose name the enclosing function uses
+# A name of a family this file already uses (`TypeBlock` where `TypeChar` is spelled,
+# `directoryHeaderLen` next to `directoryHeaderSignature`): constants and enum members
+# come in families, and a line that needs one member often needs another.
+FAMILY_BONUS = 1.5
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -358,6 +363,14 @@ class FileOutline:
             object.__setattr__(self, "_hidden", got)
         return got
 
+    def families(self) -> tuple[str, ...]:
+        """Per entry, its family stem ("" for none): see `family_of`."""
+        got: tuple[str, ...] | None = self.__dict__.get("_families")
+        if got is None:
+            got = tuple(family_of(e.name) for e in self.entries)
+            object.__setattr__(self, "_families", got)
+        return got
+
     def top_names(self) -> frozenset[str]:
         """The top-level names: how another file reaches this one (`module.name`, a class)."""
         got: frozenset[str] | None = self.__dict__.get("_top")
@@ -365,6 +378,21 @@ class FileOutline:
             got = frozenset(e.name for e in self.entries if e.owner < 0)
             object.__setattr__(self, "_top", got)
         return got
+
+
+def family_of(name: str) -> str:
+    """The stem that ties a name to its siblings: all its words but the last, lower case
+    (`directoryHeaderLen` -> "directory|header", `TYPE_BLOCK` and `TypeBlock` -> "type");
+    "" for a one-word name or a stem too short to say anything (`getX`, `is_ok`)."""
+    words = _WORD.findall(name)
+    if len(words) < 2:
+        return ""
+    stem = "|".join(w.lower() for w in words[:-1])
+    return stem if len(stem) >= 4 else ""
+
+
+def families_of(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(f for f in map(family_of, names) if f)
 
 
 def rules_for(language_id: str) -> OutlineRules | None:
@@ -634,6 +662,7 @@ class Relevance:
     near: frozenset[str] = frozenset()  # names of the rows around the cursor (not its own row)
     module_import: bool = False  # this file imports that file as a module (`from . import m`)
     module_used: bool = False  # ... and the enclosing function uses that module's name
+    families: frozenset[str] = frozenset()  # `family_of` the names this file spells
 
 
 def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
@@ -648,6 +677,7 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     entries = outline.entries
     scores = [0.0] * len(entries)
     hidden = outline.hidden()
+    families = outline.families() if rel.families else ()
     for i, e in enumerate(entries):
         if i in hidden:
             continue  # `private`: another file cannot use it
@@ -676,6 +706,8 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
                 s = 0.0  # called or read by syntax, not by name (`__init__`: for its arguments)
         elif name.startswith("_"):
             s *= 0.8  # private helpers: used, but less often than the public names
+        if families and s > MENTIONED_SCORE and families[i] in rel.families:
+            s *= FAMILY_BONUS
         scores[i] = s
     return scores
 

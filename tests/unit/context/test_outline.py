@@ -371,3 +371,20 @@ def test_declarations_inside_an_extern_c_guard_are_outlined(language: str) -> No
     assert names.get("ts_lexer_init") == "function" and names.get("ts_lexer_finish") == "function", names
     assert names.get("Length") == "type" and "bytes" in names
     assert "win_only" in names and "mac_only" in names  # both branches of an #if / #elif
+
+
+def test_names_of_a_family_the_file_spells_rank_above_other_unspelled_names() -> None:
+    from lsp_assist.context.outline import families_of, family_of
+
+    assert family_of("directoryHeaderLen") == family_of("directoryHeaderSignature") == "directory|header"
+    assert family_of("TypeBlock") == family_of("TYPE_BLOCK") == family_of("type_char") == "type"
+    assert family_of("getX") == family_of("is_ok") == family_of("NANOSECONDS") == ""  # says nothing
+    go = "package tar\n\nconst (\n\tTypeReg = '0'\n\tTypeBlock = '4'\n)\n\nconst blockSize = 512\n"
+    outline = outline_from_text(go, "go", "/p/common.go")
+    names = [e.name for e in outline.entries]
+    plain = dict(zip(names, rank_entries(outline, Relevance(mentioned=frozenset({"TypeChar"}))), strict=True))
+    assert plain["TypeBlock"] == plain["blockSize"]
+    rel = Relevance(mentioned=frozenset({"TypeChar"}), families=families_of({"TypeChar", "h"}))
+    scores = dict(zip(names, rank_entries(outline, rel), strict=True))
+    assert scores["TypeBlock"] > scores["blockSize"] == plain["blockSize"]
+    assert scores["TypeReg"] == scores["TypeBlock"]
