@@ -238,24 +238,25 @@ _C_DEFS = {
     "preproc_function_def": "function",
 }
 _C_FORWARD = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
+# `extern "C" { ... }` (a linkage_specification, its body a declaration_list) guards nearly
+# every C library header's API for C++ callers (a C++ namespace's body is walked as one).
+_C_TRANSPARENT = frozenset(
+    {
+        "preproc_ifdef",
+        "preproc_if",
+        "preproc_elif",
+        "preproc_else",
+        "linkage_specification",
+        "declaration_list",
+    }
+)
 _C = OutlineRules(
     defs=_C_DEFS,
     containers=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "type_definition"}),
     bodies=frozenset({"field_declaration_list", "enumerator_list"}),
     unnamed_transparent=frozenset({"enum_specifier"}),
     forward=_C_FORWARD,
-    # `extern "C" { ... }` (a linkage_specification, its body a declaration_list) guards
-    # nearly every C library header's API for C++ callers
-    transparent=frozenset(
-        {
-            "preproc_ifdef",
-            "preproc_if",
-            "preproc_elif",
-            "preproc_else",
-            "linkage_specification",
-            "declaration_list",
-        }
-    ),
+    transparent=_C_TRANSPARENT,
     one_line=frozenset(
         {"declaration", "field_declaration", "enumerator", "preproc_def", "preproc_function_def"}
     ),
@@ -279,17 +280,7 @@ _CPP = OutlineRules(
         }
     ),
     bodies=frozenset({"field_declaration_list", "enumerator_list", "declaration_list"}),
-    transparent=frozenset(
-        {
-            "preproc_ifdef",
-            "preproc_if",
-            "preproc_elif",
-            "preproc_else",
-            "linkage_specification",
-            "declaration_list",  # the body of `extern "C" { ... }` (a namespace's is walked as one)
-            "template_declaration",
-        }
-    ),
+    transparent=_C_TRANSPARENT | {"template_declaration"},
     unnamed_transparent=frozenset({"namespace_definition", "enum_specifier"}),
     forward=_C_FORWARD,
     one_line=frozenset(
