@@ -67,8 +67,15 @@ class ThenEngine:
         tabs: list[tuple[str, str]],
     ) -> str:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        req = {"language": language, "path": path, "text": text, "row": row, "col": col}
-        req.update(budget=budget, tabs=tabs)
+        req = {
+            "language": language,
+            "path": path,
+            "text": text,
+            "row": row,
+            "col": col,
+            "budget": budget,
+            "tabs": tabs,
+        }
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()

@@ -75,18 +75,24 @@ CURRENT = f"{PKG}/ArrayQueue.java"
 BUFFER = _queue("ArrayQueue", "")
 
 
-def _gather(index: SymbolIndex, language: str = "java") -> list:  # type: ignore[type-arg]
+def _gather(  # type: ignore[type-arg]
+    index: SymbolIndex,
+    language: str = "java",
+    path: str = CURRENT,
+    head: tuple[str, ...] = tuple(BUFFER.split("\n")[:3]),
+    mentioned: frozenset[str] = frozenset(identifiers(BUFFER)),
+) -> list:
     return gather_candidates(
-        path=CURRENT,
+        path=path,
         language=language,
-        head_lines=tuple(BUFFER.split("\n")[:3]),
+        head_lines=head,
         open_paths=(),
         recent=[],
         index=index,
         used=frozenset(),
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
-        mentioned=frozenset(identifiers(BUFFER)),
+        mentioned=mentioned,
     )
 
 
@@ -160,18 +166,7 @@ def test_python_packages_get_no_prior() -> None:
     index = SymbolIndex()
     for p, t in files.items():
         index.update_file(p, t, "python")
-    cands = gather_candidates(
-        path=CURRENT.replace(".java", ".py"),
-        language="python",
-        head_lines=(),
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=frozenset({"X"}),
-    )
+    cands = _gather(index, "python", CURRENT.replace(".java", ".py"), (), frozenset({"X"}))
     assert all(c.package is None and c.prior == 0.0 for c in cands)
 
 
