@@ -705,6 +705,10 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
 
 COMMENT = {"python": "#"}  # others use "//"
 ALSO = " also: "
+# Between the names of one line: no space (`# Task: get_coro,get_name`). The same names
+# in 7% fewer characters (a token either way: "," then the name), so more of them fit;
+# measured with context_recall.py, seeds 1 and 2: more cross-file names, in-file unchanged.
+NAMES_SEP = ","
 
 
 def visible_here(outline: FileOutline, i: int, rel: Relevance) -> bool:
@@ -768,7 +772,7 @@ class OutlinePick:
         chars = sum(len(INDENT) * entries[k].depth + len(entries[k].text) for k in full)
         for owner, group in groups.items():
             chars += self._prefix_len(owner, full) + sum(len(entries[k].name) for k in group)
-            chars += 2 * (len(group) - 1)
+            chars += len(NAMES_SEP) * (len(group) - 1)
         return chars + lines - 1
 
     def _promoted(self, i: int) -> tuple[set[int], dict[int, list[int]]]:
@@ -798,7 +802,7 @@ class OutlinePick:
             return 0
         e = self.outline.entries[i]
         if e.owner in self.groups:
-            return len(e.name) + 2  # ", name"
+            return len(e.name) + len(NAMES_SEP)  # ",name"
         return self._prefix_len(e.owner, self.full) + len(e.name) + (1 if self.cost else 0)
 
     def add_full(self, i: int) -> None:
@@ -836,7 +840,7 @@ class OutlinePick:
         lines: list[str] = []
 
         def names(owner: int) -> str:
-            return ", ".join(entries[k].name for k in sorted(self.groups[owner]))
+            return NAMES_SEP.join(entries[k].name for k in sorted(self.groups[owner]))
 
         def emit(anchor: int) -> None:
             for k, is_group in sorted(kids.get(anchor, ())):

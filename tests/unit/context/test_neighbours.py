@@ -306,7 +306,7 @@ def test_names_the_file_already_spells_are_not_sent_as_bare_names() -> None:
     rel = Relevance(used=frozenset({"Store", "known", "s"}), mentioned=frozenset({"Store", "known", "s"}))
     # 80 characters: no room for signatures (FULL_SHARE), names only.
     got = assemble([cand], index.outline, rel, 80, time.perf_counter() + 1)
-    assert [s.text for s in got.snippets] == ["# Store: fetch, evict"]
+    assert [s.text for s in got.snippets] == ["# Store: fetch,evict"]
 
 
 def test_a_small_modules_names_are_not_crowded_out_by_a_big_ones() -> None:

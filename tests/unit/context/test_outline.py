@@ -107,7 +107,7 @@ SOURCES: dict[str, tuple[str, str, dict[str, str], list[str]]] = {
             "Kind": "enum",
             "SMALL": "member",
         },
-        ["public class Box", "    public int area()", "        // also: SMALL, LARGE"],
+        ["public class Box", "    public int area()", "        // also: SMALL,LARGE"],
     ),
     "c": (
         "/p/a.c",
@@ -171,12 +171,12 @@ def test_names_go_on_one_line_per_container_and_under_a_header_once_it_is_shown(
     pick.add_short(idx["MAX_SIZE"])
     out = pick.text()
     # Names only: no class header (it would cost more than the names), in file order.
-    assert out == "# Loop: _loop, running\ndef helper(a, b=2) -> int:\n# also: MAX_SIZE"
+    assert out == "# Loop: _loop,running\ndef helper(a, b=2) -> int:\n# also: MAX_SIZE"
     assert pick.cost == len(out)
     pick.add_full(idx["__init__"])  # a member shown whole brings its header; the names follow it
     out = pick.text()
     assert out == (
-        "class Loop(Base):\n    def __init__(self, loop, *, debug=False):\n    # also: _loop, running\n"
+        "class Loop(Base):\n    def __init__(self, loop, *, debug=False):\n    # also: _loop,running\n"
         "def helper(a, b=2) -> int:\n# also: MAX_SIZE"
     )
     assert pick.cost == len(out)
@@ -190,9 +190,9 @@ def test_nested_containers_name_their_chain() -> None:
     pick = OutlinePick(outline)
     pick.add_short(idx["m"])
     pick.add_short(idx["n"])
-    assert pick.text() == "# A.B: m, n" and pick.cost == len(pick.text())
+    assert pick.text() == "# A.B: m,n" and pick.cost == len(pick.text())
     pick.add_full(idx["A"])
-    assert pick.text() == "class A:\n    # B: m, n" and pick.cost == len(pick.text())
+    assert pick.text() == "class A:\n    # B: m,n" and pick.cost == len(pick.text())
 
 
 def test_ranking_prefers_unspelled_names_and_members_of_used_classes() -> None:
