@@ -1,0 +1,89 @@
+"""The file's own names line: the names the file spells on the most code rows that nothing
+else in the prompt shows, most used first, out of the far prefix and suffix's share."""
+
+from __future__ import annotations
+
+from lsp_assist.context.builder import NAMES_HEAD, NAMES_SHARE, ContextEngine
+from lsp_assist.context.crossfile import IDENT
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor
+
+HEAD = f"# {NAMES_HEAD}"
+
+
+def _big_module() -> tuple[str, Cursor]:
+    """The cursor in `target`; `far_registry` is used on 40 code rows at the end of the
+    file (beyond any window of 2,000 characters), `prose_word` only in comments."""
+    early = "".join(f"def early_{i}(a):\n    return a + {i}\n\n" for i in range(120))
+    target = "def target(x):\n    y = x + 1\n    \n    return y\n\n"
+    late = "".join(
+        f"def late_{i}(a):\n    # prose_word prose_word\n    return far_registry.lookup(a, {i})\n\n"
+        for i in range(40)
+    )
+    text = (
+        "import os\n\n" + early + target + "".join(f"def mid_{i}(b):\n    return b\n\n" for i in range(120))
+    )
+    text += late
+    row = text.split("\n").index("    y = x + 1") + 1
+    return text, Cursor(row, 4)
+
+
+def _names(prefix: str) -> list[str]:
+    first = prefix.split("\n", 1)[0]
+    assert first.startswith(HEAD), first
+    return first[len(HEAD) :].split(",")
+
+
+def test_the_most_used_names_the_window_does_not_show_come_first() -> None:
+    text, cursor = _big_module()
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 2000, crossfile=False)
+    names = _names(ctx.prefix)
+    # 40 code rows each; ties by name. Comments are not code rows: `prose_word` never counts.
+    assert names[:2] == ["far_registry", "lookup"]
+    assert "prose_word" not in names
+    rest = "\n".join([ctx.prefix.split("\n", 1)[1], ctx.suffix])
+    shown = set(IDENT.findall(rest))
+    assert not shown & set(names)  # a name the prompt already shows is not listed again
+    assert ctx.size <= 2000
+    labels = {p.label: p.chars for p in ctx.parts}
+    assert labels["names"] == len(ctx.prefix.split("\n", 1)[0]) + 1
+    assert sum(labels.values()) == ctx.size
+
+
+def test_a_file_shown_whole_gets_no_names_line() -> None:
+    text = "import os\n\ndef target(x):\n    y = os.path.join(x)\n    \n    return y\n"
+    cursor = Cursor(4, 4)
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 2000, crossfile=False)
+    assert HEAD not in ctx.prefix
+    assert ctx.prefix == "import os\n\ndef target(x):\n    y = os.path.join(x)\n    "
+
+
+def test_no_names_line_in_the_stable_layout_or_at_small_budgets() -> None:
+    text, cursor = _big_module()
+    stable = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 2000, layout="stable")
+    assert HEAD not in stable.prefix
+    small = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 900, crossfile=False)
+    assert HEAD not in small.prefix
+
+
+def test_an_opened_file_keeps_its_names_share_when_the_function_fills_the_budget() -> None:
+    """Read at didOpen, the file's names are known before the window is laid: their share is
+    kept out of the local budget up front, not only from what the far rows would have had."""
+    body = "".join(
+        f"    value_{i} = compute_something_long(argument_{i}, other_argument_{i})\n" for i in range(60)
+    )
+    far = "".join(f"def user_{i}():\n    return shared_helper(registry_value)\n\n" for i in range(40))
+    # Imports naming what the function calls take their whole share too.
+    imports = "".join(
+        f"from package.module_{i} import compute_something_long as long_{i}\n" for i in range(20)
+    )
+    text = imports + "\n" + far + "def big(x):\n" + body + "    \n" + body + "    return x\n\n" + far
+    row = text.split("\n").index("    return x") - 61
+    engine = ContextEngine()
+    doc = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
+    engine.index_document(doc)  # didOpen: the names are read now
+    ctx = engine.build(doc, Cursor(row, 4), 2000, crossfile=False)
+    assert ctx.size <= 2000
+    names = _names(ctx.prefix)
+    assert not set(IDENT.findall(ctx.prefix.split("\n", 1)[1] + ctx.suffix)) & set(names)
+    assert len(ctx.prefix.split("\n", 1)[0]) + 1 >= int(2000 * NAMES_SHARE) - 20
