@@ -107,7 +107,7 @@ SOURCES: dict[str, tuple[str, str, dict[str, str], list[str]]] = {
             "Kind": "enum",
             "SMALL": "member",
         },
-        ["public class Box", "    public int area()", "        // also: SMALL,LARGE"],
+        ["public class Box", "    public int area()", "        // SMALL,LARGE"],
     ),
     "c": (
         "/p/a.c",
@@ -171,13 +171,13 @@ def test_names_go_on_one_line_per_container_and_under_a_header_once_it_is_shown(
     pick.add_short(idx["MAX_SIZE"])
     out = pick.text()
     # Names only: no class header (it would cost more than the names), in file order.
-    assert out == "# Loop: _loop,running\ndef helper(a, b=2) -> int:\n# also: MAX_SIZE"
+    assert out == "# Loop: _loop,running\ndef helper(a, b=2) -> int:\n# MAX_SIZE"
     assert pick.cost == len(out)
     pick.add_full(idx["__init__"])  # a member shown whole brings its header; the names follow it
     out = pick.text()
     assert out == (
-        "class Loop(Base):\n    def __init__(self, loop, *, debug=False):\n    # also: _loop,running\n"
-        "def helper(a, b=2) -> int:\n# also: MAX_SIZE"
+        "class Loop(Base):\n    def __init__(self, loop, *, debug=False):\n    # _loop,running\n"
+        "def helper(a, b=2) -> int:\n# MAX_SIZE"
     )
     assert pick.cost == len(out)
     assert render(outline, [idx["helper"]]) == "def helper(a, b=2) -> int:"
@@ -205,6 +205,17 @@ def test_ranking_prefers_unspelled_names_and_members_of_used_classes() -> None:
     s = rank_entries(outline, rel)
     assert s[idx["helper"]] > s[idx["Loop"]] > s[idx["running"]] > s[idx["MAX_SIZE"]] > s[idx["RED"]]
     assert s[idx["GREEN"]] < s[idx["running"]]  # a member of a class nobody near uses
+
+
+def test_python_name_mangled_members_are_not_sent() -> None:
+    """`self.__x` is `_Owner__x` outside its class: no other file can spell `__x`."""
+    text = "class Owner:\n    def __init__(self):\n        self.__secret = 1\n        self.shown = 2\n"
+    text += "    def __helper(self):\n        pass\n\n__version = 3\n"
+    outline = outline_from_text(text, "python", "/p/o.py")
+    idx = {e.name: i for i, e in enumerate(outline.entries)}
+    s = rank_entries(outline, Relevance(used=frozenset({"Owner"})))
+    assert s[idx["__secret"]] == 0.0 and s[idx["__helper"]] == 0.0
+    assert s[idx["shown"]] > 0 and s[idx["__version"]] > 0  # a module's `__x` is not mangled
 
 
 def test_rows_round_trip_and_long_signatures_cut_at_a_token() -> None:
