@@ -97,6 +97,11 @@ NAMES_MIN_BUDGET = 1000  # below this the contiguous window matters more
 NAMES_GIVE_BACK = 40  # a line this much shorter than its share gives the rest back to the file
 NAMES_HEAD = "in this file: "
 _COMMENT_START = ("#", "//", "/*", "*", "--", ";")
+# What the names line never carries: words inside string literals (a token or key split
+# into words would pass the redaction that the whole literal would not), and names spelled
+# on one row only (a PEM block's or a multi-line string's words).
+_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`")
+NAMES_MIN_ROWS = 2
 
 _FALLBACK_IMPORT = re.compile(
     r"^\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|use\s|package\s|extern\s+crate\s)"
@@ -690,6 +695,10 @@ class ContextEngine:
         parts.line("outline", "first lines of nearby definitions (the enclosing class's first)", extra)
         return {s.name for s in syms}
 
+    def _code_idents(self, text: str) -> frozenset[str]:
+        """`_line_idents` of a row without its string literals (read once per file read)."""
+        return self._line_idents(_QUOTED.sub(" ", text))
+
     def _line_idents(self, text: str) -> frozenset[str]:
         got = self._idents.get(text)
         if got is None:
@@ -1083,13 +1092,16 @@ class ContextEngine:
                 got = idents(text)
                 m.partial |= got
                 if got and not text.lstrip().startswith(_COMMENT_START):
-                    counts.update(got)
+                    counts.update(
+                        self._code_idents(text) if ("'" in text or '"' in text or "`" in text) else got
+                    )
             m.next_row = stop
             if stop < end and time.perf_counter() > deadline:
                 return None
         m.names = frozenset(m.partial)
         m.partial = set()
-        m.ranked = tuple(sorted(m.counts, key=lambda n: (-m.counts[n], n)))
+        kept = [n for n, c in m.counts.items() if c >= NAMES_MIN_ROWS]
+        m.ranked = tuple(sorted(kept, key=lambda n: (-m.counts[n], n)))
         m.counts = Counter()
         m.version, m.lines = doc.version, doc.line_count
         return m.names

@@ -87,3 +87,22 @@ def test_an_opened_file_keeps_its_names_share_when_the_function_fills_the_budget
     names = _names(ctx.prefix)
     assert not set(IDENT.findall(ctx.prefix.split("\n", 1)[1] + ctx.suffix)) & set(names)
     assert len(ctx.prefix.split("\n", 1)[0]) + 1 >= int(2000 * NAMES_SHARE) - 20
+
+
+def test_words_of_string_literals_and_one_row_names_are_never_listed() -> None:
+    """A key split into words would pass the redaction the whole literal would not."""
+    early = "".join(f"def early_{i}(a):\n    return a + {i}\n\n" for i in range(120))
+    target = "def target(x):\n    y = x + 1\n    \n    return y\n\n"
+    late = "".join(
+        f"def late_{i}(a):\n    return send_request(a, 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', token_{i})\n\n"
+        for i in range(40)
+    )
+    late += 'PEM = """\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"""\n'
+    mid = "".join(f"def mid_{i}(b):\n    return b\n\n" for i in range(120))
+    text = "import os\n\n" + early + target + mid + late
+    row = text.split("\n").index("    y = x + 1") + 1
+    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", Cursor(row, 4), 2000, crossfile=False)
+    names = _names(ctx.prefix)
+    assert names[0] == "send_request"
+    assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in names
+    assert not any(n.startswith(("MIIB", "token_")) for n in names)  # each spelled on one row
