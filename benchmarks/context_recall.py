@@ -735,7 +735,9 @@ def _copy(index: SymbolIndex) -> SymbolIndex:
     """A fresh index with the same files (each engine adds the blanked document to its own)."""
     out = SymbolIndex()
     for p in index.paths():
-        out.set_symbols(p, index.symbols(p), index.version(p), index.outline(p), index.refs(p))
+        out.set_symbols(
+            p, index.symbols(p), index.version(p), index.outline(p), index.refs(p), index.imports(p)
+        )
     return out
 
 

@@ -30,7 +30,7 @@ from lsp_assist.context.editor_definitions import (
 )
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
-from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates
+from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates, index_imports
 from lsp_assist.context.outline import Relevance, families_of, outline_of
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.symbols import (
@@ -265,6 +265,7 @@ class ContextEngine:
             self._tree_symbols(doc).find(tree, data),
             key,
             outline_of(tree, data, doc.language_id, doc.display_path, key),
+            imports=index_imports(doc.lines(0, min(doc.line_count, HEAD_ROWS)), doc.language_id),
         )
 
     def forget_document(self, doc: Document) -> None:

@@ -14,6 +14,7 @@ in file order, so consecutive requests send the same bytes first.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import time
@@ -30,6 +31,7 @@ from lsp_assist.context.outline import (
 )
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
+from lsp_assist.documents.languages import canonical
 from lsp_assist.domain import Snippet
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
@@ -38,7 +40,15 @@ MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersecti
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
+# Per language: a member name of a file (a method, a field, an enum variant) spelled
+# elsewhere in this file, worth this much (over the files defining it): a file whose
+# types this one uses all over is where a line's next name comes from. Measured, index
+# only, 150 positions: Rust (clap) 0 -> 59.3%, 0.1 -> 67.3%, 0.25 -> 68.7%; C++ (LevelDB,
+# with its affinity weight below) 0 -> 60.2%, 0.1 -> 63.5%; C (tree-sitter) 0 -> 46.3%,
+# 0.1 -> 43.0% (struct fields are spelled everywhere there).
+MEMBER_EVIDENCE = {"rust": 0.25, "cpp": 0.1}
 MIN_SCORE = 0.1
+MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this
 # much evidence (a name the enclosing function uses and one file defines gets 1.0).
@@ -58,8 +68,15 @@ FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest
 
 # Weights of the ways a file becomes a candidate (an entry's score is multiplied by it).
 AFFINITY_WEIGHT = 0.3  # how much a file's affinity scales its weight
+# ... per language where the imports say less: a C file includes a dozen headers (and
+# each of them more), so what the code uses says more than the include list. Measured,
+# index only, 150 positions: C 0.3 -> 35.0%, 0.5 -> 40.3%, 0.8 -> 46.3%, 1.0 -> 47.7%;
+# C++ 57.5%, 60.8%, 60.2%, 61.2%; Rust 59.3%, 58.7%, 52.7% (0.3, 0.5, 0.8: its imports
+# name the types it uses).
+AFFINITY_WEIGHTS = {"c": 0.8, "cpp": 0.8}
 W_IMPORTED = 1.0
 W_IMPORTED_UNUSED = 0.9
+W_REEXPORTS = 0.6  # the module an import names when it only re-exports those names
 W_PACKAGE = 0.9
 W_OPEN = 0.8
 W_RECENT = 0.7
@@ -72,7 +89,10 @@ class ImportRule:
     """One way a language spells an import: `pattern`'s groups `module` and optional `names`."""
 
     pattern: re.Pattern[str]
-    kind: str  # python | relative_path | go_path | rust_path | java_path | include
+    kind: str  # python | relative_path | go_path | rust_path | rust_use | java_path | include
+    #: matched against the head's joined text, not per line (a statement spanning lines:
+    #: Rust's `use crate::{a, b::{c, d}};`)
+    statement: bool = False
 
 
 def _r(p: str) -> re.Pattern[str]:
@@ -99,9 +119,11 @@ IMPORT_RULES: dict[str, tuple[ImportRule, ...]] = {
     "go": (ImportRule(_r(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), "go_path"),),
     "rust": (
         ImportRule(_r(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<module>\w+)\s*;"), "rust_path"),
+        # The whole use tree (nested groups, several lines); `_use_leaves` flattens it.
         ImportRule(
-            _r(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+(?P<module>[\w:]+)(?:::\{(?P<names>[^}]*)\})?"),
-            "rust_path",
+            re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?use\s+(?P<module>[\w:{}\s,*]+?)\s*;", re.M),
+            "rust_use",
+            statement=True,
         ),
     ),
     "java": (ImportRule(_r(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"), "java_path"),),
@@ -127,9 +149,25 @@ PACKAGE_BY_DIRECTORY = frozenset({"go", "java"})
 #: weighed by it and a line of the package's names. Those where a package's names are
 #: visible without an import (in Python the imports say it; measured: no gain there).
 PRIOR_LANGUAGES = PACKAGE_BY_DIRECTORY
+#: Languages where a file sees what its imports import (a C header's own includes): those
+#: files are candidates too, each level further weighed down by `TRANSITIVE_DECAY`.
+TRANSITIVE_IMPORTS = frozenset({"c", "cpp"})
+TRANSITIVE_DECAY = 0.85
+MAX_IMPORT_DEPTH = 3  # levels of includes followed past the file's own
+MAX_TRANSITIVE = 48  # files reached that way, at most
 #: A C/C++ file's companion header or source (same stem, another of these extensions).
 COMPANIONS = {"c": (".h", ".c"), "cpp": (".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx")}
 HEAD_ROWS = 400  # imports are looked for in the first rows only
+RUST_ROOT_FILES = ("lib.rs", "main.rs")  # a crate's root module (`crate::`)
+RUST_ROOT_LEVELS = 8  # directories walked up from a file to find them
+
+
+def _rust_children(path: str) -> str:
+    """The directory holding a Rust module file's child modules (`a/b.rs` -> a/b; mod.rs,
+    lib.rs, main.rs -> their own directory)."""
+    if os.path.basename(path) in ("mod.rs", *RUST_ROOT_FILES):
+        return os.path.dirname(path)
+    return os.path.splitext(path)[0]
 
 
 @dataclass(frozen=True)
@@ -142,8 +180,14 @@ class ImportRef:
 
 def parse_imports(lines: Iterable[str], language: str) -> list[ImportRef]:
     """The imports spelled on these lines (Python's `import a, b` gives one per module)."""
-    rules = IMPORT_RULES.get(language, ())
+    all_rules = IMPORT_RULES.get(language, ())
+    rules = tuple(r for r in all_rules if not r.statement)
+    lines = list(lines)
     out: list[ImportRef] = []
+    for rule in all_rules:
+        if rule.statement:  # statements that may span lines: matched on the joined head
+            for m in rule.pattern.finditer("\n".join(lines)):
+                out.extend(_statement_refs(m.group("module"), " ".join(m.group().split()), rule.kind))
     in_go_block = False
     for line in lines:
         s = line.strip()
@@ -177,7 +221,88 @@ def parse_imports(lines: Iterable[str], language: str) -> list[ImportRef]:
     return out
 
 
-@functools.lru_cache(maxsize=64)
+_USE_TOKEN = re.compile(r"::|[{},*]|[A-Za-z_]\w*")
+
+
+def _use_leaves(tree: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """A Rust use tree flattened: (module path, imported name) per leaf; the name is None
+    for a glob (`a::*`) or the module itself (`a::{self}`); `x as y` imports `x`.
+
+    `crate::{a::B, c::{D, e::*}}` -> ((crate, a), B), ((crate, c), D), ((crate, c, e), None).
+    """
+    toks = [t for t in _USE_TOKEN.findall(tree) if t != "::"]
+    out: list[tuple[tuple[str, ...], str | None]] = []
+    pos = 0
+
+    def walk(prefix: tuple[str, ...]) -> None:
+        nonlocal pos
+        path = prefix
+        while pos < len(toks):
+            t = toks[pos]
+            if t == "{":
+                pos += 1
+                while pos < len(toks) and toks[pos] != "}":
+                    walk(path)
+                    if pos < len(toks) and toks[pos] == ",":
+                        pos += 1
+                pos += 1  # the closing brace
+                return
+            if t in (",", "}"):
+                break
+            pos += 1
+            if t == "*":
+                out.append((path, None))
+                return
+            if t == "as":
+                pos += 1  # the alias
+                break
+            path = (*path, t)
+        if path == prefix:
+            return
+        if path[-1] == "self":
+            out.append((path[:-1], None))
+        else:
+            out.append((path[:-1], path[-1]))
+
+    while pos < len(toks):
+        before = pos
+        walk(())
+        if pos < len(toks) and toks[pos] in (",", "}"):
+            pos += 1
+        if pos == before:
+            pos += 1
+    return out
+
+
+def _statement_refs(module: str, line: str, kind: str) -> list[ImportRef]:
+    """One ImportRef per module a statement names (a Rust use tree: its leaves by module)."""
+    if kind != "rust_use":
+        return [ImportRef(module.strip(), (), line, kind)]
+    by_module: dict[tuple[str, ...], list[str]] = {}
+    for path, name in _use_leaves(module):
+        if not path and name is not None:  # `use foo;`: a module (or crate) by itself
+            path, name = (name,), None
+        names = by_module.setdefault(path, [])
+        if name is not None and name not in names:
+            names.append(name)
+    return [ImportRef("::".join(path), tuple(names), line, kind) for path, names in by_module.items()]
+
+
+def index_imports(lines: Iterable[str], language: str) -> tuple[str, ...]:
+    """The import lines of a file's head kept in the index, for the languages whose
+    imports reach further (`TRANSITIVE_IMPORTS`: a C header's own includes); () otherwise."""
+    language = canonical(language) or language
+    if language not in TRANSITIVE_IMPORTS:
+        return ()
+    rules = [r for r in IMPORT_RULES.get(language, ()) if not r.statement]
+    return tuple(
+        line.strip()
+        for line in itertools.islice(lines, HEAD_ROWS)
+        if any(r.pattern.search(line) for r in rules)
+    )
+
+
+@functools.lru_cache(maxsize=512)
 def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...]:
     """`parse_imports` of a file's head, reused while its import rows stay the same."""
     return tuple(parse_imports(head, language))
@@ -211,6 +336,92 @@ class PathResolver:
             if self.exists(p):
                 out.append(p)
                 break
+        return out
+
+    def _rust_root(self, current: str) -> str | None:
+        """The crate's root directory: the nearest one above `current` holding lib.rs or main.rs."""
+        d = os.path.dirname(current)
+        for _ in range(RUST_ROOT_LEVELS):
+            if any(os.path.join(d, f) == current or self.exists(os.path.join(d, f)) for f in RUST_ROOT_FILES):
+                return d
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        return None
+
+    def _rust_module_file(self, children: str, root: str | None) -> str | None:
+        """The file of the module whose children live in `children` (`a/b` -> a/b.rs, a/b/mod.rs)."""
+        if children == root:
+            names = [os.path.join(children, f) for f in RUST_ROOT_FILES]
+        else:
+            names = [children + ".rs", os.path.join(children, "mod.rs")]
+        return next((p for p in names if self.exists(p)), None)
+
+    def _rust_tail(self, segs: list[str], names: Sequence[str]) -> list[str]:
+        for tail in [[*segs, n] for n in names] + [segs[:n] for n in range(len(segs), 0, -1)]:
+            got = self._suffix("/".join(tail) + ".rs") or self._suffix("/".join(tail) + "/mod.rs")
+            if got:
+                return got
+        return []
+
+    def _rust_use(self, ref: ImportRef, current: str) -> list[str]:
+        """The files of `use a::b::{C, d}`: the deepest module file of the path (a module
+        it names, `d`, is its own file), by Rust's module tree from the crate root."""
+        segs = [s for s in ref.module.split("::") if s]
+        root = self._rust_root(current)
+        if segs[:1] == ["crate"]:
+            if root is None:  # no crate root known: the path's tail, wherever it is
+                return self._rust_tail(segs[1:], ref.names)
+            bases, segs = [root], segs[1:]
+        elif segs[:1] in (["self"], ["super"]):
+            base = _rust_children(current)
+            while segs[:1] in (["self"], ["super"]):
+                if segs[0] == "super":
+                    base = os.path.dirname(base)
+                segs = segs[1:]
+            bases = [base]
+        else:  # a module in scope (`mod x;` here), else a path from the root (2015), else a crate
+            bases = [_rust_children(current)] + ([root] if root is not None else [])
+        explicit = ref.module.split("::")[0] in ("crate", "self", "super")
+        for base in bases:
+            # A name that is a module is its own file (`use crate::output::{fmt}`) ...
+            found = [
+                p
+                for name in ref.names
+                for p in self._with_exts(os.path.join(base, *segs, name), (".rs", "/mod.rs"))
+            ]
+            # ... the others live in the deepest module of the path that has a file (an
+            # inline `mod` has none); a bare path must start with a module of `base`.
+            for n in range(len(segs), -1 if explicit else 0, -1):
+                got = self._rust_module_file(os.path.join(base, *segs[:n]), root)
+                if got is not None:
+                    return found if got in found else [*found, got]
+            if found:
+                return found
+        return []
+
+    def reexported(self, ref: ImportRef, targets: Sequence[str], current: str) -> dict[str, list[str]]:
+        """The names an import takes from `targets` that none of them defines, mapped to the
+        files that do, under the targets' directories: the name's module re-exports it
+        (Rust's `pub use kind::ErrorKind` in error/mod.rs, a TypeScript index.ts,
+        `from .kind import ErrorKind` in an __init__.py). A name more than
+        `MAX_REEXPORT_DEFINERS` files define is left where it was imported from."""
+        if not ref.names or not targets:
+            return {}
+        scopes = tuple({os.path.dirname(t) + os.sep for t in targets})
+        out: dict[str, list[str]] = {}
+        for name in ref.names:
+            syms = self.index.lookup(name)
+            if not syms or any(s.path in targets for s in syms):
+                continue
+            top = [s for s in syms if s.container is None and s.path != current and s.path.startswith(scopes)]
+            # A definition over an `impl X for Name` block of another file.
+            defs = sorted({s.path for s in top if not s.signature.startswith("impl")}) or sorted(
+                {s.path for s in top}
+            )
+            if 0 < len(defs) <= MAX_REEXPORT_DEFINERS:
+                out[name] = defs
         return out
 
     def resolve(self, ref: ImportRef, current: str, language: str) -> list[str]:
@@ -255,20 +466,10 @@ class PathResolver:
                 or self.index.paths_in_dir_named(segs[-1])
                 if p.endswith(".go") and not p.endswith("_test.go")
             ][:MAX_CANDIDATES]
-        if ref.kind == "rust_path":
-            segs = [s for s in ref.module.split("::") if s and s not in ("crate", "self", "super")]
-            if ref.module.startswith(("self::", "super::")) or len(segs) == 1:
-                base = here if not ref.module.startswith("super::") else os.path.dirname(here)
-                for n in range(len(segs), 0, -1):
-                    got = self._with_exts(os.path.join(base, *segs[:n]), exts)
-                    if got:
-                        return got
-            for n in range(len(segs), 0, -1):
-                tail = "/".join(segs[:n])
-                got = self._suffix(tail + ".rs") or self._suffix(tail + "/mod.rs")
-                if got:
-                    return got
-            return []
+        if ref.kind == "rust_path":  # `mod x;`: a child module of this file's module
+            return self._with_exts(os.path.join(_rust_children(current), ref.module), exts)
+        if ref.kind == "rust_use":
+            return self._rust_use(ref, current)
         if ref.kind == "java_path":
             segs = ref.module.split(".")
             for n in range(len(segs), 1, -1):
@@ -337,11 +538,27 @@ def gather_candidates(
         return c
 
     resolver = PathResolver(index, open_paths)
+    direct: list[str] = []
     for ref in cached_imports(head_lines, language):
-        for target in resolver.resolve(ref, path, language):
-            c = add(target, W_IMPORTED, f"imported by this file (`{_short(ref.line)}`)")
+        targets = resolver.resolve(ref, path, language)
+        direct += targets
+        moved = resolver.reexported(ref, targets, path)
+        for target in targets:
+            # A module that only re-exports what this file imports (a Rust mod.rs, an
+            # index.ts) is no longer where those names are: it drops back.
+            kept = [n for n in ref.names if n not in moved]
+            w = W_IMPORTED if kept or not ref.names else W_REEXPORTS
+            c = add(target, w, f"imported by this file (`{_short(ref.line)}`)")
             if c is not None:
-                c.imported_names.update(ref.names)
+                c.imported_names.update(kept)
+        for name, paths in moved.items():
+            for p in paths:
+                c = add(p, W_IMPORTED, f"defines `{name}`, imported by this file (`{_short(ref.line)}`)")
+                if c is not None:
+                    c.imported_names.add(name)
+    if language in TRANSITIVE_IMPORTS:
+        for p, depth, via in transitive_imports(resolver, tuple(direct), language):
+            add(p, W_IMPORTED * TRANSITIVE_DECAY**depth, f"included through {os.path.basename(via)}")
     here = os.path.dirname(path)
     if language in PACKAGE_BY_DIRECTORY:
         ext = os.path.splitext(path)[1]
@@ -396,6 +613,10 @@ def gather_candidates(
         spelled = outline.top_names() & mentioned
         ev = evidence.get(c.path, 0.0)
         ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
+        member_evidence = MEMBER_EVIDENCE.get(language, 0.0)
+        if member_evidence:
+            members = (outline.names() - outline.top_names()) & mentioned
+            ev += member_evidence * sum(1.0 / max(1, index.definers(n)) for n in members)
         c.affinity = ev
         if prior is not None and os.path.dirname(c.path) == here:
             c.prior = prior.best(outline.top_names() - mentioned, c.path)
@@ -405,10 +626,44 @@ def gather_candidates(
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
     top = max((c.affinity for c in cands.values()), default=0.0)
     if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
+        aw = AFFINITY_WEIGHTS.get(language, AFFINITY_WEIGHT)
         for c in cands.values():
-            c.weight = round(c.weight * (1.0 - AFFINITY_WEIGHT + AFFINITY_WEIGHT * c.affinity / top), 4)
+            c.weight = round(c.weight * (1.0 - aw + aw * c.affinity / top), 4)
     ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
     return ranked[:MAX_CANDIDATES]
+
+
+_TRANSITIVE_CACHE: dict[tuple[int, int, tuple[str, ...], str], list[tuple[str, int, str]]] = {}
+
+
+def transitive_imports(
+    resolver: PathResolver, direct: tuple[str, ...], language: str
+) -> list[tuple[str, int, str]]:
+    """(file, depth, the file that imports it) for what `direct`'s files import, breadth
+    first, from the import statements recorded in the index (never a file read). Kept per
+    index state and set of direct imports: typing in a file changes neither."""
+    index = resolver.index
+    key = (index.instance, index.generation, direct, language)
+    got = _TRANSITIVE_CACHE.get(key)
+    if got is not None:
+        return got
+    seen = set(direct)
+    out: list[tuple[str, int, str]] = []
+    level = list(dict.fromkeys(direct))
+    for depth in range(1, MAX_IMPORT_DEPTH + 1):
+        nxt: list[str] = []
+        for src in level:
+            for ref in cached_imports(index.imports(src), language):
+                for p in resolver.resolve(ref, src, language):
+                    if p not in seen and len(out) < MAX_TRANSITIVE:
+                        seen.add(p)
+                        out.append((p, depth, src))
+                        nxt.append(p)
+        level = nxt
+    if len(_TRANSITIVE_CACHE) >= 32:
+        _TRANSITIVE_CACHE.clear()
+    _TRANSITIVE_CACHE[key] = out
+    return out
 
 
 def _short(line: str, n: int = 60) -> str:

@@ -584,11 +584,15 @@ class SymbolIndex:
         # valid while only that file's own entry changed (it never feeds its own context).
         self._changes: dict[str, int] = {}
         self._refs: dict[str, frozenset[str]] = {}  # path -> the names its text spells
+        # path -> its import statements (`neighbours.index_imports`: C/C++ includes, whose
+        # own includes a file sees too)
+        self._imports: dict[str, tuple[str, ...]] = {}
         self._dir_refs: dict[str, Counter[str]] = {}  # directory -> name -> files spelling it
         self._dir_refs_changes: dict[str, int] = {}  # directory -> changes of its counts
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
+        from lsp_assist.context.neighbours import index_imports
         from lsp_assist.context.outline import outline_of
 
         parsed = parse_text(text, language)
@@ -596,7 +600,8 @@ class SymbolIndex:
         outline = outline_of(
             parsed[0] if parsed else None, parsed[1] if parsed else b"", language, path, None
         )
-        self.set_symbols(path, symbols, None, outline, reference_names(text))
+        imports = index_imports(text.split("\n"), language)
+        self.set_symbols(path, symbols, None, outline, reference_names(text), imports)
 
     def update_from_tree(
         self, path: str, tree: Tree, source: bytes, language: str, version: object = None
@@ -611,11 +616,14 @@ class SymbolIndex:
         version: object = None,
         outline: FileOutline | None = None,
         refs: Iterable[str] | None = None,
+        imports: Iterable[str] | None = None,
     ) -> None:
-        """Replace one file's symbols (and its outline and the names it spells when given;
-        else the old ones stay: an open buffer keeps its file's counts until it is saved)."""
+        """Replace one file's symbols (and its outline, the names it spells and its import
+        statements when given; else the old ones stay: an open buffer keeps its file's
+        counts until it is saved)."""
         kept = self._outlines.get(path) if outline is None else outline
         kept_refs = self._refs.get(path) if refs is None else frozenset(refs)
+        kept_imports = self._imports.get(path) if imports is None else tuple(imports)
         self.remove_file(path)
         self._bump(path)
         syms = list(symbols)
@@ -628,6 +636,8 @@ class SymbolIndex:
         self._by_dir.setdefault(directory, set()).add(path)
         if kept is not None:
             self._outlines[path] = kept
+        if kept_imports:
+            self._imports[path] = kept_imports
         if kept_refs:
             self._refs[path] = kept_refs
             self._dir_refs.setdefault(directory, Counter()).update(kept_refs)
@@ -679,6 +689,10 @@ class SymbolIndex:
     def has_path(self, path: str) -> bool:
         return path in self._by_path
 
+    def imports(self, path: str) -> tuple[str, ...]:
+        """`path`'s import statements as indexed (empty when unknown or not recorded)."""
+        return self._imports.get(path, ())
+
     def refs(self, path: str) -> frozenset[str]:
         """The names `path`'s indexed text spells (empty when unknown)."""
         return self._refs.get(path, frozenset())
@@ -699,6 +713,7 @@ class SymbolIndex:
         old = self._by_path.pop(path, None)
         self._versions.pop(path, None)
         self._outlines.pop(path, None)
+        self._imports.pop(path, None)
         old_refs = self._refs.pop(path, None)
         if old_refs:
             d = os.path.dirname(path)

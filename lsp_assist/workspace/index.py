@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lsp_assist.context.neighbours import HEAD_ROWS, index_imports
 from lsp_assist.context.outline import (
     FileOutline,
     OutlineEntry,
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 # read as C++, C/C++ anonymous namespaces and enums looked through, forward declarations skipped;
 # 6: C/C++ extern "C" blocks and #elif branches outlined
 # 7: the names each file spells (the package reference counts)
-FORMAT_VERSION = 7
+# 8: C/C++ files' includes (the headers an included header includes)
+FORMAT_VERSION = 8
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 
@@ -63,6 +65,7 @@ class FileRecord:
     symbols: list[Symbol]
     outline: tuple[OutlineEntry, ...] = ()
     refs: frozenset[str] = frozenset()  # the names the file spells (`reference_names`)
+    imports: tuple[str, ...] = ()  # its import statements (`neighbours.index_imports`)
 
     def file_outline(self, path: str) -> FileOutline:
         return FileOutline(path, self.language, self.outline, ("disk", self.sha))
@@ -172,7 +175,7 @@ class WorkspaceIndex:
             if data.get("root") != self.root:
                 return self._corrupt("written for another root")
             records: dict[str, FileRecord] = {}
-            for path, (mtime, size, sha, language, rows, outline, refs) in data["files"].items():
+            for path, (mtime, size, sha, language, rows, outline, refs, imports) in data["files"].items():
                 records[str(path)] = FileRecord(
                     int(mtime),
                     int(size),
@@ -181,6 +184,7 @@ class WorkspaceIndex:
                     [_sym_from_row(path, r) for r in rows],
                     entries_from_rows(outline),
                     frozenset(sys.intern(str(n)) for n in refs),
+                    tuple(str(x) for x in imports),
                 )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return self._corrupt(f"malformed ({type(exc).__name__})")
@@ -205,6 +209,7 @@ class WorkspaceIndex:
                 [_sym_row(s) for s in r.symbols],
                 entries_to_rows(r.outline),
                 sorted(r.refs),
+                list(r.imports),
             ]
             for path, r in sorted(self.records.items())
         }
@@ -319,7 +324,7 @@ class WorkspaceIndex:
         mtime = entry.mtime_ns if stable else 0
         if old is not None and old.sha == sha:
             self.records[entry.path] = FileRecord(
-                mtime, len(data), sha, old.language, old.symbols, old.outline, old.refs
+                mtime, len(data), sha, old.language, old.symbols, old.outline, old.refs, old.imports
             )
             return
         res.reparsed += 1
@@ -335,6 +340,7 @@ class WorkspaceIndex:
             symbols[:MAX_SYMBOLS_PER_FILE],
             outline,
             reference_names(text),
+            index_imports(text.split("\n", HEAD_ROWS)[:HEAD_ROWS], entry.language),
         )
         res.changed_paths.append(entry.path)
 
@@ -353,5 +359,7 @@ def build_symbol_index(indexes: Iterable[WorkspaceIndex]) -> SymbolIndex:
     out = SymbolIndex()
     for idx in indexes:
         for path, rec in idx.records.items():
-            out.set_symbols(path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs)
+            out.set_symbols(
+                path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs, rec.imports
+            )
     return out

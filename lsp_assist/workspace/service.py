@@ -246,7 +246,7 @@ class WorkspaceService:
                 self.rt.context.symbols.remove_file(path)
             else:
                 self.rt.context.symbols.set_symbols(
-                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs
+                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs, rec.imports
                 )
         if changed:
             self._schedule_persist()
