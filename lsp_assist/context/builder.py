@@ -28,9 +28,10 @@ from lsp_assist.context.editor_definitions import (
     EditorFiles,
     pick_editor_definitions,
 )
+from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
-from lsp_assist.context.neighbours import HEAD_ROWS, Gathered, assemble, gather_candidates, index_imports
+from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import Relevance, families_of, outline_of
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.symbols import (

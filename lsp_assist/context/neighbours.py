@@ -14,13 +14,17 @@ in file order, so consecutive requests send the same bytes first.
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from lsp_assist.context.import_rules import HEAD_ROWS as HEAD_ROWS  # where it was before
+from lsp_assist.context.import_rules import (
+    IMPORT_RULES,
+    TRANSITIVE_IMPORTS,
+)
 from lsp_assist.context.outline import (
     COMMENT,
     FileOutline,
@@ -31,7 +35,6 @@ from lsp_assist.context.outline import (
 )
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
-from lsp_assist.documents.languages import canonical
 from lsp_assist.domain import Snippet
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
@@ -84,54 +87,6 @@ W_DEFINES = 0.75
 W_SIBLING = 0.55
 
 
-@dataclass(frozen=True)
-class ImportRule:
-    """One way a language spells an import: `pattern`'s groups `module` and optional `names`."""
-
-    pattern: re.Pattern[str]
-    kind: str  # python | relative_path | go_path | rust_path | rust_use | java_path | include
-    #: matched against the head's joined text, not per line (a statement spanning lines:
-    #: Rust's `use crate::{a, b::{c, d}};`)
-    statement: bool = False
-
-
-def _r(p: str) -> re.Pattern[str]:
-    return re.compile(p)
-
-
-#: Import spellings per language (canonical name). Matched per line of the file's head.
-IMPORT_RULES: dict[str, tuple[ImportRule, ...]] = {
-    "python": (
-        ImportRule(_r(r"^\s*from\s+(?P<module>\.*[\w.]*)\s+import\s+\(?(?P<names>[^#)]*)"), "python"),
-        ImportRule(
-            _r(r"^\s*import\s+(?P<module>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"), "python"
-        ),
-    ),
-    "javascript": (
-        ImportRule(
-            _r(
-                r"""^\s*(?:import|export)\s+(?:type\s+)?(?:(?P<names>[\w$*{}\s,]+?)\s+from\s+)?['"](?P<module>[^'"]+)['"]"""
-            ),
-            "relative_path",
-        ),
-        ImportRule(_r(r"""require\(\s*['"](?P<module>[^'"]+)['"]\s*\)"""), "relative_path"),
-    ),
-    "go": (ImportRule(_r(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), "go_path"),),
-    "rust": (
-        ImportRule(_r(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<module>\w+)\s*;"), "rust_path"),
-        # The whole use tree (nested groups, several lines); `_use_leaves` flattens it.
-        ImportRule(
-            re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?use\s+(?P<module>[\w:{}\s,*]+?)\s*;", re.M),
-            "rust_use",
-            statement=True,
-        ),
-    ),
-    "java": (ImportRule(_r(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"), "java_path"),),
-    "c": (ImportRule(_r(r'^\s*#\s*include\s+"(?P<module>[^"]+)"'), "include"),),
-}
-IMPORT_RULES["typescript"] = IMPORT_RULES["tsx"] = IMPORT_RULES["javascript"]
-IMPORT_RULES["cpp"] = IMPORT_RULES["c"]
-
 #: Extensions tried for an import written without one, per language.
 IMPORT_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "python": (".py", "/__init__.py", ".pyi"),
@@ -149,15 +104,11 @@ PACKAGE_BY_DIRECTORY = frozenset({"go", "java"})
 #: weighed by it and a line of the package's names. Those where a package's names are
 #: visible without an import (in Python the imports say it; measured: no gain there).
 PRIOR_LANGUAGES = PACKAGE_BY_DIRECTORY
-#: Languages where a file sees what its imports import (a C header's own includes): those
-#: files are candidates too, each level further weighed down by `TRANSITIVE_DECAY`.
-TRANSITIVE_IMPORTS = frozenset({"c", "cpp"})
-TRANSITIVE_DECAY = 0.85
+TRANSITIVE_DECAY = 0.85  # per level of includes past the file's own (`TRANSITIVE_IMPORTS`)
 MAX_IMPORT_DEPTH = 3  # levels of includes followed past the file's own
 MAX_TRANSITIVE = 48  # files reached that way, at most
 #: A C/C++ file's companion header or source (same stem, another of these extensions).
 COMPANIONS = {"c": (".h", ".c"), "cpp": (".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx")}
-HEAD_ROWS = 400  # imports are looked for in the first rows only
 RUST_ROOT_FILES = ("lib.rs", "main.rs")  # a crate's root module (`crate::`)
 RUST_ROOT_LEVELS = 8  # directories walked up from a file to find them
 
@@ -286,20 +237,6 @@ def _statement_refs(module: str, line: str, kind: str) -> list[ImportRef]:
         if name is not None and name not in names:
             names.append(name)
     return [ImportRef("::".join(path), tuple(names), line, kind) for path, names in by_module.items()]
-
-
-def index_imports(lines: Iterable[str], language: str) -> tuple[str, ...]:
-    """The import lines of a file's head kept in the index, for the languages whose
-    imports reach further (`TRANSITIVE_IMPORTS`: a C header's own includes); () otherwise."""
-    language = canonical(language) or language
-    if language not in TRANSITIVE_IMPORTS:
-        return ()
-    rules = [r for r in IMPORT_RULES.get(language, ()) if not r.statement]
-    return tuple(
-        line.strip()
-        for line in itertools.islice(lines, HEAD_ROWS)
-        if any(r.pattern.search(line) for r in rules)
-    )
 
 
 @functools.lru_cache(maxsize=512)

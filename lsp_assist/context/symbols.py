@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
+from lsp_assist.context.import_rules import index_imports
 from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
 from lsp_assist.documents.syntax import SyntaxState
 
@@ -592,7 +593,6 @@ class SymbolIndex:
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
-        from lsp_assist.context.neighbours import index_imports
         from lsp_assist.context.outline import outline_of
 
         parsed = parse_text(text, language)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.context.neighbours import HEAD_ROWS, index_imports
+from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.outline import (
     FileOutline,
     OutlineEntry,
