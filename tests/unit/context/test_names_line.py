@@ -36,7 +36,9 @@ def _names(prefix: str) -> list[str]:
 
 def test_the_most_used_names_the_window_does_not_show_come_first() -> None:
     text, cursor = _big_module()
-    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 2000, crossfile=False)
+    ctx = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", cursor, 2000, crossfile=False, deadline_ms=10_000
+    )
     names = _names(ctx.prefix)
     # 40 code rows each; ties by name. Comments are not code rows: `prose_word` never counts.
     assert names[:2] == ["far_registry", "lookup"]
@@ -53,7 +55,9 @@ def test_the_most_used_names_the_window_does_not_show_come_first() -> None:
 def test_a_file_shown_whole_gets_no_names_line() -> None:
     text = "import os\n\ndef target(x):\n    y = os.path.join(x)\n    \n    return y\n"
     cursor = Cursor(4, 4)
-    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", cursor, 2000, crossfile=False)
+    ctx = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", cursor, 2000, crossfile=False, deadline_ms=10_000
+    )
     assert HEAD not in ctx.prefix
     assert ctx.prefix == "import os\n\ndef target(x):\n    y = os.path.join(x)\n    "
 
@@ -82,7 +86,7 @@ def test_an_opened_file_keeps_its_names_share_when_the_function_fills_the_budget
     engine = ContextEngine()
     doc = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
     engine.index_document(doc)  # didOpen: the names are read now
-    ctx = engine.build(doc, Cursor(row, 4), 2000, crossfile=False)
+    ctx = engine.build(doc, Cursor(row, 4), 2000, crossfile=False, deadline_ms=10_000)
     assert ctx.size <= 2000
     names = _names(ctx.prefix)
     assert not set(IDENT.findall(ctx.prefix.split("\n", 1)[1] + ctx.suffix)) & set(names)
@@ -101,7 +105,9 @@ def test_words_of_string_literals_and_one_row_names_are_never_listed() -> None:
     mid = "".join(f"def mid_{i}(b):\n    return b\n\n" for i in range(120))
     text = "import os\n\n" + early + target + mid + late
     row = text.split("\n").index("    y = x + 1") + 1
-    ctx = ContextEngine().build_from_text(text, "python", "/p/m.py", Cursor(row, 4), 2000, crossfile=False)
+    ctx = ContextEngine().build_from_text(
+        text, "python", "/p/m.py", Cursor(row, 4), 2000, crossfile=False, deadline_ms=10_000
+    )
     names = _names(ctx.prefix)
     assert names[0] == "send_request"
     assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in names
