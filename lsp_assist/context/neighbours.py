@@ -66,6 +66,13 @@ _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # total score to this power (0.5: a 100-entry module's names are not worth a tenth of a
 # 10-entry module's, but a name of the small one comes first), per character of its name.
 SPREAD = 0.5
+# ... times the file's share of the evidence that the cursor's code uses it, (affinity + 1)
+# / (top affinity + 1) to this power: a Go tab whose names the file spells thirty times is
+# worth more of the budget than one it spells once (the weight alone spans 0.63-0.9). A
+# file this one imports names from has its evidence in the import line: it keeps a share of 1
+# (scaled too, a hub module every file spells crowded out rich's small ones: index 69 -> 65).
+# Go, tab / index: 0 -> 68.0 / 46.2, 0.5 -> 76.0 / 47.7, 1 -> 78.0 / 49.4, 2 -> 78.0 / 50.8.
+AFFINITY_SHARE = 1.0
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
@@ -642,6 +649,7 @@ def assemble(
     rank_scores: dict[int, list[float]] = {}
     outlines: list[FileOutline | None] = []
     considered = 0
+    top_affinity = max((c.affinity for c in candidates[:MAX_CANDIDATES]), default=0.0)
     for rank, cand in enumerate(candidates[:MAX_CANDIDATES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
@@ -665,6 +673,8 @@ def assemble(
         scores = rank_scores[rank] = rank_entries(outline, rel_file)
         total = sum(s for s in scores if s >= MIN_SCORE)
         norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
+        if top_affinity > 0 and not cand.imported_names:
+            norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** AFFINITY_SHARE
         for i, s in enumerate(scores):
             if s >= MIN_SCORE:
                 pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))

@@ -73,6 +73,9 @@ class OutlineRules:
     #: modifiers that make a constructor's parameter a field of its class (TypeScript's
     #: parameter properties: `constructor(private http: Http)`), listed as its members
     param_members: frozenset[str] = frozenset()
+    #: definitions that may introduce several names (Go's `X, Y int` field, `a, b = 1, 2`
+    #: constants): one entry per name, each with the definition's line
+    multi_name: frozenset[str] = frozenset()
 
 
 _PY = OutlineRules(
@@ -171,6 +174,7 @@ _GO = OutlineRules(
     transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
     one_line=frozenset({"const_spec", "var_spec", "field_declaration", "method_elem", "method_spec"}),
     prefix={"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "},
+    multi_name=frozenset({"const_spec", "var_spec", "field_declaration"}),
 )
 _RUST = OutlineRules(
     defs={
@@ -442,6 +446,12 @@ def _name_of(node: Node) -> str:
     return ""
 
 
+def _more_names(node: Node, first: str) -> list[str]:
+    """The names a definition introduces after its first (`X, Y int` -> ["Y"])."""
+    names = [_decode(n.text or b"") for n in node.children_by_field_name("name") if n.is_named]
+    return [n for n in names if n and n != first]
+
+
 def _body(node: Node, rules: OutlineRules) -> Node | None:
     body = node.child_by_field_name("body")
     if body is None:
@@ -551,6 +561,11 @@ def extract_outline(
         seen.add((name, owner, kind))
         index = len(out)
         out.append(OutlineEntry(name, kind, depth, text, owner))
+        if t in rules.multi_name:
+            for more in _more_names(node, name):
+                if len(out) < limit and (more, owner, kind) not in seen:
+                    seen.add((more, owner, kind))
+                    out.append(OutlineEntry(more, kind, depth, text, owner))
         if rules.param_members and name == "constructor" and owner >= 0:
             _param_members(node, rules.param_members, out, depth, owner, limit)
         if t in rules.containers and body is not None and depth < 4:

@@ -361,3 +361,34 @@ def test_other_files_take_their_share_from_the_far_lines_not_the_related_ones() 
     assert with_x["related"] >= alone["related"] * 0.9  # ... not out of the related lines
     rest = ("prefix.rest", "suffix.rest")
     assert sum(with_x.get(k, 0) for k in rest) < sum(alone.get(k, 0) for k in rest)
+
+
+def test_the_file_the_cursor_leans_on_gets_more_of_the_budget_than_a_tab_it_does_not() -> None:
+    common = "package tls\n\nconst (\n" + "".join(f"\tsignatureKind{i} = {i}\n" for i in range(40)) + ")\n"
+    other = "package tls\n\n" + "".join(f"func helperFunc{i}() {{}}\n" for i in range(12))
+    index = _index({"/w/tls/common.go": ("go", common), "/w/tls/other.go": ("go", other)})
+    # Equal standing (both open tabs of the package); the current file spells 30 names of common.go.
+    cands = [
+        Candidate("/w/tls/common.go", 0.8, affinity=30.0),
+        Candidate("/w/tls/other.go", 0.8, affinity=0.0),
+    ]
+    got = assemble(cands, index.outline, Relevance(), 400, time.perf_counter() + 1)
+    size = {s.path: len(s.text) for s in got.snippets}
+    assert size["/w/tls/common.go"] > 3 * size.get("/w/tls/other.go", 0), size
+
+
+def test_a_file_this_one_imports_names_from_keeps_its_share_next_to_a_hub_it_spells_more() -> None:
+    hub = "".join(f"def console_helper_{i}(x): pass\n" for i in range(30))
+    small = "class Box:\n    def get_top(self): pass\n    def get_bottom(self): pass\n"
+    index = _index({"/w/pkg/console.py": ("python", hub), "/w/pkg/box.py": ("python", small)})
+    cands = [
+        Candidate("/w/pkg/console.py", 1.0, affinity=8.0),
+        Candidate("/w/pkg/box.py", 1.0, imported_names={"Box"}, affinity=0.5),
+    ]
+    got = assemble(cands, index.outline, Relevance(), 120, time.perf_counter() + 1)
+    text = {s.path: s.text for s in got.snippets}
+    assert "get_top" in text.get("/w/pkg/box.py", ""), text
+    # Without the import line the hub's share of the evidence wins the room.
+    cands[1] = Candidate("/w/pkg/box.py", 1.0, affinity=0.5)
+    got = assemble(cands, index.outline, Relevance(), 120, time.perf_counter() + 1)
+    assert "get_top" not in {s.path: s.text for s in got.snippets}.get("/w/pkg/box.py", "")

@@ -399,3 +399,17 @@ def test_names_of_a_family_the_file_spells_rank_above_other_unspelled_names() ->
     scores = dict(zip(names, rank_entries(outline, rel), strict=True))
     assert scores["TypeBlock"] > scores["blockSize"] == plain["blockSize"]
     assert scores["TypeReg"] == scores["TypeBlock"]
+
+
+def test_go_declarations_of_several_names_give_an_entry_per_name() -> None:
+    go = (
+        "package zip\n\ntype header struct {\n\tX, Y int\n\tname string\n}\n\n"
+        "const (\n\tfileHeaderLen, directoryHeaderLen = 30, 46\n\tsig = 1\n)\n\nvar errA, errB error\n"
+    )
+    entries = outline_from_text(go, "go", "/p/struct.go").entries
+    got = {e.name: (e.kind, e.text, entries[e.owner].name if e.owner >= 0 else None) for e in entries}
+    assert got["X"] == got["Y"] == ("field", "X, Y int", "header")
+    assert got["fileHeaderLen"] == got["directoryHeaderLen"]
+    assert got["directoryHeaderLen"] == ("constant", "const fileHeaderLen, directoryHeaderLen = 30, 46", None)
+    assert got["errA"][0] == got["errB"][0] == "constant" and got["sig"][0] == "constant"
+    assert [e.name for e in entries].count("Y") == 1  # once each
