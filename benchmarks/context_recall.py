@@ -60,7 +60,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -807,6 +807,22 @@ def print_summary(
         print(f"{name:<{width}} {language:<10}" + cells)
 
 
+def corpus_loaders(specs: Sequence[str]) -> dict[str, Callable[[], dict[str, dict[str, str]]]]:
+    """A loader per `--corpus` spec (stdlib, go, or KIND:ARG of `LOADERS`), in order."""
+    loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
+    for spec in specs:
+        kind, _, arg = spec.partition(":")
+        if spec == "stdlib":
+            loaders[spec] = load_stdlib
+        elif kind in LOADERS and arg:
+            loaders[spec] = lambda f=LOADERS[kind], a=arg: f(a)  # type: ignore[misc]
+        elif spec == "go":
+            loaders[spec] = load_go
+        else:
+            raise SystemExit(f"unknown corpus {spec!r} (stdlib, go, or one of {', '.join(LOADERS)}:...)")
+    return loaders
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--positions", type=int, default=150, help="per stratum per corpus")
@@ -826,17 +842,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     then = ThenEngine(args.then, CORPUS_DIR) if args.then else None
-    loaders: dict[str, Callable[[], dict[str, dict[str, str]]]] = {}
-    for spec in args.corpus or DEFAULT_CORPORA:
-        kind, _, arg = spec.partition(":")
-        if spec == "stdlib":
-            loaders[spec] = load_stdlib
-        elif kind in LOADERS and arg:
-            loaders[spec] = lambda f=LOADERS[kind], a=arg: f(a)  # type: ignore[misc]
-        elif spec == "go":
-            loaders[spec] = load_go
-        else:
-            raise SystemExit(f"unknown corpus {spec!r} (stdlib, go, or one of {', '.join(LOADERS)}:...)")
+    loaders = corpus_loaders(args.corpus or DEFAULT_CORPORA)
     summary: list[tuple[str, str, dict[str, float]]] = []
     for name, load in loaders.items():
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gzip
 import json
 import os
@@ -58,6 +59,27 @@ def passes(task: dict[str, Any], line: str, indent: str) -> bool:
         return False
     finally:
         os.unlink(path)
+
+
+async def final_first_line(
+    rt: Any, res: Any, path: Path, text: str, line: int, col: int, version: int
+) -> str:
+    """The first line the user ends up with. When the answer `res` was a partial line (the
+    embedded model's answer budget), the stream goes on and `suggestionReady` makes the
+    editor ask again at the same place: wait for the stream, then ask again (the
+    typing-through memory answers with the finished line)."""
+    from lsp_assist.cli.session import complete_text
+
+    got: str = res.text.split("\n", 1)[0].rstrip()
+    if res.complete or rt.engine is None:
+        return got
+    flight = rt.engine.launcher.live_stream("file://" + str(path))
+    if flight is not None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(flight.final), 60)
+    final = await complete_text(rt, path, text, line, col, version=version)
+    again: str = final.text.split("\n", 1)[0].rstrip()
+    return again or got
 
 
 async def run_model(
@@ -99,13 +121,7 @@ async def run_model(
             res = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
             shown = res.text.split("\n", 1)[0].rstrip()
             exact_first += int(shown.strip() == hole.strip())
-            got = shown
-            flight = rt.engine.launcher.live_stream("file://" + str(path)) if rt.engine else None
-            if not res.complete and flight is not None:
-                # The longer suggestion the user gets next (announced with suggestionReady).
-                final = await asyncio.wait_for(asyncio.shield(flight.final), 60)
-                if final.error is None and final.text:
-                    got = final.text.split("\n", 1)[0].rstrip()
+            got = await final_first_line(rt, res, path, text, line_no, len(indent), i + 1)
             if not got:
                 empty += 1
             exact += int(got.strip() == hole.strip())
