@@ -27,6 +27,7 @@ from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
+from lsp_assist.workspace.service import settle_long_lived_heap
 
 SOURCES = ("typing.py", "argparse.py", "inspect.py", "subprocess.py", "pathlib.py", "dataclasses.py")
 
@@ -57,7 +58,9 @@ def workspace_index() -> SymbolIndex:
     lib = sysconfig.get_paths()["stdlib"]
     idx = WorkspaceIndex(lib, None, max_files=2000, time_budget_s=60.0)
     idx.refresh()
-    return build_symbol_index([idx])
+    symbols = build_symbol_index([idx])
+    settle_long_lived_heap()  # as the server does once an index is built (workspace/service.py)
+    return symbols
 
 
 def tabs() -> list[Document]:

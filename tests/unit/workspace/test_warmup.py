@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,20 @@ def test_cli_warmup_json(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_warmup_bad_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["warmup", str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+async def test_an_index_refresh_freezes_the_long_lived_heap_and_frees_the_index_it_replaced(ws: Path) -> None:
+    import weakref
+
+    gc.unfreeze()
+    rt = _runtime(ws)
+    try:
+        await rt.workspace.refresh()
+        assert gc.get_freeze_count() > 0  # the index is out of the collector's way
+        first = weakref.ref(rt.context.symbols)
+        await rt.workspace.refresh()
+        assert rt.context.symbols is not first()
+        assert first() is None  # the replaced index was unfrozen and collected, not kept
+    finally:
+        gc.unfreeze()
+        await rt.aclose()
