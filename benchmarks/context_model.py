@@ -47,7 +47,7 @@ from benchmarks.context_recall import (  # noqa: E402
     corpus_loaders,
     pick_positions,
 )
-from benchmarks.humaneval_local import final_first_line  # noqa: E402
+from benchmarks.humaneval_local import final_first_line, quality_config  # noqa: E402
 from lsp_assist.context.crossfile import identifiers  # noqa: E402
 from lsp_assist.documents.store import Document  # noqa: E402
 
@@ -70,19 +70,7 @@ class Tally:
 
 
 def runtime_config(model: str, layout: str, chars: int) -> dict[str, Any]:
-    # Patient timeouts and no cache, prefetch or enrichment: this measures what the model writes.
-    return {
-        "tiers": {"fast": {"provider": "local", "context_chars": chars, "prompt_layout": layout}},
-        "local": {
-            "model": model,
-            "context_chars": chars,
-            "first_token_timeout_ms": 60000,
-            "total_timeout_ms": 90000,
-        },
-        "cache": {"enabled": False},
-        "completion": {"prefetch": False, "enrichment": False, "deadline_ms": 120000},
-        "governance": {"breaker": {"failure_threshold": 1000}},
-    }
+    return quality_config(model, context_chars=chars, prompt_layout=layout)
 
 
 async def run_shape(

@@ -61,6 +61,23 @@ def passes(task: dict[str, Any], line: str, indent: str) -> bool:
         os.unlink(path)
 
 
+def quality_config(model: str, backend: str = "inprocess", **fast: Any) -> dict[str, Any]:
+    """The embedded model on the fast tier (`fast`: more of that tier's settings) with patient
+    timeouts and no cache, prefetch or enrichment: a quality run measures what the model
+    writes; latency is reported, not enforced."""
+    local: dict[str, Any] = {"model": model, "backend": backend, "first_token_timeout_ms": 60000}
+    local["total_timeout_ms"] = 90000
+    if "context_chars" in fast:  # the embedded model's own default (1,500) would win otherwise
+        local["context_chars"] = fast["context_chars"]
+    return {
+        "tiers": {"fast": {"provider": "local", **fast}},
+        "local": local,
+        "cache": {"enabled": False},
+        "completion": {"prefetch": False, "enrichment": False, "deadline_ms": 120000},
+        "governance": {"breaker": {"failure_threshold": 1000}},
+    }
+
+
 async def final_first_line(
     rt: Any, res: Any, path: Path, text: str, line: int, col: int, version: int
 ) -> str:
@@ -89,22 +106,7 @@ async def run_model(
     from lsp_assist.server import build_runtime
 
     os.environ["LSP_ASSIST_CACHE_DIR"] = str(cache_dir / f"{model}-{backend}")
-    # Patient timeouts: this measures quality; latency is reported, not enforced.
-    rt = build_runtime(
-        [],
-        {
-            "tiers": {"fast": {"provider": "local"}},
-            "local": {
-                "model": model,
-                "backend": backend,
-                "first_token_timeout_ms": 60000,
-                "total_timeout_ms": 90000,
-            },
-            "cache": {"enabled": False},
-            "completion": {"prefetch": False, "enrichment": False, "deadline_ms": 120000},
-            "governance": {"breaker": {"failure_threshold": 1000}},
-        },
-    )
+    rt = build_runtime([], quality_config(model, backend))
     t0 = time.perf_counter()
     await rt.warm()
     load_s = time.perf_counter() - t0
