@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, Point, Tree
 
 from lsp_assist.context.bindings import BindingCache
-from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc
+from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc, names_that_fit
 from lsp_assist.context.editor_definitions import (
     EDITOR_SHARE,
     EditorDefinitionStore,
@@ -1000,15 +1000,7 @@ class ContextEngine:
         lines = sel.lines
         for r in sel.kept:
             shown |= idents(lines.line(r))
-        out: list[str] = []
-        for name in ranked:
-            if name in shown:
-                continue
-            add = len(name) + (1 if out else 0)
-            if cost + add > limit:
-                break
-            out.append(name)
-            cost += add
+        out = names_that_fit((n for n in ranked if n not in shown), limit - cost, ",")
         return head + ",".join(out) + "\n" if out else ""
 
     def _families(self, mentioned: frozenset[str]) -> frozenset[str]:

@@ -19,6 +19,21 @@ from lsp_assist.domain import Snippet
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+
+def names_that_fit(names: Iterable[str], room: int, sep: str) -> list[str]:
+    """The leading `names` whose `sep`-joined text fits in `room` characters (a names line:
+    the first name that does not fit ends it, so the line keeps the ranking's order)."""
+    out: list[str] = []
+    used = 0
+    for name in names:
+        add = len(name) + (len(sep) if out else 0)
+        if used + add > room:
+            break
+        out.append(name)
+        used += add
+    return out
+
+
 #: Words too common to say anything about similarity (keywords of the supported languages).
 STOPWORDS = frozenset(
     """

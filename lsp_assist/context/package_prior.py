@@ -16,11 +16,13 @@ files of the package (the current file and the file defining `name` left out) th
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lsp_assist.context.crossfile import names_that_fit
 from lsp_assist.context.symbols import SymbolIndex
 
 NEIGHBOURS = 8  # most similar files of the package whose names count
@@ -75,18 +77,8 @@ def package_line(
     """The package's top-level names its similar files need most (and `skip` lacks), as one
     comment line within `limit` characters: ("", []) when none scores `min_score`."""
     head = f"{comment} package names: "
-    names: list[str] = []
-    cost = len(head)
-    for score, name in prior.ranked_types():
-        if score < min_score:
-            break
-        if name in skip:
-            continue
-        add = len(name) + (2 if names else 0)
-        if cost + add > limit:
-            break
-        names.append(name)
-        cost += add
+    ranked = itertools.takewhile(lambda t: t[0] >= min_score, prior.ranked_types())
+    names = names_that_fit((n for _, n in ranked if n not in skip), limit - len(head), ", ")
     if not names:
         return "", []
     return head + ", ".join(names), names

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import os
 import stat
@@ -34,6 +33,7 @@ from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.protocol import convert, logsink, status
 from lsp_assist.server import Runtime, effective_url
+from lsp_assist.workspace.service import settle_long_lived_heap
 
 log = logging.getLogger(__name__)
 
@@ -313,8 +313,7 @@ def _register(server: AssistServer) -> None:
         # Everything allocated so far (lsprotocol/cattrs machinery, grammars, config) lives
         # as long as the process: move it out of the collector's way, so collections on the
         # request path only walk young objects.
-        gc.collect()
-        gc.freeze()
+        settle_long_lived_heap()
         # Open connections / start the local model without delaying anything else.
         task = asyncio.get_running_loop().create_task(ls.rt.warm())
         _BACKGROUND.add(task)

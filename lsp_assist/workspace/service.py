@@ -281,7 +281,8 @@ class WorkspaceService:
 
 
 def settle_long_lived_heap() -> None:
-    """Take what lives as long as the index out of the cyclic collector's way.
+    """Take what lives as long as the index (or, at `initialized`, the process) out of the
+    cyclic collector's way.
 
     A workspace index is hundreds of thousands of objects that live until the next refresh.
     Left in the oldest generation, every full collection walks them all: ~150 ms on a
