@@ -76,6 +76,12 @@ class OutlineRules:
     #: definitions that may introduce several names (Go's `X, Y int` field, `a, b = 1, 2`
     #: constants): one entry per name, each with the definition's line
     multi_name: frozenset[str] = frozenset()
+    #: a top-level method's receiver type in its entry (group 1; Go's `func (c *Conn) Close()`):
+    #: ranked as a member of that type
+    receiver: str | None = None
+    #: wrappers whose definitions form one group (Go's `const ( ... )` block: the values of
+    #: one enumeration): a line that needs one often needs another (see `rank_entries`)
+    groups: frozenset[str] = frozenset()
 
 
 _PY = OutlineRules(
@@ -175,6 +181,8 @@ _GO = OutlineRules(
     one_line=frozenset({"const_spec", "var_spec", "field_declaration", "method_elem", "method_spec"}),
     prefix={"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "},
     multi_name=frozenset({"const_spec", "var_spec", "field_declaration"}),
+    receiver=r"^func \(\s*(?:\w+\s+)?\*?\s*(\w+)",
+    groups=frozenset({"const_declaration", "var_declaration", "var_spec_list"}),
 )
 _RUST = OutlineRules(
     defs={
@@ -325,6 +333,7 @@ class OutlineEntry(NamedTuple):
     depth: int
     text: str  # without indentation; `render` indents by depth
     owner: int
+    group: int = -1  # entries of one declaration group (`OutlineRules.groups`) share it; -1 none
 
 
 @dataclass(frozen=True)
@@ -364,6 +373,36 @@ class FileOutline:
         if got is None:
             got = tuple(family_of(e.name) for e in self.entries)
             object.__setattr__(self, "_families", got)
+        return got
+
+    def parents(self) -> tuple[str | None, ...]:
+        """Per entry, the name of the type it belongs to: its container's, or a top-level
+        method's receiver type (`rules.receiver`); None at top level."""
+        got: tuple[str | None, ...] | None = self.__dict__.get("_parents")
+        if got is None:
+            rules = rules_for(self.language)
+            pattern = re.compile(rules.receiver) if rules is not None and rules.receiver else None
+            out: list[str | None] = []
+            for e in self.entries:
+                if e.owner >= 0:
+                    out.append(self.entries[e.owner].name)
+                    continue
+                m = pattern.match(e.text) if pattern is not None and e.kind == "method" else None
+                out.append(m.group(1) if m else None)
+            got = tuple(out)
+            object.__setattr__(self, "_parents", got)
+        return got
+
+    def group_names(self) -> dict[int, frozenset[str]]:
+        """The names of each declaration group (`OutlineEntry.group`)."""
+        got: dict[int, frozenset[str]] | None = self.__dict__.get("_groups")
+        if got is None:
+            members: dict[int, set[str]] = {}
+            for e in self.entries:
+                if e.group >= 0:
+                    members.setdefault(e.group, set()).add(e.name)
+            got = {g: frozenset(names) for g, names in members.items()}
+            object.__setattr__(self, "_groups", got)
         return got
 
     def top_names(self) -> frozenset[str]:
@@ -515,16 +554,21 @@ def extract_outline(
         return []
     out: list[OutlineEntry] = []
     attr_re = re.compile(rules.self_attr) if rules.self_attr else None
-    # (node, depth, owner index); an explicit stack, children pushed reversed: file order.
-    stack: list[tuple[Node, int, int]] = [(c, 0, -1) for c in reversed(tree.root_node.named_children)]
+    # (node, depth, owner index, group); an explicit stack, children pushed reversed: file order.
+    stack: list[tuple[Node, int, int, int]] = [
+        (c, 0, -1, -1) for c in reversed(tree.root_node.named_children)
+    ]
+    groups = 0
     visited = 0
     seen: set[tuple[str, int, str]] = set()
     while stack and visited < MAX_WALK_NODES and len(out) < limit:
-        node, depth, owner = stack.pop()
+        node, depth, owner, group = stack.pop()
         visited += 1
         t = node.type
         if t in rules.transparent:
-            stack.extend((c, depth, owner) for c in reversed(node.named_children))
+            if t in rules.groups and node.named_child_count > 1:
+                group, groups = groups, groups + 1
+            stack.extend((c, depth, owner, group) for c in reversed(node.named_children))
             continue
         kind = rules.defs.get(t)
         if kind is None:
@@ -540,7 +584,7 @@ def extract_outline(
         if not name:
             body = _body(node, rules) if t in rules.unnamed_transparent else None
             if body is not None:
-                stack.extend((c, depth, owner) for c in reversed(body.named_children))
+                stack.extend((c, depth, owner, group) for c in reversed(body.named_children))
             continue
         if kind == "constant" and depth > 0 and t in ("expression_statement",):
             kind = "field"  # python: a class-level assignment (enum members, defaults)
@@ -560,16 +604,16 @@ def extract_outline(
             continue  # C: a prototype and its definition; the first one is enough
         seen.add((name, owner, kind))
         index = len(out)
-        out.append(OutlineEntry(name, kind, depth, text, owner))
+        out.append(OutlineEntry(name, kind, depth, text, owner, group))
         if t in rules.multi_name:
             for more in _more_names(node, name):
                 if len(out) < limit and (more, owner, kind) not in seen:
                     seen.add((more, owner, kind))
-                    out.append(OutlineEntry(more, kind, depth, text, owner))
+                    out.append(OutlineEntry(more, kind, depth, text, owner, group))
         if rules.param_members and name == "constructor" and owner >= 0:
             _param_members(node, rules.param_members, out, depth, owner, limit)
         if t in rules.containers and body is not None and depth < 4:
-            stack.extend((c, depth + 1, index) for c in reversed(body.named_children))
+            stack.extend((c, depth + 1, index, -1) for c in reversed(body.named_children))
         elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
             _self_attrs(body, source, attr_re, out, depth, owner, limit)
     return _without_shadowed_attrs(out)
@@ -584,7 +628,7 @@ def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
     keep = [i for i, e in enumerate(entries) if e.kind != "attribute" or (e.owner, e.name) not in members]
     moved = {old: new for new, old in enumerate(keep)}  # attributes own nothing: owners stay valid
     return [
-        OutlineEntry(e.name, e.kind, e.depth, e.text, moved.get(e.owner, e.owner))
+        OutlineEntry(e.name, e.kind, e.depth, e.text, moved.get(e.owner, e.owner), e.group)
         for e in (entries[i] for i in keep)
     ]
 
@@ -684,11 +728,14 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     scores = [0.0] * len(entries)
     hidden = outline.hidden()
     families = outline.families() if rel.families else ()
+    parents = outline.parents()
+    groups = outline.group_names()
+    group_scores: dict[int, float] = {}  # per group: what the code at the cursor says of it
     for i, e in enumerate(entries):
         if i in hidden:
             continue  # `private`: another file cannot use it
         name = e.name
-        parent = entries[e.owner].name if e.owner >= 0 else None
+        parent = parents[i]
         if name in rel.imported:
             s = 4.0
         elif name in rel.used:
@@ -697,6 +744,11 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
             s = MENTIONED_SCORE
         elif parent is None:  # `module.name` is how a module import is used: its top level
             s = MODULE_USED_SCORE if rel.module_used else MODULE_SCORE if rel.module_import else 1.0
+            if e.group >= 0:  # a value of an enumeration the code at the cursor uses
+                g = group_scores.get(e.group)
+                if g is None:
+                    g = group_scores[e.group] = _group_score(groups[e.group], rel)
+                s = max(s, g)
         elif parent in rel.near:
             s = 2.4
         elif parent in rel.used:
@@ -718,6 +770,20 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
             s *= FAMILY_BONUS
         scores[i] = s
     return scores
+
+
+def _group_score(names: frozenset[str], rel: Relevance) -> float:
+    """A declaration group's members rank as the members of a class spelled the same way
+    (`rank_entries`): the group is the enumeration its values belong to."""
+    if names & rel.near:
+        return 2.4
+    if names & rel.used:
+        return 2.0
+    if names & rel.imported:
+        return 1.6
+    if names & rel.mentioned:
+        return 1.4
+    return 0.0
 
 
 COMMENT = {"python": "#"}  # others use "//"
@@ -887,12 +953,13 @@ def render(outline: FileOutline, picked: Iterable[int]) -> str:
 
 def entries_to_rows(entries: Iterable[OutlineEntry]) -> list[list[object]]:
     """A JSON-friendly form (the persisted workspace index)."""
-    return [[e.name, e.kind, e.depth, e.text, e.owner] for e in entries]
+    return [[e.name, e.kind, e.depth, e.text, e.owner, e.group] for e in entries]
 
 
 def entries_from_rows(rows: Iterable[Sequence[object]]) -> tuple[OutlineEntry, ...]:
     out: list[OutlineEntry] = []
     for r in rows:
-        name, kind, depth, text, owner = r
-        out.append(OutlineEntry(str(name), str(kind), int(str(depth)), str(text), int(str(owner))))
+        name, kind, depth, text, owner = r[:5]
+        group = int(str(r[5])) if len(r) > 5 else -1
+        out.append(OutlineEntry(str(name), str(kind), int(str(depth)), str(text), int(str(owner)), group))
     return tuple(out)

@@ -51,7 +51,8 @@ log = logging.getLogger(__name__)
 # 6: C/C++ extern "C" blocks and #elif branches outlined
 # 7: the names each file spells (the package reference counts)
 # 8: C/C++ files' includes (the headers an included header includes)
-FORMAT_VERSION = 8
+# 9: outline entries' declaration groups (Go's `const ( ... )` blocks)
+FORMAT_VERSION = 9
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 

@@ -413,3 +413,47 @@ def test_go_declarations_of_several_names_give_an_entry_per_name() -> None:
     assert got["directoryHeaderLen"] == ("constant", "const fileHeaderLen, directoryHeaderLen = 30, 46", None)
     assert got["errA"][0] == got["errB"][0] == "constant" and got["sig"][0] == "constant"
     assert [e.name for e in entries].count("Y") == 1  # once each
+
+
+def test_go_methods_rank_as_members_of_their_receiver_type() -> None:
+    go = (
+        "package tls\n\ntype Config struct {\n\tNextProtos []string\n}\n\n"
+        "func (c *Config) mutualVersion(isClient bool) (uint16, bool) { return 0, false }\n\n"
+        "func (Config) clone() *Config { return nil }\n\n"
+        "func (s *state[T]) step() {}\n\n"
+        "func helper() {}\n"
+    )
+    outline = outline_from_text(go, "go", "/p/common.go")
+    names = [e.name for e in outline.entries]
+    parents = dict(zip(names, outline.parents(), strict=True))
+    assert parents["mutualVersion"] == parents["clone"] == parents["NextProtos"] == "Config"
+    assert parents["step"] == "state" and parents["helper"] is None and parents["Config"] is None
+    # The code at the cursor uses a Config: its methods rank with its fields, above other functions.
+    scores = dict(zip(names, rank_entries(outline, Relevance(near=frozenset({"Config"}))), strict=True))
+    assert scores["mutualVersion"] == scores["NextProtos"] > scores["helper"]
+    assert scores["step"] < scores["mutualVersion"]
+
+
+def test_go_values_of_one_const_block_rank_with_the_one_the_code_uses() -> None:
+    go = (
+        "package tls\n\nconst (\n\tcertTypeRSASign = 1\n\tcertTypeECDSASign = 64\n)\n\n"
+        "const (\n\tNoClientCert ClientAuthType = iota\n\tRequestClientCert\n)\n\n"
+        "const maxPlaintext = 16384\n\nvar (\n\terrShutdown = errors.New(\"x\")\n\terrClosed = errors.New(\"y\")\n)\n"
+    )
+    outline = outline_from_text(go, "go", "/p/common.go")
+    entries = {e.name: e for e in outline.entries}
+    assert entries["certTypeRSASign"].group == entries["certTypeECDSASign"].group >= 0
+    assert entries["NoClientCert"].group == entries["RequestClientCert"].group != entries["certTypeRSASign"].group
+    assert entries["errShutdown"].group == entries["errClosed"].group >= 0
+    assert entries["maxPlaintext"].group == -1  # a declaration of its own is no group
+    assert entries_from_rows(entries_to_rows(outline.entries)) == outline.entries  # persisted with it
+    names = [e.name for e in outline.entries]
+
+    def scores(rel: Relevance) -> dict[str, float]:
+        return dict(zip(names, rank_entries(outline, rel), strict=True))
+
+    near = scores(Relevance(near=frozenset({"certTypeRSASign"}), mentioned=frozenset({"certTypeRSASign"})))
+    assert near["certTypeECDSASign"] > near["maxPlaintext"] == near["RequestClientCert"]
+    spelled = scores(Relevance(mentioned=frozenset({"NoClientCert"})))
+    assert near["certTypeECDSASign"] > spelled["RequestClientCert"] > spelled["maxPlaintext"]
+    assert spelled["NoClientCert"] < spelled["maxPlaintext"]  # spelled here: only its signature is news
