@@ -60,6 +60,11 @@ IMPORTS_OTHER_SHARE = 0.05
 IMPORTS_OTHER_MIN = 150  # chars: a small budget keeps a short import block whole
 SIGNATURES_SHARE = 0.25
 OUTLINE_SHARE = 0.1
+# ... none when the file gets a names line (unless its names, once read, gave none): that
+# line carries the file's most used names at ~8 characters each, where this outline spends a
+# whole signature line on each. Measured with 3 tabs + index, 150 positions, same session,
+# in-file recall (seed 1): Go 75.3 -> 76.7%, rich 82.3 -> 83.0%, JDK 83.4 -> 83.8% (see README).
+OUTLINE_SHARE_WITH_NAMES = 0.0
 RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
 RELATED_WINDOW = 6
@@ -455,7 +460,11 @@ class ContextEngine:
 
         # 5. Signatures of in-file definitions the code near the cursor refers to.
         if tree is not None and near and time.perf_counter() < deadline:
-            self._add_signatures(sel, parts, doc, tree, data, near, chain, int(local_budget * scale))
+            with_names = names_on and not self._no_names(doc)
+            outline_share = OUTLINE_SHARE_WITH_NAMES if with_names else OUTLINE_SHARE
+            self._add_signatures(
+                sel, parts, doc, tree, data, near, chain, int(local_budget * scale), outline_share
+            )
 
         # 5b. Lines elsewhere in the file (within reach) that use the same names.
         if near and time.perf_counter() < deadline:
@@ -656,6 +665,7 @@ class ContextEngine:
         near: Counter[str],
         chain: list[tuple[Node, str]],
         budget: int,
+        outline_share: float = OUTLINE_SHARE,
     ) -> set[str]:
         syms = self._tree_symbols(doc).find(tree, data, set(near))
         containers = {s.container for s in syms if s.container}
@@ -679,6 +689,9 @@ class ContextEngine:
                 rows += range(head.sig_start_row, head.sig_end_row + 1)
             used += sel.try_add(rows, limit - used)
         parts.line("signatures", "signatures of definitions in this file used near the cursor", used)
+        limit = int(budget * outline_share)
+        if limit <= 0:
+            return {s.name for s in syms}
         # Then an outline: the members of the enclosing class, then other top-level
         # definitions, nearest first (names the next line may use that are not near yet).
         classes = [n for n, k in chain if k == "class"]
@@ -689,7 +702,6 @@ class ContextEngine:
         outline = self._tree_symbols(doc).nearest(tree, data, cursor_row, owner, 40)
         extra = 0
         sel.label = "outline"
-        limit = int(budget * OUTLINE_SHARE)
         for s in outline:
             if extra >= limit:
                 break
@@ -980,6 +992,12 @@ class ContextEngine:
     def _names_ready(self, doc: Document) -> bool:
         m = self._mentions.get(id(doc))
         return m is not None and m.doc is doc and m.names is not None
+
+    def _no_names(self, doc: Document) -> bool:
+        """Whether the file's names were read and none is spelled on enough code rows to be
+        listed: no names line (one not read yet is expected to have one, so the first and
+        the later requests of a file lay out its rows alike)."""
+        return self._names_ready(doc) and not self._mentions[id(doc)].ranked
 
     def _ranked_names(self, doc: Document, deadline: float) -> tuple[str, ...] | None:
         """The names the file spells on code rows, most rows first (the `_mentioned` read)."""

@@ -112,3 +112,35 @@ def test_words_of_string_literals_and_one_row_names_are_never_listed() -> None:
     assert names[0] == "send_request"
     assert "sk_live_4eC39HqLyjWDarjtT1zdp7dc" not in names
     assert not any(n.startswith(("MIIB", "token_")) for n in names)  # each spelled on one row
+
+
+def test_the_names_line_takes_the_place_of_the_in_file_outline() -> None:
+    """Where the file gets a names line, the first lines of nearby definitions are not sent:
+    the line carries such names at ~8 characters each, the outline at a whole line each;
+    what it would have taken goes to the file. Without a names line the outline stays."""
+    text, cursor = _big_module()
+
+    def parts(budget: int, opened: bool = True) -> dict[str, int]:
+        engine = ContextEngine()
+        doc = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
+        if opened:
+            engine.index_document(doc)  # didOpen: the names are read now
+        ctx = engine.build(doc, cursor, budget, crossfile=False, deadline_ms=10_000)
+        assert ctx.size <= budget
+        return {p.label: p.chars for p in ctx.parts}
+
+    for opened in (True, False):  # names read at didOpen or by this request: the same rows
+        got = parts(2000, opened)
+        assert "outline" not in got
+        assert got["names"] > 0
+    assert parts(900).get("outline", 0) > 0  # too small a budget for a names line
+    # A file none of whose names is spelled on two code rows: no names line, so the outline.
+    lone = "".join(f"def lone_{i}():\n    pass\n\n" for i in range(80))
+    lone += "def target(x):\n    \n"
+    engine = ContextEngine()
+    doc = Document("file:///p/l.py", "python", 1, lone, "/p/l.py")
+    engine.index_document(doc)
+    row = lone.split("\n").index("def target(x):") + 1
+    ctx = engine.build(doc, Cursor(row, 4), 2000, crossfile=False, deadline_ms=10_000)
+    got = {p.label: p.chars for p in ctx.parts}
+    assert "names" not in got and got.get("outline", 0) > 0
