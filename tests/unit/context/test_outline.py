@@ -438,12 +438,14 @@ def test_go_values_of_one_const_block_rank_with_the_one_the_code_uses() -> None:
     go = (
         "package tls\n\nconst (\n\tcertTypeRSASign = 1\n\tcertTypeECDSASign = 64\n)\n\n"
         "const (\n\tNoClientCert ClientAuthType = iota\n\tRequestClientCert\n)\n\n"
-        "const maxPlaintext = 16384\n\nvar (\n\terrShutdown = errors.New(\"x\")\n\terrClosed = errors.New(\"y\")\n)\n"
+        "const maxPlaintext = 16384\n\n"
+        "var (\n\terrShutdown = errors.New(\"x\")\n\terrClosed = errors.New(\"y\")\n)\n"
     )
     outline = outline_from_text(go, "go", "/p/common.go")
     entries = {e.name: e for e in outline.entries}
     assert entries["certTypeRSASign"].group == entries["certTypeECDSASign"].group >= 0
-    assert entries["NoClientCert"].group == entries["RequestClientCert"].group != entries["certTypeRSASign"].group
+    assert entries["NoClientCert"].group == entries["RequestClientCert"].group
+    assert entries["NoClientCert"].group != entries["certTypeRSASign"].group
     assert entries["errShutdown"].group == entries["errClosed"].group >= 0
     assert entries["maxPlaintext"].group == -1  # a declaration of its own is no group
     assert entries_from_rows(entries_to_rows(outline.entries)) == outline.entries  # persisted with it
