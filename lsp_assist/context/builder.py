@@ -92,6 +92,7 @@ MENTION_REACH = 20_000  # rows of the current file read for "names this file spe
 MENTION_STALE_EDITS = 60  # edits before that set is read again
 MENTION_STALE_LINES = 10
 MENTION_DOCS = 4
+MENTION_SLICE = 512  # rows read per request (a first read) or per edit (a re-read)
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
@@ -138,6 +139,11 @@ class _Mentions:
     names: frozenset[str] | None = None
     counts: Counter[str] = field(default_factory=Counter)  # code rows (not comments) per name
     ranked: tuple[str, ...] = ()  # by those counts, most first (ties by name)
+    # A re-read of a stale set, a slice per edit (`_advance_mentions`): until it is whole
+    # the previous `names` and `ranked` stand; it started at this version and line count.
+    rereading: bool = False
+    read_version: int = 0
+    read_lines: int = 0
 
 
 class _Parts:
@@ -247,6 +253,8 @@ class ContextEngine:
             # didOpen: the names the file spells are read now, not by its first request
             # (whose deadline cut a big file's read short: no other files in that prompt).
             self._mentioned(doc, float("inf"))
+        elif seen != doc.version:
+            self._advance_mentions(doc)  # a stale set is read again a slice per edit
         current = self.symbols.version(doc.display_path)
         if isinstance(current, tuple) and current[:1] == (doc.uri,):
             self._stale[doc.uri] = doc
@@ -924,6 +932,9 @@ class ContextEngine:
             if editor
             else frozenset()
         )
+        # The share, from the file's and the function's sizes in steps of 128 characters:
+        # the key holds the share itself, so typing that changes neither leaves it be.
+        budget = min(cap, cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars // 128 * 128))
         # Typing on one row changes none of these: the same cross-file text, at no cost.
         key = (
             doc.uri,
@@ -934,10 +945,7 @@ class ContextEngine:
             id(mentioned),
             tuple(open_paths),
             tuple(recent),
-            total,
-            cap,
-            len(doc.text) // 128,
-            enclosing_chars // 128,
+            budget,
             self.editor_definitions.generation(doc.uri),
             editor_line,
         )
@@ -963,7 +971,6 @@ class ContextEngine:
         rel = Relevance(
             used=frozenset(used), mentioned=mentioned, near=near_rows, families=self._families(mentioned)
         )
-        budget = min(cap, cross_file_budget(total, len(doc.text) // 128 * 128, enclosing_chars))
         editor_snippets: list[Snippet] = []
         if editor:  # what no outline of ours has, first on the shared cross-file budget
             picked = pick_editor_definitions(
@@ -1075,48 +1082,78 @@ class ContextEngine:
         """Every name the file spells. Reading a 10,000-line file costs milliseconds, so
         the set is kept for the same document object until it is `MENTION_STALE_EDITS`
         edits or `MENTION_STALE_LINES` lines away: names typed since are not in it, which
-        also keeps the cross-file text stable while a line is being typed. The first read
-        of a big file stops at the deadline and goes on at the next request (None until
-        it is whole)."""
+        also keeps the cross-file text stable while a line is being typed. A stale set is
+        read again a slice per edit (`_advance_mentions`, the didChange hook), never by a
+        request: the old one stands until the new one is whole. The first read of a big
+        file (one never opened) stops at the deadline and goes on at the next request
+        (None until it is whole)."""
         m = self._mentions.get(id(doc))
         if m is not None and m.doc is not doc:
             m = None  # an id reused by a new object
-        if (
-            m is not None
-            and m.names is not None
-            and 0 <= doc.version - m.version <= MENTION_STALE_EDITS
-            and abs(doc.line_count - m.lines) <= MENTION_STALE_LINES
-        ):
+        if m is not None and m.names is not None:
             self._mentions.move_to_end(id(doc))
+            if not m.rereading and self._stale_mentions(m, doc):
+                self._start_reread(m, doc)
             return m.names
-        if m is None or m.names is not None:  # a first read, or a stale set: read again
+        if m is None:
             m = _Mentions(doc, doc.version, doc.line_count)
         self._mentions[id(doc)] = m
         self._mentions.move_to_end(id(doc))
         while len(self._mentions) > MENTION_DOCS:
             self._mentions.popitem(last=False)
+        while not self._read_slice(m, doc):
+            if time.perf_counter() > deadline:
+                return None
+        return m.names
+
+    @staticmethod
+    def _stale_mentions(m: _Mentions, doc: Document) -> bool:
+        return not (
+            0 <= doc.version - m.version <= MENTION_STALE_EDITS
+            and abs(doc.line_count - m.lines) <= MENTION_STALE_LINES
+        )
+
+    @staticmethod
+    def _start_reread(m: _Mentions, doc: Document) -> None:
+        m.rereading, m.next_row, m.partial, m.counts = True, 0, set(), Counter()
+        m.read_version, m.read_lines = doc.version, doc.line_count
+
+    def _advance_mentions(self, doc: Document) -> None:
+        """On an edit: a stale names set starts or goes on being read again, one slice."""
+        m = self._mentions.get(id(doc))
+        if m is None or m.doc is not doc or m.names is None:
+            return
+        if not m.rereading:
+            if not self._stale_mentions(m, doc):
+                return
+            self._start_reread(m, doc)
+        self._read_slice(m, doc)
+
+    def _read_slice(self, m: _Mentions, doc: Document) -> bool:
+        """Read the next `MENTION_SLICE` rows into `m`; True once the read is whole (then
+        its names and ranking replace the previous ones)."""
         idents = self._line_idents
         end = min(doc.line_count, MENTION_REACH)
-        while m.next_row < end:
-            stop = min(end, m.next_row + 512)
-            counts = m.counts
-            for text in doc.lines(m.next_row, stop):
-                got = idents(text)
-                m.partial |= got
-                if got and not text.lstrip().startswith(_COMMENT_START):
-                    counts.update(
-                        self._code_idents(text) if ("'" in text or '"' in text or "`" in text) else got
-                    )
-            m.next_row = stop
-            if stop < end and time.perf_counter() > deadline:
-                return None
+        stop = min(end, m.next_row + MENTION_SLICE)
+        counts = m.counts
+        for text in doc.lines(m.next_row, stop):
+            got = idents(text)
+            m.partial |= got
+            if got and not text.lstrip().startswith(_COMMENT_START):
+                counts.update(self._code_idents(text) if ("'" in text or '"' in text or "`" in text) else got)
+        m.next_row = stop
+        if stop < end:
+            return False
         m.names = frozenset(m.partial)
         m.partial = set()
         kept = [n for n, c in m.counts.items() if c >= NAMES_MIN_ROWS]
         m.ranked = tuple(sorted(kept, key=lambda n: (-m.counts[n], n)))
         m.counts = Counter()
-        m.version, m.lines = doc.version, doc.line_count
-        return m.names
+        if m.rereading:  # staleness counts from where the read started
+            m.version, m.lines, m.rereading = m.read_version, m.read_lines, False
+        else:
+            m.version, m.lines = doc.version, doc.line_count
+        return True
 
     def _head(self, doc: Document, row: int) -> tuple[str, ...]:
         """The rows where imports live, without the cursor row (their parse is cached by text)."""

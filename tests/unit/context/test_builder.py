@@ -269,3 +269,30 @@ def test_imports_naming_nothing_near_the_cursor_take_a_small_share() -> None:
     chars = {p.label: p.chars for p in ctx.parts}["imports"]
     assert chars < 4000 * 0.1  # not the 800 characters (20%) the unused 40 may have had
     assert "AtomicThing0;" in ctx.prefix  # the first ones still fit in the small share
+
+
+def test_typing_that_leaves_the_cross_file_share_as_it_is_reuses_the_cross_file_text() -> None:
+    """The cross-file text is cached by what it depends on: the share, not the file's length
+    (a long file's share is 25% whatever its length; keyed by length in steps of 128
+    characters, every 128th keystroke gathered and ranked other files again)."""
+    store = DocumentStore()
+    engine = ContextEngine()
+    store.on_change.append(engine.index_document)
+    lib = store.open(
+        "file:///p/lib.py",
+        "python",
+        1,
+        "class Store:\n    def fetch(self, key):\n        return key\n",
+        "/p/lib.py",
+    )
+    text, cursor = _module()
+    doc = store.open("file:///p/user.py", "python", 1, "from .lib import Store\n" + text, "/p/user.py")
+    row = cursor.line + 1
+    first = engine.build(doc, Cursor(row, 4), 2000, others=[lib], deadline_ms=10_000)
+    cached = engine._cross_cache
+    assert cached is not None and first.snippets
+    typed = "s" * 130  # one edit on the cursor row (no row around it changes): the same share
+    store.change(doc.uri, 2, [TextChange(Cursor(row, 4), Cursor(row, 4), typed)])
+    again = engine.build(doc, Cursor(row, 4 + len(typed)), 2000, others=[lib], deadline_ms=10_000)
+    assert engine._cross_cache is cached
+    assert again.snippets == first.snippets

@@ -144,3 +144,42 @@ def test_the_names_line_takes_the_place_of_the_in_file_outline() -> None:
     ctx = engine.build(doc, Cursor(row, 4), 2000, crossfile=False, deadline_ms=10_000)
     got = {p.label: p.chars for p in ctx.parts}
     assert "names" not in got and got.get("outline", 0) > 0
+
+
+def test_a_stale_names_set_is_read_again_a_slice_per_edit_not_by_a_request() -> None:
+    """Every `MENTION_STALE_EDITS` edits the file's names are read again: in slices, by the
+    didChange hook, while requests keep the previous set (a whole read of a 10,000-line
+    file took 12-16 ms inside the request that found the set stale)."""
+    from lsp_assist.context.builder import MENTION_STALE_EDITS
+    from lsp_assist.documents.store import DocumentStore, TextChange
+
+    text, cursor = _big_module()
+    text = "".join(f"def pad_{i}(a):\n    return a\n\n" for i in range(512)) + text
+    row = cursor.line + 3 * 512
+    store = DocumentStore()
+    engine = ContextEngine()
+    store.on_change.append(engine.index_document)  # as the server wires it
+    doc = store.open("file:///p/m.py", "python", 1, text, "/p/m.py")
+    first = engine._mentions[id(doc)].names
+    assert first is not None and "typed_name" not in first
+    version = 1
+    col = 4
+
+    def type_text(s: str) -> None:
+        nonlocal version, col
+        for ch in s:
+            version += 1
+            store.change(doc.uri, version, [TextChange(Cursor(row, col), Cursor(row, col), ch)])
+            col += 1
+
+    type_text("typed_name = 1" + " " * (MENTION_STALE_EDITS - 14) + "x")  # one edit past stale
+    engine.build(doc, Cursor(row, col), 2000, crossfile=False, deadline_ms=10_000)
+    m = engine._mentions[id(doc)]
+    assert m.names is first  # the request did not read the file again
+    assert 0 < m.next_row < doc.line_count  # the edit's hook began the read: one slice
+    while m.names is first:
+        type_text(" ")
+        assert version < 200
+    assert "typed_name" in m.names
+    ctx = engine.build(doc, Cursor(row, col), 2000, crossfile=False, deadline_ms=10_000)
+    assert ctx.size <= 2000
