@@ -31,6 +31,7 @@ from lsp_assist.context.outline import (
     OutlinePick,
     Relevance,
     rank_entries,
+    used_types,
     visible_here,
 )
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
@@ -621,6 +622,7 @@ def assemble(
     rel: Relevance,
     budget: int,
     deadline: float,
+    current: FileOutline | None = None,
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
@@ -645,6 +647,10 @@ def assemble(
         line_budget = len(first)
     budget -= line_budget
     pool: list[tuple[float, int, int]] = []  # (-value per char, file rank, entry index)
+    # The types the code at the cursor holds, from the entries of what it uses (its own
+    # file's fields, other files' fields and functions): their members rank as used ones.
+    ready = [outline_of(c.path) for c in candidates[:MAX_CANDIDATES]]
+    typed = used_types([current, *ready], rel.used | rel.near)
     rels: dict[int, Relevance] = {}  # per file rank
     rank_scores: dict[int, list[float]] = {}
     outlines: list[FileOutline | None] = []
@@ -655,7 +661,7 @@ def assemble(
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
         if rank > 0 and time.perf_counter() > deadline:
             break
-        outline = outline_of(cand.path)
+        outline = ready[rank]
         outlines.append(outline)
         if outline is None or not outline.entries:
             continue
@@ -668,6 +674,7 @@ def assemble(
             path_stem(cand.path) in cand.imported_names,
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
             rel.families,
+            typed,
         )
         rels[rank] = rel_file
         scores = rank_scores[rank] = rank_entries(outline, rel_file)

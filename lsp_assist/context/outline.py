@@ -82,6 +82,10 @@ class OutlineRules:
     #: wrappers whose definitions form one group (Go's `const ( ... )` block: the values of
     #: one enumeration): a line that needs one often needs another (see `rank_entries`)
     groups: frozenset[str] = frozenset()
+    #: the types an entry's text gives its name (a field's, a variable's, a function's
+    #: results: `config *Config`, `func newT() (*T, error)`) say which types the code at
+    #: the cursor holds when it uses that name: their members rank as used ones
+    typed: bool = False
 
 
 _PY = OutlineRules(
@@ -183,6 +187,7 @@ _GO = OutlineRules(
     multi_name=frozenset({"const_spec", "var_spec", "field_declaration"}),
     receiver=r"^func \(\s*(?:\w+\s+)?\*?\s*(\w+)",
     groups=frozenset({"const_declaration", "var_declaration", "var_spec_list"}),
+    typed=True,
 )
 _RUST = OutlineRules(
     defs={
@@ -405,6 +410,36 @@ class FileOutline:
             object.__setattr__(self, "_groups", got)
         return got
 
+    def group_types(self) -> dict[int, frozenset[str]]:
+        """The types the entries of each declaration group give their names (a typed
+        enumeration's: `NoClientCert ClientAuthType = iota`)."""
+        got: dict[int, frozenset[str]] | None = self.__dict__.get("_group_types")
+        if got is None:
+            types = self.types_by_name()
+            members = self.group_names()
+            got = {
+                g: frozenset().union(*(types.get(n, frozenset()) for n in names))
+                for g, names in members.items()
+            }
+            object.__setattr__(self, "_group_types", got)
+        return got
+
+    def types_by_name(self) -> dict[str, frozenset[str]]:
+        """Per name, the types its entries' texts give it (`OutlineRules.typed`; {} when the
+        language has no such rule)."""
+        got: dict[str, frozenset[str]] | None = self.__dict__.get("_types")
+        if got is None:
+            rules = rules_for(self.language)
+            out: dict[str, set[str]] = {}
+            if rules is not None and rules.typed:
+                for e in self.entries:
+                    types = _entry_types(e)
+                    if types:
+                        out.setdefault(e.name, set()).update(types)
+            got = {n: frozenset(t) for n, t in out.items()}
+            object.__setattr__(self, "_types", got)
+        return got
+
     def top_names(self) -> frozenset[str]:
         """The top-level names: how another file reaches this one (`module.name`, a class)."""
         got: frozenset[str] | None = self.__dict__.get("_top")
@@ -427,6 +462,71 @@ def family_of(name: str) -> str:
 
 def families_of(names: Iterable[str]) -> frozenset[str]:
     return frozenset(f for f in map(family_of, names) if f)
+
+
+# Words of a signature that are not type names (Go's keywords and its predeclared types).
+_NOT_TYPES = frozenset(
+    "func var const type struct interface map chan any error bool string byte rune int int8 int16"
+    " int32 int64 uint uint8 uint16 uint32 uint64 uintptr float32 float64 complex64 complex128 iota"
+    " nil true false".split()
+)
+_NAMED = re.compile(r"\b\w+\s+(?=[\w*\[(]|\.\.\.)")  # `(t *T, err error)`: t and err name results
+_MORE_NAMES = re.compile(r"^(?:\s*,\s*\w+)+")
+_TYPE_TOKEN = re.compile(r"[A-Za-z_][\w.]*")
+_STRING_LITERAL = re.compile(r"\"(?:\\.|[^\"\\])*\"|`[^`]*`|'(?:\\.|[^'\\])*'")
+
+
+def _entry_types(e: OutlineEntry) -> frozenset[str]:
+    """The type names an entry's text gives its name: what follows the name, less a
+    function's parameters (`func (c *Conn) f(x int) (*T, error)` -> {T}), string literals,
+    qualified names (another package's `tls.Config`) and keywords."""
+    if e.kind not in ("field", "constant", "function", "method"):
+        return frozenset()
+    text = e.text
+    at = re.search(r"\b" + re.escape(e.name) + r"\b", text)
+    if at is None:
+        return frozenset()
+    rest = text[at.end() :]
+    if e.kind in ("function", "method"):
+        if rest.startswith("["):
+            rest = _after_group(rest, "[")  # type parameters, then the parameters
+        if rest.startswith("("):
+            rest = _after_group(rest, "(")
+    else:
+        rest = _MORE_NAMES.sub("", rest)  # `X, Y int`: Y is a name, not a type
+    rest = _NAMED.sub(" ", _STRING_LITERAL.sub(" ", rest))
+    return frozenset(
+        t for t in _TYPE_TOKEN.findall(rest) if "." not in t and t not in _NOT_TYPES and t != e.name
+    )
+
+
+def _after_group(text: str, opening: str) -> str:
+    """`text` past the bracket group it starts with (all of it when unbalanced: cut)."""
+    closing = ")" if opening == "(" else "]"
+    depth = 0
+    for k, ch in enumerate(text):
+        if ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return text[k + 1 :].lstrip()
+    return ""
+
+
+def used_types(outlines: Iterable[FileOutline | None], names: frozenset[str]) -> frozenset[str]:
+    """The types that the entries named `names` give them, over `outlines`: what the code
+    using those names holds (a receiver's `c.config` is a `*Config`, `tw := newTW()` a `*TW`)."""
+    out: set[str] = set()
+    for outline in outlines:
+        if outline is None or not outline.types_by_name():
+            continue
+        types = outline.types_by_name()
+        small, big = (names, types) if len(names) < len(types) else (types.keys(), names)
+        for n in small:
+            if n in big:
+                out |= types[n]
+    return frozenset(out - names)
 
 
 def rules_for(language_id: str) -> OutlineRules | None:
@@ -713,6 +813,7 @@ class Relevance:
     module_import: bool = False  # this file imports that file as a module (`from . import m`)
     module_used: bool = False  # ... and the enclosing function uses that module's name
     families: frozenset[str] = frozenset()  # `family_of` the names this file spells
+    typed: frozenset[str] = frozenset()  # types of the names the code uses (`used_types`)
 
 
 def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
@@ -730,6 +831,7 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     families = outline.families() if rel.families else ()
     parents = outline.parents()
     groups = outline.group_names()
+    group_types = outline.group_types() if groups else {}
     group_scores: dict[int, float] = {}  # per group: what the code at the cursor says of it
     for i, e in enumerate(entries):
         if i in hidden:
@@ -747,11 +849,14 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
             if e.group >= 0:  # a value of an enumeration the code at the cursor uses
                 g = group_scores.get(e.group)
                 if g is None:
-                    g = group_scores[e.group] = _group_score(groups[e.group], rel)
+                    g = _group_score(groups[e.group], rel)
+                    if g < 2.0 and (group_types[e.group] & rel.used or group_types[e.group] & rel.typed):
+                        g = 2.0  # a value of the type the code holds or spells
+                    group_scores[e.group] = g
                 s = max(s, g)
         elif parent in rel.near:
             s = 2.4
-        elif parent in rel.used:
+        elif parent in rel.used or parent in rel.typed:
             s = 2.0
         elif parent in rel.imported:
             s = 1.6

@@ -392,3 +392,22 @@ def test_a_file_this_one_imports_names_from_keeps_its_share_next_to_a_hub_it_spe
     cands[1] = Candidate("/w/pkg/box.py", 1.0, affinity=0.5)
     got = assemble(cands, index.outline, Relevance(), 120, time.perf_counter() + 1)
     assert "get_top" not in {s.path: s.text for s in got.snippets}.get("/w/pkg/box.py", "")
+
+
+def test_go_the_current_files_field_types_bring_their_methods_from_another_file() -> None:
+    from lsp_assist.context.outline import FileOutline, outline_from_text
+
+    conn = "package tls\n\ntype Conn struct{}\n\nfunc (c *Conn) readRecord() error { return nil }\n"
+    conn += "".join(f"func help{i}() {{}}\n" for i in range(30))
+    index = _index({"/w/tls/conn.go": ("go", conn)})
+    current = outline_from_text("package tls\n\ntype state struct {\n\tconn *Conn\n}\n", "go", "/w/tls/hs.go")
+    rel = Relevance(used=frozenset({"state", "conn"}), mentioned=frozenset({"state", "conn"}))
+    cand = Candidate("/w/tls/conn.go", 0.9)
+
+    def text(current_outline: FileOutline | None) -> str:
+        got = assemble([cand], index.outline, rel, 60, time.perf_counter() + 1, current_outline)
+        return "\n".join(s.text for s in got.snippets)
+
+    # `s.conn.readRecord()`: the method of the type this file's field holds, before other names.
+    assert "readRecord" in text(current)
+    assert "readRecord" not in text(None) and "help1" in text(None)

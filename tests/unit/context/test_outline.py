@@ -459,3 +459,39 @@ def test_go_values_of_one_const_block_rank_with_the_one_the_code_uses() -> None:
     spelled = scores(Relevance(mentioned=frozenset({"NoClientCert"})))
     assert near["certTypeECDSASign"] > spelled["RequestClientCert"] > spelled["maxPlaintext"]
     assert spelled["NoClientCert"] < spelled["maxPlaintext"]  # spelled here: only its signature is news
+
+
+def test_go_types_of_the_names_the_code_uses_rank_their_members_as_used() -> None:
+    from lsp_assist.context.outline import used_types
+
+    conn = outline_from_text(
+        "package tls\n\ntype Conn struct {\n\tconfig *Config\n\tvers, flags uint16\n}\n\n"
+        'func newTW(r any) (t *transferWriter, err error) { return nil, nil }\n\nvar key = &ctxKey{"a b"}\n'
+        "func (c *Conn) auth(cfg tls.Config) *Result { return nil }\n",
+        "go",
+        "/p/conn.go",
+    )
+    common = outline_from_text(
+        "package tls\n\ntype Config struct {\n\tNextProtos []string\n}\n\n"
+        "func (c *Config) mutualVersion() uint16 { return 0 }\n\nfunc helper() {}\n\n"
+        "type ClientAuthType int\n\nconst (\n\tNoClientCert ClientAuthType = iota\n\tRequestClientCert\n)\n"
+        "const (\n\tmodeA = 1\n\tmodeB = 2\n)\n",
+        "go",
+        "/p/common.go",
+    )
+    assert used_types([conn, None], frozenset({"config"})) == {"Config"}  # a field's type
+    assert used_types([conn], frozenset({"newTW", "key"})) == {"transferWriter", "ctxKey"}  # results, values
+    assert used_types([conn], frozenset({"auth", "vers"})) == {"Result"}  # not parameters, names, builtins
+    assert used_types([conn], frozenset({"NextProtos"})) == frozenset()
+    names = [e.name for e in common.entries]
+
+    def scores(rel: Relevance) -> dict[str, float]:
+        return dict(zip(names, rank_entries(common, rel), strict=True))
+
+    plain = scores(Relevance(used=frozenset({"config"})))
+    typed = scores(Relevance(used=frozenset({"config"}), typed=used_types([conn], frozenset({"config"}))))
+    assert typed["mutualVersion"] == typed["NextProtos"] > plain["helper"] > plain["mutualVersion"]
+    assert typed["helper"] == plain["helper"]
+    # A typed enumeration's values rank with its type when the code holds or spells it.
+    held = scores(Relevance(typed=frozenset({"ClientAuthType"})))
+    assert held["RequestClientCert"] == held["NoClientCert"] > held["modeA"] == plain["modeA"]
