@@ -579,10 +579,29 @@ def _name_of(node: Node) -> str:
         n = cur.child_by_field_name("name")
         if n is None:
             n = cur.child_by_field_name("declarator")
+        if n is None and cur.type == "parenthesized_declarator":  # C: `void (*advance)(...)`
+            n = cur.named_children[0] if cur.named_child_count else None
         if n is None and cur.type == "template_declaration":
             n = next((c for c in reversed(cur.named_children) if c.type != "template_parameter_list"), None)
         cur = n
     return ""
+
+
+def _include_guard(node: Node, name: str) -> bool:
+    """A valueless `#define NAME` inside a top-level `#ifndef NAME` that wraps most of the
+    file: a header's include guard. (`#ifndef SCOPED_LOCKABLE` / `#define SCOPED_LOCKABLE`
+    inside the guard defaults an annotation macro other files spell: it stays.)"""
+    block = node.parent
+    if node.child_by_field_name("value") is not None or block is None or block.type != "preproc_ifdef":
+        return False
+    root = block.parent
+    first = block.child(0)
+    if root is None or root.parent is not None or first is None or first.type != "#ifndef":
+        return False
+    if 2 * (block.end_byte - block.start_byte) < root.end_byte - root.start_byte:
+        return False  # a small `#ifndef X` / `#define X` of a source file: a default, not a guard
+    tested = block.child_by_field_name("name")
+    return tested is not None and _decode(tested.text or b"") == name
 
 
 def _more_names(node: Node, first: str) -> list[str]:
@@ -681,6 +700,8 @@ def extract_outline(
         name = _name_of(node)
         if t in rules.forward and _body(node, rules) is None:
             continue  # `class Env;`: the definition is the entry
+        if t == "preproc_def" and _include_guard(node, name):
+            continue  # `#define FOO_H_` under `#ifndef FOO_H_`: no file spells it
         if not name:
             body = _body(node, rules) if t in rules.unnamed_transparent else None
             if body is not None:

@@ -52,7 +52,8 @@ log = logging.getLogger(__name__)
 # 7: the names each file spells (the package reference counts)
 # 8: C/C++ files' includes (the headers an included header includes)
 # 9: outline entries' declaration groups (Go's `const ( ... )` blocks)
-FORMAT_VERSION = 9
+# 10: C/C++ function-pointer members and typedefs named, include guards left out
+FORMAT_VERSION = 10
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 

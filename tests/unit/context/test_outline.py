@@ -495,3 +495,39 @@ def test_go_types_of_the_names_the_code_uses_rank_their_members_as_used() -> Non
     # A typed enumeration's values rank with its type when the code holds or spells it.
     held = scores(Relevance(typed=frozenset({"ClientAuthType"})))
     assert held["RequestClientCert"] == held["NoClientCert"] > held["modeA"] == plain["modeA"]
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_c_function_pointer_members_and_typedefs_are_named(language: str) -> None:
+    # A C "vtable" (tree-sitter's TSLexer: `void (*advance)(TSLexer *, bool);`): the name sits
+    # inside a parenthesized declarator, which has no `declarator` field; it used to name nothing.
+    text = (
+        "typedef void (*TSLogger)(void *payload, int type);\n"
+        "struct TSLexer {\n  int32_t lookahead;\n  void (*advance)(struct TSLexer *, bool);\n"
+        "  bool (*const eof)(const struct TSLexer *);\n};\n"
+        "int (*handler)(int code);\n"
+    )
+    outline = outline_from_text(text, language, "/p/parser.h")
+    owner = {e.name: outline.entries[e.owner].name if e.owner >= 0 else None for e in outline.entries}
+    assert owner.get("advance") == "TSLexer" and owner.get("eof") == "TSLexer", owner
+    assert owner.get("lookahead") == "TSLexer"
+    assert "TSLogger" in owner and owner["TSLogger"] is None
+    assert "handler" in owner and owner["handler"] is None
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_header_include_guard_is_no_entry(language: str) -> None:
+    # `#define TREE_SITTER_LEXER_H_` under its `#ifndef` is never a name another file spells:
+    # it cost every header ~25 characters of its names line. A valueless #define that is not
+    # the guard (a feature flag, an annotation macro defaulted to nothing) stays.
+    text = (
+        "#ifndef TREE_SITTER_LEXER_H_\n#define TREE_SITTER_LEXER_H_\n#define TS_DEBUG\n"
+        "#ifndef SCOPED_LOCKABLE\n#define SCOPED_LOCKABLE\n#endif\n"
+        "#define MAX_DEPTH 8\nvoid ts_lexer_init(void);\n#endif\n"
+    )
+    names = [e.name for e in outline_from_text(text, language, "/p/lexer.h").entries]
+    assert "TREE_SITTER_LEXER_H_" not in names
+    assert {"TS_DEBUG", "SCOPED_LOCKABLE", "MAX_DEPTH", "ts_lexer_init"} <= set(names), names
+    # A small `#ifndef X` / `#define X` at the top of a source file is no guard either.
+    text = "#ifndef NDEBUG\n#define NDEBUG\n#endif\n" + "".join(f"int f{i}(void);\n" for i in range(20))
+    assert "NDEBUG" in {e.name for e in outline_from_text(text, language, "/p/a.c").entries}
