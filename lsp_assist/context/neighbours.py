@@ -64,8 +64,9 @@ PACKAGE_SHARE = 0.3
 PACKAGE_MIN_SCORE = 0.1
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
-# total score to this power (0.5: a 100-entry module's names are not worth a tenth of a
-# 10-entry module's, but a name of the small one comes first), per character of its name.
+# total score (of the names it could newly show, not those this file spells) to this
+# power (0.5: a 100-entry module's names are not worth a tenth of a 10-entry module's,
+# but a name of the small one comes first), per character of its name.
 SPREAD = 0.5
 # ... times the file's share of the evidence that the cursor's code uses it, (affinity + 1)
 # / (top affinity + 1) to this power: a Go tab whose names the file spells thirty times is
@@ -678,7 +679,19 @@ def assemble(
         )
         rels[rank] = rel_file
         scores = rank_scores[rank] = rank_entries(outline, rel_file)
-        total = sum(s for s in scores if s >= MIN_SCORE)
+        # P(entry | file) is over the names the file could newly show: those the cursor's
+        # code already spells or uses go out only as signatures, and counting them made the
+        # file the enclosing function leans on most the least worth for its other names.
+        # Names imported by name still count (the import line says what this file takes
+        # from there, not what it lacks; measured: JDK index 66.0 -> 66.7 with them counted).
+        total = sum(
+            s
+            for i, s in enumerate(scores)
+            if s >= MIN_SCORE
+            and (outline.entries[i].name in rel_file.imported or not visible_here(outline, i, rel_file))
+        )
+        if total <= 0:
+            total = sum(s for s in scores if s >= MIN_SCORE)
         norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
             norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** AFFINITY_SHARE
@@ -747,6 +760,4 @@ def assemble(
             f"names of this package (visible without an import) that the files most like this one"
             f" spell ({near}...), this file not: {len(line_names)} names"
         )
-    return Gathered(
-        snippets, why, considered, tuple(c.path for c in candidates[:MAX_CANDIDATES]), len(outlines)
-    )
+    return Gathered(snippets, why, considered, tuple(c.path for c in candidates[:MAX_CANDIDATES]), len(outlines))

@@ -411,3 +411,19 @@ def test_go_the_current_files_field_types_bring_their_methods_from_another_file(
     # `s.conn.readRecord()`: the method of the type this file's field holds, before other names.
     assert "readRecord" in text(current)
     assert "readRecord" not in text(None) and "help1" in text(None)
+
+
+def test_names_the_cursor_already_uses_do_not_dilute_the_rest_of_their_file() -> None:
+    # The enclosing function calls ten functions of stack.py: the two it does not spell yet
+    # are the likeliest next names. Those ten are shown only as signatures (for which there is
+    # no room here), so they must not count in the file's total: it used to divide the two
+    # unspelled names' value by sqrt(10 x 3.0 + 2) and let an unrelated module's names win.
+    used = [f"stack_op_{i:02d}" for i in range(10)]
+    stack = "".join(f"def {n}(s): pass\n" for n in [*used, "stack_new_a", "stack_new_b"])
+    other = "".join(f"def other_fn_{i:02d}(x): pass\n" for i in range(12))
+    index = _index({"/w/pkg/stack.py": ("python", stack), "/w/pkg/other.py": ("python", other)})
+    cands = [Candidate("/w/pkg/other.py", 1.0), Candidate("/w/pkg/stack.py", 1.0)]
+    rel = Relevance(used=frozenset(used), mentioned=frozenset(used))
+    got = assemble(cands, index.outline, rel, 60, time.perf_counter() + 1)
+    text = "\n".join(s.text for s in got.snippets)
+    assert "stack_new_a" in text and "stack_new_b" in text, text
