@@ -39,6 +39,14 @@ from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
+# ... per language where a file draws on more of them: a C file includes a dozen headers,
+# most of them small (tree-sitter's clock.h has 10 entries, alloc.h 7) and all visible to
+# it at once; with 5, parser.c's fifteen included headers left its clock_* and array_*
+# names out. Measured, index only, 150 positions, seed 1 / 2: C 5 -> 51.7 / -, 7 -> 53.7 /
+# 53.7, 8 -> 54.3 / 55.0, 10 -> 53.7 / 53.7; C++ (LevelDB) 6 and 7 cost in-file recall
+# (76.4 -> 75.5, 74.9: the outlines leave less to the file), so it keeps 5.
+MAX_CANDIDATES_BY_LANGUAGE = {"c": 8}
+MAX_FILES = max(MAX_CANDIDATES, *MAX_CANDIDATES_BY_LANGUAGE.values())  # what `assemble` takes
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
@@ -576,7 +584,7 @@ def gather_candidates(
         for c in cands.values():
             c.weight = round(c.weight * (1.0 - aw + aw * c.affinity / top), 4)
     ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
-    return ranked[:MAX_CANDIDATES]
+    return ranked[: MAX_CANDIDATES_BY_LANGUAGE.get(language, MAX_CANDIDATES)]
 
 
 _TRANSITIVE_CACHE: dict[tuple[int, int, tuple[str, ...], str], list[tuple[str, int, str]]] = {}
@@ -656,8 +664,8 @@ def assemble(
     rank_scores: dict[int, list[float]] = {}
     outlines: list[FileOutline | None] = []
     considered = 0
-    top_affinity = max((c.affinity for c in candidates[:MAX_CANDIDATES]), default=0.0)
-    for rank, cand in enumerate(candidates[:MAX_CANDIDATES]):
+    top_affinity = max((c.affinity for c in candidates[:MAX_FILES]), default=0.0)
+    for rank, cand in enumerate(candidates[:MAX_FILES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
         if rank > 0 and time.perf_counter() > deadline:
@@ -760,4 +768,4 @@ def assemble(
             f"names of this package (visible without an import) that the files most like this one"
             f" spell ({near}...), this file not: {len(line_names)} names"
         )
-    return Gathered(snippets, why, considered, tuple(c.path for c in candidates[:MAX_CANDIDATES]), len(outlines))
+    return Gathered(snippets, why, considered, tuple(c.path for c in candidates[:MAX_FILES]), len(outlines))

@@ -183,3 +183,18 @@ def test_a_rust_file_whose_members_this_file_spells_is_preferred() -> None:
         mentioned=frozenset({"push_index", "append_val"}),
     )
     assert [c.path for c in got][:2] == ["/c/src/zmatched.rs", "/c/src/other.rs"]
+
+
+def test_a_c_file_weighs_more_of_the_headers_it_includes_than_other_languages_do() -> None:
+    # parser.c includes fifteen headers; the small ones (clock.h, alloc.h) fell past the
+    # fifth candidate and their names never reached the prompt.
+    headers = {f"/ts/src/h{i}.h": f"void h{i}_open(void);\nvoid h{i}_close(void);\n" for i in range(8)}
+    index = _index("c", headers)
+    head = "\n".join(f'#include "./h{i}.h"' for i in range(8))
+    used = " ".join(f"h{i}_open" for i in range(8))
+    got = [c.path for c in _candidates("/ts/src/parser.c", "c", head, index, used)]
+    assert set(got) == set(headers), got
+    # Elsewhere a file's five strongest are still all it gets.
+    py = _index("python", {f"/p/m{i}.py": f"def m{i}_open(): pass\n" for i in range(8)})
+    head = "\n".join(f"from .m{i} import m{i}_open" for i in range(8))
+    assert len(_candidates("/p/run.py", "python", head, py, "")) == 5
