@@ -658,7 +658,7 @@ def assemble(
     pool: list[tuple[float, int, int]] = []  # (-value per char, file rank, entry index)
     # The types the code at the cursor holds, from the entries of what it uses (its own
     # file's fields, other files' fields and functions): their members rank as used ones.
-    ready = [outline_of(c.path) for c in candidates[:MAX_CANDIDATES]]
+    ready = [outline_of(c.path) for c in candidates[:MAX_FILES]]
     typed = used_types([current, *ready], rel.used | rel.near)
     rels: dict[int, Relevance] = {}  # per file rank
     rank_scores: dict[int, list[float]] = {}

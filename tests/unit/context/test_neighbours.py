@@ -427,3 +427,14 @@ def test_names_the_cursor_already_uses_do_not_dilute_the_rest_of_their_file() ->
     got = assemble(cands, index.outline, rel, 60, time.perf_counter() + 1)
     text = "\n".join(s.text for s in got.snippets)
     assert "stack_new_a" in text and "stack_new_b" in text, text
+
+
+def test_assemble_takes_every_candidate_a_c_file_gets() -> None:
+    # C gets eight candidates (MAX_CANDIDATES_BY_LANGUAGE); the outlines `assemble` reads
+    # first were taken for five only, and the sixth file raised IndexError.
+    files = {f"/ts/src/h{i}.h": ("c", f"void h{i}_open(void);\n") for i in range(8)}
+    index = _index(files)
+    cands = [Candidate(path, 1.0 - i / 10) for i, path in enumerate(files)]
+    used = frozenset(f"h{i}_open" for i in range(8))
+    got = assemble(cands, index.outline, Relevance(used=used), 2000, time.perf_counter() + 1)
+    assert {s.path for s in got.snippets} == set(files)
