@@ -675,11 +675,14 @@ class ContextEngine:
         budget: int,
         outline_share: float = OUTLINE_SHARE,
     ) -> set[str]:
-        syms = self._tree_symbols(doc).find(tree, data, set(near))
+        # The cursor row's symbols as of the last scan while only that row was typed on
+        # (`TreeSymbolCache`): rows hold, and the walk of a big class is not redone per key.
+        typing = sel.cursor_row
+        syms = self._tree_symbols(doc).find(tree, data, near, typing_row=typing)
         containers = {s.container for s in syms if s.container}
         headers = {
             s.name: s
-            for s in self._tree_symbols(doc).find(tree, data, containers)
+            for s in self._tree_symbols(doc).find(tree, data, containers, typing_row=typing)
             if s.container is None and containers
         }
         own = {(n.start_point.row, n.end_point.row) for n, _ in chain}
@@ -707,7 +710,7 @@ class ContextEngine:
         if classes:
             names = definition_names(classes[0], canonical(doc.language_id) or "")
             owner = names[0].text.decode("utf-8", "replace") if names and names[0].text else None
-        outline = self._tree_symbols(doc).nearest(tree, data, cursor_row, owner, 40)
+        outline = self._tree_symbols(doc).nearest(tree, data, cursor_row, owner, 40, typing_row=typing)
         extra = 0
         sel.label = "outline"
         for s in outline:
@@ -955,7 +958,9 @@ class ContextEngine:
             return self._label(list(hit[1]), hit[2], parts)
         defined_here: frozenset[str] = frozenset()
         if tree is not None:
-            defined_here = frozenset(s.name for s in self._tree_symbols(doc).find(tree, data, set(used)))
+            defined_here = frozenset(
+                s.name for s in self._tree_symbols(doc).find(tree, data, used, typing_row=row)
+            )
         cands = gather_candidates(
             path=doc.display_path,
             language=lang,

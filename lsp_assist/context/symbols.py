@@ -440,6 +440,14 @@ class TreeSymbolCache:
     copied or hashed. Without a tracked state every scan walks every node. The groups and
     a name index of the last tree seen are kept, so several lookups against the same tree
     cost one pass.
+
+    A request made while typing on one row (`typing_row`) skips even that walk: when every
+    edit since the last scan is on that row and adds or removes no line, every symbol's
+    rows still hold, so the last scan's symbols are returned. Only definitions written on
+    that very row can be missing or one keystroke old, and that row is in the prompt
+    anyway; a half-typed line that turns the code below it into an error (an unclosed
+    bracket) keeps the file's definitions instead of losing them. The first edit on
+    another row, or a line added or removed, scans again (replaying every edit since).
     """
 
     def __init__(self, language_id: str, path: str) -> None:
@@ -452,6 +460,9 @@ class TreeSymbolCache:
         self._last_tree: Tree | None = None
         self._last: list[tuple[int, list[Symbol]]] = []
         self._rows: list[int] = []
+        # name -> (position in file order, row of its group, symbol), built on the first
+        # lookup by name after a scan
+        self._names: dict[str, list[tuple[int, int, Symbol]]] | None = None
         self._syntax: SyntaxState | None = None
         self._generation = -1
 
@@ -485,8 +496,23 @@ class TreeSymbolCache:
             groups = moved
         return groups
 
-    def _scan(self, tree: Tree, source: bytes) -> list[tuple[int, list[Symbol]]]:
+    def _rows_hold(self, typing_row: int) -> bool:
+        """Whether every edit since the last scan is on `typing_row` and adds no line and
+        removes none (the re-parse's structural ranges follow from those edits)."""
+        syntax = self._syntax
+        if syntax is None or self._last_tree is None or self._generation < 0:
+            return False
+        edits = syntax.edits_since(self._generation)
+        if edits is None:
+            return False
+        return all(e.structural or e.start_row == e.old_end_row == e.new_end_row == typing_row for e in edits)
+
+    def _scan(
+        self, tree: Tree, source: bytes, typing_row: int | None = None
+    ) -> list[tuple[int, list[Symbol]]]:
         if tree is self._last_tree:
+            return self._last
+        if typing_row is not None and self._rows_hold(typing_row):
             return self._last
         assert self._spec is not None
         old = self._moved_groups()
@@ -506,16 +532,38 @@ class TreeSymbolCache:
         self._generation = self._syntax.generation if self._syntax is not None else -1
         self._last_tree, self._last = tree, out
         self._rows = [row for row, _ in out]
+        self._names = None
         return out
 
-    def nearest(self, tree: Tree, source: bytes, row: int, owner: str | None, limit: int) -> list[Symbol]:
+    def _name_index(self) -> dict[str, list[tuple[int, int, Symbol]]]:
+        names = self._names
+        if names is None:
+            names = {}
+            seq = 0
+            for row, rel in self._last:
+                for s in rel:
+                    names.setdefault(s.name, []).append((seq, row, s))
+                    seq += 1
+            self._names = names
+        return names
+
+    def nearest(
+        self,
+        tree: Tree,
+        source: bytes,
+        row: int,
+        owner: str | None,
+        limit: int,
+        *,
+        typing_row: int | None = None,
+    ) -> list[Symbol]:
         """Up to `limit` members of class `owner`, then top-level symbols, nearest `row` first.
 
         Only the groups nearest `row` are looked at (bounded work on large files).
         """
         if self._spec is None:
             return []
-        groups = self._scan(tree, source)
+        groups = self._scan(tree, source, typing_row)
         mid = bisect.bisect_right(self._rows, row)
         reach = max(4, 2 * limit)
         ranked: list[tuple[bool, int, int, Symbol]] = []
@@ -529,16 +577,27 @@ class TreeSymbolCache:
         ranked.sort(key=lambda t: (t[0], t[1]))
         return [_shift(s, top_row) for _, _, top_row, s in ranked[:limit]]
 
-    def find(self, tree: Tree, source: bytes, names: set[str] | None = None) -> list[Symbol]:
-        """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order."""
+    def find(
+        self,
+        tree: Tree,
+        source: bytes,
+        names: Iterable[str] | None = None,
+        *,
+        typing_row: int | None = None,
+    ) -> list[Symbol]:
+        """Symbols (all, or those named in `names`) with rows valid for `tree`, in file order.
+
+        With `typing_row` (a request's cursor row), the last scan's symbols when only that
+        row was edited since (see the class)."""
         if self._spec is None:
             return []
-        return [
-            _shift(s, row)
-            for row, rel in self._scan(tree, source)
-            for s in rel
-            if names is None or s.name in names
-        ]
+        groups = self._scan(tree, source, typing_row)
+        if names is None:
+            return [_shift(s, row) for row, rel in groups for s in rel]
+        index = self._name_index()
+        hits = [hit for name in set(names) for hit in index.get(name, ())]
+        hits.sort(key=lambda h: h[0])
+        return [_shift(s, row) for _, row, s in hits]
 
 
 def parse_text(text: str, language_id: str) -> tuple[Tree, bytes] | None:

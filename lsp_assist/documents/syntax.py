@@ -23,13 +23,18 @@ _LOG_SIZE = 256
 
 
 class Edit(NamedTuple):
-    """One text change in bytes, with the rows its old and new ends are on."""
+    """One text change in bytes, with the rows its start and its old and new ends are on.
+
+    `structural` marks a range whose syntax changed in a re-parse without its text changing
+    (`Tree.changed_ranges`), logged as an edit that keeps the length."""
 
     start: int
     old_end: int
     new_end: int
     old_end_row: int
     new_end_row: int
+    start_row: int = -1
+    structural: bool = False
 
 
 class SyntaxState:
@@ -80,7 +85,9 @@ class SyntaxState:
                 old_end_point=Point(*old_end_point),
                 new_end_point=Point(*new_end_point),
             )
-        self._record(Edit(start_byte, old_end_byte, new_end_byte, old_end_point[0], new_end_point[0]))
+        self._record(
+            Edit(start_byte, old_end_byte, new_end_byte, old_end_point[0], new_end_point[0], start_point[0])
+        )
         self._dirty = True
 
     def _record(self, edit: Edit) -> None:
@@ -120,7 +127,9 @@ class SyntaxState:
                 # caches keyed by byte ranges drop what lies there.
                 for r in old.changed_ranges(new):
                     end_row = r.end_point.row
-                    self._record(Edit(r.start_byte, r.end_byte, r.end_byte, end_row, end_row))
+                    self._record(
+                        Edit(r.start_byte, r.end_byte, r.end_byte, end_row, end_row, r.start_point.row, True)
+                    )
         except Exception:  # a timeout or a binding error: keep serving line-based context
             _log.warning("tree-sitter parse failed; falling back to line-based context", exc_info=True)
             self._tree = None

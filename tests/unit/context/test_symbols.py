@@ -113,6 +113,70 @@ def test_tracked_cache_matches_full_extraction_after_random_edits(seed: int) -> 
         assert cache.find(tree, doc.data()) == extract_symbols(tree, doc.data(), "python", "t.py")
 
 
+def test_typing_on_one_row_reuses_the_last_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A request while the user types along one row: no line added or removed, so every
+    # symbol's rows hold and the walk (a whole big class per keystroke) is not redone.
+    from lsp_assist.context import symbols as symbols_module
+
+    walks: list[int] = []
+    counting_on = [False]  # only the cache's walks count, not the fresh extraction's
+    real = symbols_module._extract_top
+
+    def counting(*args: object, **kwargs: object) -> object:
+        if counting_on[0]:
+            walks.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(30))
+    store = DocumentStore()
+    doc = store.open("file:///t.py", "python", 1, text)
+    cache = TreeSymbolCache("python", "t.py")
+
+    def find(names: set[str] | None, row: int) -> list[object]:
+        cache.track(doc.syntax)
+        tree = doc.tree()
+        assert tree is not None
+        counting_on[0] = True
+        try:
+            return list(cache.find(tree, doc.data(), names, typing_row=row))
+        finally:
+            counting_on[0] = False
+
+    def fresh(names: set[str] | None = None) -> list[object]:
+        tree = doc.tree()
+        assert tree is not None
+        got = extract_symbols(tree, doc.data(), "python", "t.py")
+        return [s for s in got if names is None or s.name in names]
+
+    find(None, 4)  # the first scan
+    monkeypatch.setattr(symbols_module, "_extract_top", counting)
+    version = 1
+    for ch in "abc":  # typing at the end of `    return a` on row 4
+        version += 1
+        col = len(doc.line(4))
+        store.change(doc.uri, version, [TextChange(Cursor(4, col), Cursor(4, col), ch)])
+        assert find({"f1", "f20"}, 4) == fresh({"f1", "f20"})
+    assert walks == []
+    # An unclosed bracket on the typed row: the definitions below it are kept.
+    version += 1
+    store.change(doc.uri, version, [TextChange(Cursor(4, 4), Cursor(4, 4), "(")])
+    assert [s.name for s in find({"f29"}, 4)] == ["f29"]  # type: ignore[attr-defined]
+    assert walks == []
+    # An edit on another row scans again (replaying every edit since the last scan) ...
+    version += 1
+    store.change(doc.uri, version, [TextChange(Cursor(4, 4), Cursor(4, 5), "")])
+    version += 1
+    store.change(doc.uri, version, [TextChange(Cursor(31, 4), Cursor(31, 4), "x")])
+    assert find(None, 31) == fresh()
+    assert walks
+    # ... and so does a line added on the typed row.
+    walks.clear()
+    version += 1
+    store.change(doc.uri, version, [TextChange(Cursor(31, 5), Cursor(31, 5), "\ndef g():\n    pass")])
+    assert find(None, 31) == fresh()
+    assert walks and "g" in [s.name for s in find({"g"}, 31)]  # type: ignore[attr-defined]
+
+
 def test_index_lookup_is_sorted_and_updates() -> None:
     index = SymbolIndex()
     index.update_file("/b.py", "def f():\n    pass\n", "python")
