@@ -13,6 +13,7 @@ What counts as a definition, a container and a member is data, per grammar
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -449,6 +450,7 @@ class FileOutline:
         return got
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a pure function of the name, asked again per file read
 def family_of(name: str) -> str:
     """The stem that ties a name to its siblings: all its words but the last, lower case
     (`directoryHeaderLen` -> "directory|header", `TYPE_BLOCK` and `TypeBlock` -> "type");

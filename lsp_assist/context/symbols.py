@@ -23,7 +23,7 @@ from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.context.import_rules import index_imports
 from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
-from lsp_assist.documents.syntax import SyntaxState
+from lsp_assist.documents.syntax import Edit, SyntaxState
 
 if TYPE_CHECKING:
     from lsp_assist.context.outline import FileOutline
@@ -422,6 +422,29 @@ def _shift(sym: Symbol, rows: int) -> Symbol:
     )
 
 
+def _coalesce(edits: Iterable[Edit]) -> list[Edit]:
+    """The same edits with each one that falls inside the text the previous one wrote
+    merged into it: a row typed a character at a time is one edit, so moving the groups
+    after it costs one pass over them, not one per keystroke (the typing path replays
+    every keystroke since the last scan at once)."""
+    out: list[Edit] = []
+    for e in edits:
+        last = out[-1] if out else None
+        if last is not None and last.start <= e.start and e.old_end <= last.new_end:
+            out[-1] = Edit(
+                last.start,
+                last.old_end,
+                last.new_end + (e.new_end - e.old_end),
+                last.old_end_row,
+                last.new_end_row + (e.new_end_row - e.old_end_row),
+                last.start_row,
+                last.structural and e.structural,
+            )
+        else:
+            out.append(e)
+    return out
+
+
 class _Group(NamedTuple):
     end: int
     row: int
@@ -485,7 +508,7 @@ class TreeSymbolCache:
         if edits is None:
             return {}
         groups = self._groups
-        for e in edits:
+        for e in _coalesce(edits):
             delta, rows = e.new_end - e.old_end, e.new_end_row - e.old_end_row
             moved: dict[int, _Group] = {}
             for a, g in groups.items():
@@ -649,6 +672,8 @@ class SymbolIndex:
         self._imports: dict[str, tuple[str, ...]] = {}
         self._dir_refs: dict[str, Counter[str]] = {}  # directory -> name -> files spelling it
         self._dir_refs_changes: dict[str, int] = {}  # directory -> changes of its counts
+        self._definers: dict[str, int] = {}  # name -> files defining it, at `_definers_generation`
+        self._definers_generation = -1
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -810,11 +835,17 @@ class SymbolIndex:
         return list(self._by_name.get(name, ()))
 
     def definers(self, name: str) -> int:
-        """How many files define `name` (a name defined in one file points at it)."""
-        syms = self._by_name.get(name)
-        if not syms:
-            return 0
-        return len({s.path for s in syms}) if len(syms) > 1 else 1
+        """How many files define `name` (a name defined in one file points at it). Kept per
+        `generation`: a request weighs thousands of names, `__init__` defined in hundreds."""
+        if self._definers_generation != self.generation:
+            self._definers.clear()
+            self._definers_generation = self.generation
+        got = self._definers.get(name)
+        if got is None:
+            syms = self._by_name.get(name)
+            got = (len({s.path for s in syms}) if len(syms) > 1 else 1) if syms else 0
+            self._definers[name] = got
+        return got
 
     def symbols(self, path: str) -> list[Symbol]:
         return list(self._by_path.get(path, ()))

@@ -3,6 +3,8 @@ else in the prompt shows, most used first, out of the far prefix and suffix's sh
 
 from __future__ import annotations
 
+import pytest
+
 from lsp_assist.context.builder import NAMES_HEAD, NAMES_SHARE, ContextEngine
 from lsp_assist.context.crossfile import IDENT
 from lsp_assist.documents.store import Document
@@ -183,3 +185,33 @@ def test_a_stale_names_set_is_read_again_a_slice_per_edit_not_by_a_request() -> 
     assert "typed_name" in m.names
     ctx = engine.build(doc, Cursor(row, col), 2000, crossfile=False, deadline_ms=10_000)
     assert ctx.size <= 2000
+
+
+def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The families of the names a file spells (`outline.family_of`, ~5,000 names in a
+    10,000-line file: ~7 ms) are read a slice at a time with the names, so a request that
+    ranks other files' outlines by them does none of that work."""
+    from lsp_assist.context import builder as builder_module
+    from lsp_assist.context.outline import families_of
+    from lsp_assist.documents.store import DocumentStore
+
+    text, cursor = _big_module()
+    text += "".join(f"directory_header_{i} = {i}\n" for i in range(5))
+    store = DocumentStore()
+    engine = ContextEngine()
+    store.on_change.append(engine.index_document)
+    other = Document("file:///p/other.py", "python", 1, "def lookup_entry(a):\n    return a\n", "/p/other.py")
+    engine.index_document(other)
+    doc = store.open("file:///p/m.py", "python", 1, text, "/p/m.py")
+    m = engine._mentions[id(doc)]
+    assert m.names is not None and m.families == families_of(m.names)
+    assert "directory|header" in m.families
+
+    def no_request_work(names: object) -> frozenset[str]:
+        raise AssertionError("families computed by the request")
+
+    monkeypatch.setattr(builder_module, "families_of", no_request_work)
+    ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
+    assert ctx.size > 0

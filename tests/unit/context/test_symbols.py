@@ -177,6 +177,35 @@ def test_typing_on_one_row_reuses_the_last_scan(monkeypatch: pytest.MonkeyPatch)
     assert walks and "g" in [s.name for s in find({"g"}, 31)]  # type: ignore[attr-defined]
 
 
+def test_keystrokes_of_one_word_replay_as_one_edit() -> None:
+    # The groups are moved once per coalesced edit: a word typed a character at a time
+    # (each one inside the text the previous one wrote) is one edit, and the symbols after
+    # replaying it still agree with a fresh extraction.
+    from lsp_assist.context.symbols import _coalesce
+
+    text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(20))
+    store = DocumentStore()
+    doc = store.open("file:///w.py", "python", 1, text)
+    cache = TreeSymbolCache("python", "w.py")
+    cache.track(doc.syntax)
+    tree = doc.tree()
+    assert tree is not None and doc.syntax is not None
+    cache.find(tree, doc.data())
+    start = doc.syntax.generation
+    for version, ch in enumerate("value", 2):
+        col = len(doc.line(4))
+        store.change(doc.uri, version, [TextChange(Cursor(4, col), Cursor(4, col), ch)])
+    store.change(doc.uri, 7, [TextChange(Cursor(4, 13), Cursor(4, 15), "")])  # a deletion inside it
+    edits = doc.syntax.edits_since(start)
+    assert edits is not None and len(edits) == 6 and len(_coalesce(edits)) == 1
+    store.change(doc.uri, 8, [TextChange(Cursor(40, 0), Cursor(40, 0), "\n")])  # elsewhere: its own
+    edits = doc.syntax.edits_since(start)
+    assert edits is not None and len(_coalesce(edits)) == 2
+    tree = doc.tree()
+    assert tree is not None
+    assert cache.find(tree, doc.data()) == extract_symbols(tree, doc.data(), "python", "w.py")
+
+
 def test_index_lookup_is_sorted_and_updates() -> None:
     index = SymbolIndex()
     index.update_file("/b.py", "def f():\n    pass\n", "python")
