@@ -296,6 +296,13 @@ class ContextEngine:
 
     # -- building ------------------------------------------------------------------------------
 
+    def prepare(self, doc: Document, row: int) -> None:
+        """The work of the next build at `row` that needs no cursor: the incremental re-parse
+        and the symbol scan of the new tree (run while a request's debounce timer waits)."""
+        tree = doc.tree()
+        if tree is not None:
+            self._tree_symbols(doc).find(tree, doc.data(), (), typing_row=row)
+
     def build_from_text(
         self,
         text: str,

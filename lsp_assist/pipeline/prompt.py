@@ -80,6 +80,13 @@ class PromptBuilder:
     def key(self, ctx: PromptContext, tier: str) -> str:
         return ctx.key(tier, self.model_for(tier))
 
+    def prepare(self, uri: str, cursor: Cursor) -> None:
+        """Between a keystroke and its request's build (the debounce wait): the re-parse
+        and the symbol scan at the cursor's row (`ContextEngine.prepare`)."""
+        doc = self.store.get(uri)
+        if doc is not None:
+            self.context.prepare(doc, cursor.line)
+
     def for_open(self, uri: str, cursor: Cursor, tier: str, *, mode: Mode | None = None) -> Prompt | None:
         """The prompt at `cursor` in an open document (None when it is not open)."""
         doc = self.store.get(uri)

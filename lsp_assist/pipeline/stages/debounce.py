@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from lsp_assist.documents.store import DocumentStore
-from lsp_assist.domain import Outcome, Suggestion
+from lsp_assist.domain import Cursor, Outcome, Suggestion
+from lsp_assist.pipeline.prompt import PromptBuilder
 from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.pipeline.stages.services import Services
 from lsp_assist.pipeline.state import RequestState
@@ -17,9 +17,11 @@ log = logging.getLogger(__name__)
 async def debounce(s: RequestState, sv: Services) -> Suggestion | None:
     req = s.req
     if not req.invoked:
-        # Re-parse while the debounce timer runs: the incremental parse (usually ~1 ms,
-        # tens of ms at some edits) then overlaps the wait instead of adding to it.
-        asyncio.get_running_loop().call_soon(_reparse, sv.store, req.uri)
+        # Re-parse while the debounce timer runs, and read the symbols of the new tree at
+        # the cursor's row: the incremental parse (usually ~1 ms, tens of ms at some
+        # edits) and the scan (~1 ms on a big file, the first request on a row) then
+        # overlap the wait instead of adding to it.
+        asyncio.get_running_loop().call_soon(_prepare, sv.prompts, req.uri, req.cursor)
     try:
         await sv.scheduler.debounce(req.uri, s.ticket, invoked=req.invoked)
     except Superseded:
@@ -31,10 +33,8 @@ async def debounce(s: RequestState, sv: Services) -> Suggestion | None:
     return None
 
 
-def _reparse(store: DocumentStore, uri: str) -> None:
-    doc = store.get(uri)
-    if doc is not None:
-        try:
-            doc.tree()
-        except Exception as exc:  # the context build falls back to line-based trimming
-            log.debug("re-parse failed: %s", exc)
+def _prepare(prompts: PromptBuilder, uri: str, cursor: Cursor) -> None:
+    try:
+        prompts.prepare(uri, cursor)
+    except Exception as exc:  # the context build falls back to line-based trimming
+        log.debug("re-parse failed: %s", exc)

@@ -296,3 +296,30 @@ def test_typing_that_leaves_the_cross_file_share_as_it_is_reuses_the_cross_file_
     again = engine.build(doc, Cursor(row, 4 + len(typed)), 2000, others=[lib], deadline_ms=10_000)
     assert engine._cross_cache is cached
     assert again.snippets == first.snippets
+
+
+def test_prepare_reads_the_symbols_before_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`prepare` (run while the request's debounce timer waits) re-parses and scans the
+    symbols at the cursor's row, so the build after it walks no definition again."""
+    from lsp_assist.context import symbols as symbols_module
+    from lsp_assist.documents.store import DocumentStore, TextChange
+
+    text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(40))
+    store = DocumentStore()
+    engine = ContextEngine()
+    store.on_change.append(engine.index_document)
+    doc = store.open("file:///p/m.py", "python", 1, text, "/p/m.py")
+    engine.build(doc, Cursor(4, 12), 2000)
+    store.change(doc.uri, 2, [TextChange(Cursor(4, 12), Cursor(4, 12), "b")])
+    store.change(doc.uri, 3, [TextChange(Cursor(70, 12), Cursor(70, 12), "b")])  # a second row: a scan
+    engine.prepare(doc, 70)
+    walks: list[int] = []
+    real = symbols_module._extract_top
+
+    def counting(*args: object, **kwargs: object) -> object:
+        walks.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(symbols_module, "_extract_top", counting)
+    ctx = engine.build(doc, Cursor(70, 13), 2000)
+    assert walks == [] and ctx.prefix.endswith("return ab")
