@@ -124,6 +124,27 @@ def test_imports_resolve_per_language(
     assert want in got
 
 
+def test_import_resolution_is_kept_until_the_index_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each request gathering candidates used to resolve every import line again (~0.5 ms);
+    # the files an import reaches only change with the index, the open files or the lines.
+    index = _index({"/w/pkg/events.py": ("python", "class Loop: pass\n")})
+    calls: list[str] = []
+    real = PathResolver.resolve
+
+    def counting(self: PathResolver, ref: object, current: str, language: str) -> list[str]:
+        calls.append(current)
+        return real(self, ref, current, language)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PathResolver, "resolve", counting)
+    for _ in range(3):
+        got = _candidates("/w/pkg/a.py", "python", "from .events import Loop", index)
+        assert got[0].path == "/w/pkg/events.py"
+    assert len(calls) == 1
+    index.update_file("/w/pkg/other.py", "X = 1\n", "python")  # the index changed: again
+    _candidates("/w/pkg/a.py", "python", "from .events import Loop", index)
+    assert len(calls) == 2
+
+
 def test_absolute_import_inside_a_package_is_not_a_sibling() -> None:
     index = _index({"/w/pkg/__init__.py": ("python", ""), "/w/pkg/subprocess.py": ("python", "X = 1\n")})
     (ref,) = parse_imports(["import subprocess"], "python")
