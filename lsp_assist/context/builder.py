@@ -296,12 +296,51 @@ class ContextEngine:
 
     # -- building ------------------------------------------------------------------------------
 
-    def prepare(self, doc: Document, row: int) -> None:
-        """The work of the next build at `row` that needs no cursor: the incremental re-parse
-        and the symbol scan of the new tree (run while a request's debounce timer waits)."""
+    def prepare(
+        self,
+        doc: Document,
+        cursor: Cursor,
+        budget_chars: int | None = None,
+        *,
+        others: Iterable[Document] = (),
+        deadline_ms: float = 10.0,
+        layout: str = "trimmed",
+    ) -> None:
+        """What the next build at `cursor` would do first, done now (while a request's
+        debounce timer waits): the incremental re-parse, the symbol scan of the new tree and,
+        given the build's budget and other files, the cross-file step, whose result the build
+        then finds in its cache (the first request in another function gathers and ranks
+        other files' outlines: 2-4 ms)."""
         tree = doc.tree()
-        if tree is not None:
-            self._tree_symbols(doc).find(tree, doc.data(), (), typing_row=row)
+        if tree is None:
+            return
+        cur = doc.clamp(cursor)
+        data = doc.data()
+        self._tree_symbols(doc).find(tree, data, (), typing_row=cur.line)
+        if budget_chars is None or budget_chars <= 0:
+            return
+        deadline = time.perf_counter() + deadline_ms / 1000.0
+        others_list = [o for o in others if o.uri != doc.uri]
+        if not self._wants_snippets(doc, others_list):
+            return
+        spec = spec_for(doc.language_id)
+        lang = canonical(doc.language_id) or doc.language_id
+        line_prefix = doc.line(cur.line)[: cur.character]
+        _node, chain, near = self._around(doc, tree, data, spec, cur.line, line_prefix)
+        self._snippets(
+            doc,
+            others_list,
+            tree,
+            data,
+            chain,
+            cur.line,
+            lang,
+            near,
+            int(budget_chars),
+            deadline,
+            _Parts(),
+            layout,
+        )
 
     def build_from_text(
         self,
@@ -356,20 +395,8 @@ class ContextEngine:
         deadline = time.perf_counter() + deadline_ms / 1000.0
         data = doc.data() if tree is not None else b""
         others_list = [o for o in others if o.uri != doc.uri] if crossfile else []
-        want_snippets = crossfile and (
-            bool(others_list) or self.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
-        )
-        cursor_node: Node | None = None
-        chain: list[tuple[Node, str]] = []
-        if tree is not None and spec is not None:
-            bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
-            cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
-            chain = self._enclosing(cursor_node, spec, row)
-        near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
-        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
-        if chain:
-            near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
-        near = _near_identifiers(near_text)
+        want_snippets = crossfile and self._wants_snippets(doc, others_list)
+        cursor_node, chain, near = self._around(doc, tree, data, spec, row, line_prefix)
         parts = _Parts()
 
         # 0. Other files first (the prompt sends them first, in a stable order): their size
@@ -378,24 +405,8 @@ class ContextEngine:
         snippets: list[Snippet] = []
         self.last_gathered = None
         if want_snippets and budget > 0:
-            enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
-            # The stable layout keeps a fixed reservation for other files: choose the best
-            # entries for that size, not the best for a larger share then cut at a line.
-            cap = self.layout.reservation(budget) if layout == "stable" else budget
-            snippets = self._crossfile(
-                doc,
-                others_list,
-                tree,
-                data,
-                chain,
-                row,
-                lang,
-                near,
-                budget,
-                enclosing_chars,
-                deadline,
-                parts,
-                cap,
+            snippets = self._snippets(
+                doc, others_list, tree, data, chain, row, lang, near, budget, deadline, parts, layout
             )
         local_budget = budget - sum(len(snip.text) for snip in snippets)
         marker = f"{spec.comment} ..." if spec is not None else ""
@@ -537,6 +548,49 @@ class ContextEngine:
         return self.layout.apply(ctx, doc, cur, budget) if layout == "stable" else ctx
 
     # -- steps ---------------------------------------------------------------------------------
+
+    def _wants_snippets(self, doc: Document, others: list[Document]) -> bool:
+        return bool(others) or self.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
+
+    def _around(
+        self, doc: Document, tree: Tree | None, data: bytes, spec: LangSpec | None, row: int, line_prefix: str
+    ) -> tuple[Node | None, list[tuple[Node, str]], Counter[str]]:
+        """The node at the cursor, the definitions enclosing it (innermost first) and the
+        names of the rows around it (with the enclosing definition's signature)."""
+        cursor_node: Node | None = None
+        chain: list[tuple[Node, str]] = []
+        if tree is not None and spec is not None:
+            bcol = len(line_prefix.encode("utf-8", "surrogatepass"))
+            cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
+            chain = self._enclosing(cursor_node, spec, row)
+        near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
+        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
+        if chain:
+            near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
+        return cursor_node, chain, _near_identifiers(near_text)
+
+    def _snippets(
+        self,
+        doc: Document,
+        others: list[Document],
+        tree: Tree | None,
+        data: bytes,
+        chain: list[tuple[Node, str]],
+        row: int,
+        lang: str,
+        near: Counter[str],
+        budget: int,
+        deadline: float,
+        parts: _Parts,
+        layout: str,
+    ) -> list[Snippet]:
+        enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
+        # The stable layout keeps a fixed reservation for other files: choose the best
+        # entries for that size, not the best for a larger share then cut at a line.
+        cap = self.layout.reservation(budget) if layout == "stable" else budget
+        return self._crossfile(
+            doc, others, tree, data, chain, row, lang, near, budget, enclosing_chars, deadline, parts, cap
+        )
 
     @staticmethod
     def _enclosing(node: Node | None, spec: LangSpec, row: int) -> list[tuple[Node, str]]:

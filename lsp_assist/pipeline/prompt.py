@@ -80,12 +80,27 @@ class PromptBuilder:
     def key(self, ctx: PromptContext, tier: str) -> str:
         return ctx.key(tier, self.model_for(tier))
 
-    def prepare(self, uri: str, cursor: Cursor) -> None:
-        """Between a keystroke and its request's build (the debounce wait): the re-parse
-        and the symbol scan at the cursor's row (`ContextEngine.prepare`)."""
+    def prepare(self, uri: str, cursor: Cursor, tier: str) -> None:
+        """Between a keystroke and its request's build (the debounce wait): the re-parse,
+        the symbol scan and the cross-file step the build at `cursor` will need
+        (`ContextEngine.prepare`), with the same budget and other documents."""
         doc = self.store.get(uri)
-        if doc is not None:
-            self.context.prepare(doc, cursor.line)
+        if doc is None:
+            return
+        tier_cfg = self.config.tier(tier)
+        self.context.prepare(
+            doc,
+            cursor,
+            tier_cfg.context_chars,
+            others=self._others(doc),
+            deadline_ms=CONTEXT_DEADLINE_MS,
+            layout=tier_cfg.prompt_layout,
+        )
+
+    def _others(self, doc: Document) -> list[Document]:
+        """The other open documents a model may see (cross-file context)."""
+        governance = self.governance
+        return [d for d in self.store.documents() if d.uri != doc.uri and not governance.excluded(d.path)]
 
     def for_open(self, uri: str, cursor: Cursor, tier: str, *, mode: Mode | None = None) -> Prompt | None:
         """The prompt at `cursor` in an open document (None when it is not open)."""
@@ -97,8 +112,7 @@ class PromptBuilder:
     def for_document(self, doc: Document, cursor: Cursor, tier: str, *, mode: Mode | None = None) -> Prompt:
         """The prompt at `cursor` in `doc` (open or read from disk), with the other open
         documents as cross-file context."""
-        governance = self.governance
-        others = [d for d in self.store.documents() if d.uri != doc.uri and not governance.excluded(d.path)]
+        others = self._others(doc)
         tier_cfg = self.config.tier(tier)
         # Everything the built context depends on besides the text and the symbol index
         # (`PromptMemo` checks those): the same text at the same cursor with the same other

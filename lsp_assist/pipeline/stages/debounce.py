@@ -17,11 +17,11 @@ log = logging.getLogger(__name__)
 async def debounce(s: RequestState, sv: Services) -> Suggestion | None:
     req = s.req
     if not req.invoked:
-        # Re-parse while the debounce timer runs, and read the symbols of the new tree at
-        # the cursor's row: the incremental parse (usually ~1 ms, tens of ms at some
-        # edits) and the scan (~1 ms on a big file, the first request on a row) then
-        # overlap the wait instead of adding to it.
-        asyncio.get_running_loop().call_soon(_prepare, sv.prompts, req.uri, req.cursor)
+        # Re-parse while the debounce timer runs, read the symbols of the new tree and
+        # gather other files' outlines for the cursor: the incremental parse (usually ~1
+        # ms, tens of ms at some edits), the scan (~1 ms on a big file) and the cross-file
+        # step (2-4 ms in another function) then overlap the wait instead of adding to it.
+        asyncio.get_running_loop().call_soon(_prepare, sv.prompts, req.uri, req.cursor, req.tier)
     try:
         await sv.scheduler.debounce(req.uri, s.ticket, invoked=req.invoked)
     except Superseded:
@@ -33,8 +33,8 @@ async def debounce(s: RequestState, sv: Services) -> Suggestion | None:
     return None
 
 
-def _prepare(prompts: PromptBuilder, uri: str, cursor: Cursor) -> None:
+def _prepare(prompts: PromptBuilder, uri: str, cursor: Cursor, tier: str) -> None:
     try:
-        prompts.prepare(uri, cursor)
-    except Exception as exc:  # the context build falls back to line-based trimming
-        log.debug("re-parse failed: %s", exc)
+        prompts.prepare(uri, cursor, tier)
+    except Exception as exc:  # the request's own build does the same work, or degrades
+        log.debug("preparing the context failed: %s", exc)

@@ -312,7 +312,7 @@ def test_prepare_reads_the_symbols_before_the_build(monkeypatch: pytest.MonkeyPa
     engine.build(doc, Cursor(4, 12), 2000)
     store.change(doc.uri, 2, [TextChange(Cursor(4, 12), Cursor(4, 12), "b")])
     store.change(doc.uri, 3, [TextChange(Cursor(70, 12), Cursor(70, 12), "b")])  # a second row: a scan
-    engine.prepare(doc, 70)
+    engine.prepare(doc, Cursor(70, 13))
     walks: list[int] = []
     real = symbols_module._extract_top
 
@@ -323,3 +323,39 @@ def test_prepare_reads_the_symbols_before_the_build(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(symbols_module, "_extract_top", counting)
     ctx = engine.build(doc, Cursor(70, 13), 2000)
     assert walks == [] and ctx.prefix.endswith("return ab")
+
+
+def test_prepare_gathers_the_other_files_the_build_then_reuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Given the build's budget and other files, `prepare` runs the cross-file step (the
+    first request in another function gathers and ranks outlines, 2-4 ms), so the build
+    after the debounce finds its result and gathers nothing."""
+    from lsp_assist.context import builder as builder_module
+
+    other = Document(
+        "file:///p/shapes.py",
+        "python",
+        1,
+        "class Box:\n    def area(self):\n        return 1\n",
+        "/p/shapes.py",
+    )
+    text = "from shapes import Box\n\n" + "".join(
+        f"def f{i}(b):\n    box = Box()\n    return box\n\n" for i in range(20)
+    )
+    doc = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
+    engine = ContextEngine()
+    engine.index_document(other)
+    engine.index_document(doc)
+    cursor = Cursor(40, 4)
+    calls: list[int] = []
+    real = builder_module.gather_candidates
+
+    def counting(**kwargs: object) -> object:
+        calls.append(1)
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder_module, "gather_candidates", counting)
+    engine.prepare(doc, cursor, 4000, others=[other], deadline_ms=10_000)
+    assert calls == [1]
+    ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
+    assert calls == [1]  # the prepared result
+    assert any("area" in snip.text for snip in ctx.snippets)
