@@ -13,7 +13,13 @@ outlines were computed when they were opened/indexed), so the figures show what 
 cross-file step adds to the typing path. Each build is also timed in its thread's CPU
 time: on a shared machine the wall clock counts the time spent waiting for a core too.
 
-    .venv/bin/python benchmarks/context_build.py [--samples 300] [--budget 4000]
+`--corpus go` and `--corpus c` do the same in a real file of another language, the
+corpora of `context_recall.py` (fetched and cached the same way): Go's net/http/server.go
+(3,655 lines) with three files of its package open and the Go corpus as the index, and
+tree-sitter's lib/src/query.c (4,134 lines) with three headers it includes open and the
+runtime's lib/ as the index.
+
+    .venv/bin/python benchmarks/context_build.py [--samples 300] [--budget 4000] [--corpus stdlib|go|c]
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import random
 import statistics
 import sysconfig
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.symbols import SymbolIndex
@@ -31,6 +39,11 @@ from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from lsp_assist.workspace.service import settle_long_lived_heap
+
+try:
+    from benchmarks.context_recall import CORPUS_DIR, corpus_loaders
+except ImportError:  # run as a script from benchmarks/
+    from context_recall import CORPUS_DIR, corpus_loaders  # type: ignore[no-redef]
 
 SOURCES = ("typing.py", "argparse.py", "inspect.py", "subprocess.py", "pathlib.py", "dataclasses.py")
 
@@ -56,23 +69,67 @@ def fmt(name: str, xs: list[float]) -> str:
     return f"{name:<44} median {med:6.2f} ms   p95 {p95:6.2f} ms   max {max(xs):6.2f} ms"
 
 
-def workspace_index() -> SymbolIndex:
-    """The stdlib as a workspace: its outlines and symbols, computed once (index time)."""
+@dataclass(frozen=True)
+class Setup:
+    """The file typed in (path, language, text), the workspace root indexed and the tabs."""
+
+    path: str
+    language: str
+    text: str
+    root: str
+    tabs: tuple[str, ...]
+
+
+def stdlib_setup() -> Setup:
     lib = sysconfig.get_paths()["stdlib"]
-    idx = WorkspaceIndex(lib, None, max_files=2000, time_budget_s=60.0)
+    tabs = ("asyncio/events.py", "asyncio/base_events.py", "collections/__init__.py")
+    return Setup(
+        "/bench/big.py", "python", ten_thousand_lines(), lib, tuple(os.path.join(lib, t) for t in tabs)
+    )
+
+
+def corpus_setup(name: str) -> Setup:
+    """A real file of the recall benchmark's Go or C corpus (fetched there, cached)."""
+    spec, lang, root_rel, file_rel, tab_rels = {
+        "go": (
+            "go",
+            "go",
+            "",
+            "net/http/server.go",
+            ("net/http/transport.go", "net/http/request.go", "net/http/client.go"),
+        ),
+        "c": (
+            "npm:tree-sitter@0.21.1",
+            "c",
+            "vendor/tree-sitter/lib",
+            "src/query.c",
+            ("include/tree_sitter/api.h", "src/array.h", "src/language.h"),
+        ),
+    }[name]  # fmt: skip
+    packages = corpus_loaders([spec])[spec]()  # fetches the corpus once (benchmarks/.corpora/)
+    some = next(iter(next(iter(packages.values()))))
+    corpus = next(p for p in Path(some).parents if p.parent == CORPUS_DIR)
+    root = corpus / root_rel if root_rel else corpus
+    path = root / file_rel
+    return Setup(
+        str(path), lang, path.read_text(encoding="utf-8"), str(root), tuple(str(root / t) for t in tab_rels)
+    )
+
+
+def workspace_index(root: str) -> SymbolIndex:
+    """The workspace: its outlines and symbols, computed once (index time)."""
+    idx = WorkspaceIndex(root, None, max_files=2000, time_budget_s=60.0)
     idx.refresh()
     symbols = build_symbol_index([idx])
     settle_long_lived_heap()  # as the server does once an index is built (workspace/service.py)
     return symbols
 
 
-def tabs() -> list[Document]:
-    lib = sysconfig.get_paths()["stdlib"]
+def open_tabs(setup: Setup) -> list[Document]:
     out = []
-    for name in ("asyncio/events.py", "asyncio/base_events.py", "collections/__init__.py"):
-        path = os.path.join(lib, name)
+    for path in setup.tabs:
         with open(path, encoding="utf-8") as f:
-            out.append(Document("file://" + path, "python", 1, f.read(), path))
+            out.append(Document("file://" + path, setup.language, 1, f.read(), path))
     return out
 
 
@@ -80,34 +137,36 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=300)
     ap.add_argument("--budget", type=int, default=4000)
+    ap.add_argument("--corpus", choices=("stdlib", "go", "c"), default="stdlib")
     args = ap.parse_args()
+    setup = stdlib_setup() if args.corpus == "stdlib" else corpus_setup(args.corpus)
     print("== without other files (baseline)")
-    run(args, None, [])
+    run(args, setup, None, [])
     t0 = time.perf_counter()
-    index = workspace_index()
+    index = workspace_index(setup.root)
     print(
         f"\n== with cross-file context: 3 open tabs + an index of {index.file_count()} files "
         f"(built in {time.perf_counter() - t0:.1f} s, once)"
     )
-    run(args, index, tabs())
+    run(args, setup, index, open_tabs(setup))
 
 
-def run(args: argparse.Namespace, index: SymbolIndex | None, others: list[Document]) -> None:
-    text = ten_thousand_lines()
+def run(args: argparse.Namespace, setup: Setup, index: SymbolIndex | None, others: list[Document]) -> None:
+    text = setup.text
     rng = random.Random(7)
     store = DocumentStore()
     engine = ContextEngine(symbol_index=index)
     store.on_change.append(engine.index_document)  # as the server wires it
     for o in others:
         engine.index_document(o)  # didOpen: outlines are computed here, not per request
-    doc = store.open("file:///bench/big.py", "python", 1, text, "/bench/big.py")
+    doc = store.open("file://" + setup.path, setup.language, 1, text, setup.path)
     assert doc.tree() is not None
     # Ends of indented statements that end in a name: typing there extends an identifier, the
     # most common keystroke (a ':' or an open bracket would turn every sample into an error).
     rows = [
         r
         for r in range(doc.line_count)
-        if doc.line(r).startswith("    ") and doc.line(r).rstrip()[-1:].isalnum()
+        if doc.line(r)[:1] in (" ", "\t") and doc.line(r).rstrip()[-1:].isalnum()
     ]
     edit_ms: list[float] = []
     reparse_ms: list[float] = []
@@ -117,6 +176,7 @@ def run(args: argparse.Namespace, index: SymbolIndex | None, others: list[Docume
     full_ms: list[float] = []
     version = 1
     spot = rng.choice(rows)
+    prepare = getattr(engine, "prepare", None)
     for i in range(args.samples):
         if i % 20 == 0:  # move to another place every 20 keystrokes, as a person does
             spot = rng.choice(rows)
@@ -128,7 +188,10 @@ def run(args: argparse.Namespace, index: SymbolIndex | None, others: list[Docume
         # The incremental re-parse, the symbol scan at the cursor's row and the cross-file
         # step: what the server runs while the request's debounce timer waits
         # (`ContextEngine.prepare`; an Invoked request waits for it, see its total below).
-        engine.prepare(doc, Cursor(spot, col + 1), args.budget, others=others, deadline_ms=15.0)
+        if prepare is not None:
+            prepare(doc, Cursor(spot, col + 1), args.budget, others=others, deadline_ms=15.0)
+        else:  # an engine from before `prepare` (run from an older checkout): the re-parse alone
+            doc.tree()
         t2 = time.perf_counter()
         c2 = time.thread_time()
         ctx = engine.build(doc, Cursor(spot, col + 1), args.budget, others=others, deadline_ms=15.0)
@@ -147,14 +210,14 @@ def run(args: argparse.Namespace, index: SymbolIndex | None, others: list[Docume
     # A cold build on a freshly opened document (full parse + first symbol walk) for contrast.
     cold: list[float] = []
     for _ in range(5):
-        fresh = Document("file:///bench/cold.py", "python", 1, doc.text, "/bench/cold.py")
+        fresh = Document("file:///bench/cold", setup.language, 1, doc.text, "/bench/cold")
         eng = ContextEngine()
         t0 = time.perf_counter()
-        eng.build(fresh, Cursor(5000, 4), args.budget)
+        eng.build(fresh, Cursor(doc.line_count // 2, 4), args.budget)
         cold.append((time.perf_counter() - t0) * 1000)
     print(
-        f"file: {doc.line_count - 1} lines, {len(doc.text)} chars; budget {args.budget} chars; "
-        f"{args.samples} one-character edits"
+        f"file: {setup.path if args.corpus != 'stdlib' else 'stdlib modules'}, {doc.line_count - 1} lines, "
+        f"{len(doc.text)} chars; budget {args.budget} chars; {args.samples} one-character edits"
     )
     print(fmt("didChange: text + Tree.edit + index hook", edit_ms))
     print(fmt("prepare: re-parse + symbols + cross-file", reparse_ms))
