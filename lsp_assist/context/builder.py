@@ -327,7 +327,7 @@ class ContextEngine:
         lang = canonical(doc.language_id) or doc.language_id
         line_prefix = doc.line(cur.line)[: cur.character]
         _node, chain, near = self._around(doc, tree, data, spec, cur.line, line_prefix)
-        self._snippets(
+        self._crossfile(
             doc,
             others_list,
             tree,
@@ -405,7 +405,7 @@ class ContextEngine:
         snippets: list[Snippet] = []
         self.last_gathered = None
         if want_snippets and budget > 0:
-            snippets = self._snippets(
+            snippets = self._crossfile(
                 doc, others_list, tree, data, chain, row, lang, near, budget, deadline, parts, layout
             )
         local_budget = budget - sum(len(snip.text) for snip in snippets)
@@ -568,29 +568,6 @@ class ContextEngine:
         if chain:
             near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
         return cursor_node, chain, _near_identifiers(near_text)
-
-    def _snippets(
-        self,
-        doc: Document,
-        others: list[Document],
-        tree: Tree | None,
-        data: bytes,
-        chain: list[tuple[Node, str]],
-        row: int,
-        lang: str,
-        near: Counter[str],
-        budget: int,
-        deadline: float,
-        parts: _Parts,
-        layout: str,
-    ) -> list[Snippet]:
-        enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
-        # The stable layout keeps a fixed reservation for other files: choose the best
-        # entries for that size, not the best for a larger share then cut at a line.
-        cap = self.layout.reservation(budget) if layout == "stable" else budget
-        return self._crossfile(
-            doc, others, tree, data, chain, row, lang, near, budget, enclosing_chars, deadline, parts, cap
-        )
 
     @staticmethod
     def _enclosing(node: Node | None, spec: LangSpec, row: int) -> list[tuple[Node, str]]:
@@ -966,10 +943,9 @@ class ContextEngine:
         lang: str,
         near: Counter[str],
         total: int,
-        enclosing_chars: int,
         deadline: float,
         parts: _Parts,
-        cap: int,
+        layout: str,
     ) -> list[Snippet]:
         """Outlines of the files the cursor needs, then (with what is left) similar windows.
 
@@ -977,6 +953,10 @@ class ContextEngine:
         per request only names are collected and entries ranked. The cursor's own row is
         left out of every name set, so typing on it does not reorder the cross-file text.
         """
+        enclosing_chars = chain[0][0].end_byte - chain[0][0].start_byte if chain else 0
+        # The stable layout keeps a fixed reservation for other files: choose the best
+        # entries for that size, not the best for a larger share then cut at a line.
+        cap = self.layout.reservation(total) if layout == "stable" else total
         for other in sorted(others, key=lambda d: d.uri):
             if time.perf_counter() > deadline:
                 break
