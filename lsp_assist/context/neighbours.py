@@ -83,6 +83,13 @@ SPREAD = 0.5
 # (scaled too, a hub module every file spells crowded out rich's small ones: index 69 -> 65).
 # Go, tab / index: 0 -> 68.0 / 46.2, 0.5 -> 76.0 / 47.7, 1 -> 78.0 / 49.4, 2 -> 78.0 / 50.8.
 AFFINITY_SHARE = 1.0
+# ... per language where the weight's affinity scaling (`AFFINITY_WEIGHTS`) already says it:
+# a C file spells its biggest header's names hundreds of times (parser.c and subtree.h),
+# and scaled twice, the small headers it draws on all over (array.h's macros, alloc.h's
+# ts_malloc) kept nothing. Measured, index only, 150 positions, seed 1 / 2: C 1.0 -> 55.0 /
+# 54.0, 0.5 -> 57.0 / -, 0.25 -> 59.7 / -, 0 -> 58.3 / 58.0 (tab 90.7 -> 92.0 / 89.0 ->
+# 89.7, in-file 82.6 / 80.6 unchanged).
+AFFINITY_SHARES = {"c": 0.0}
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
@@ -632,6 +639,7 @@ def assemble(
     budget: int,
     deadline: float,
     current: FileOutline | None = None,
+    language: str = "",
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
@@ -665,6 +673,7 @@ def assemble(
     outlines: list[FileOutline | None] = []
     considered = 0
     top_affinity = max((c.affinity for c in candidates[:MAX_FILES]), default=0.0)
+    affinity_share = AFFINITY_SHARES.get(language, AFFINITY_SHARE)
     for rank, cand in enumerate(candidates[:MAX_FILES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
@@ -702,7 +711,7 @@ def assemble(
             total = sum(s for s in scores if s >= MIN_SCORE)
         norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
-            norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** AFFINITY_SHARE
+            norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share
         for i, s in enumerate(scores):
             if s >= MIN_SCORE:
                 pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))

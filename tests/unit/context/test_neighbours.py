@@ -438,3 +438,23 @@ def test_assemble_takes_every_candidate_a_c_file_gets() -> None:
     used = frozenset(f"h{i}_open" for i in range(8))
     got = assemble(cands, index.outline, Relevance(used=used), 2000, time.perf_counter() + 1)
     assert {s.path for s in got.snippets} == set(files)
+
+
+def test_a_c_files_small_header_is_not_crowded_out_by_the_header_it_spells_most() -> None:
+    # parser.c spells subtree.h's names hundreds of times and array.h's a few: the weights
+    # gather_candidates gives already say so (AFFINITY_WEIGHTS); scaling the share again
+    # (AFFINITY_SHARE) left array.h's unspelled macros nothing. C does not scale it twice.
+    hub = "".join(f"void ts_subtree_op_{i:02d}(Subtree);\n" for i in range(40))
+    small = "#define array_delete(a) x\n#define array_clear(a) y\n"
+    index = _index({"/ts/src/subtree.h": ("c", hub), "/ts/src/array.h": ("c", small)})
+    cands = [
+        Candidate("/ts/src/subtree.h", 1.0, affinity=30.0),
+        Candidate("/ts/src/array.h", 0.9, affinity=1.0),
+    ]
+
+    def text(language: str) -> str:
+        got = assemble(cands, index.outline, Relevance(), 160, time.perf_counter() + 1, None, language)
+        return {s.path: s.text for s in got.snippets}.get("/ts/src/array.h", "")
+
+    assert "array_delete" in text("c") and "array_clear" in text("c")
+    assert "array_delete" not in text("python")  # elsewhere the share still follows the evidence
