@@ -60,6 +60,13 @@ MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in thi
 # 0.1 -> 43.0% (struct fields are spelled everywhere there).
 MEMBER_EVIDENCE = {"rust": 0.25, "cpp": 0.1}
 MIN_SCORE = 0.1
+# Languages where a name another file defines is reached through its header: a function
+# both declared in stack.h and defined in stack.c is evidence for stack.h only (this file
+# includes the header; the source adds its static helpers, which no other file can call,
+# and took a candidate's place: parser.c's lexer.h fell past stack.c and subtree.c).
+# Measured, index only, 150 positions, seed 1 / 2: C 58.3 / 58.0 -> 59.0 / 59.3.
+DECLARED_IN_HEADERS = frozenset({"c"})
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this
@@ -551,6 +558,9 @@ def gather_candidates(
         lookups += 1
         syms = index.lookup(name)
         hits = {s.path for s in syms if s.path != path}
+        if language in DECLARED_IN_HEADERS:
+            declared = {p for p in hits if os.path.splitext(p)[1] in HEADER_EXTENSIONS}
+            hits = declared or hits
         if not hits or len(hits) > MAX_DEFINERS:
             continue
         top_level = {s.path for s in syms if s.container is None}

@@ -458,3 +458,19 @@ def test_a_c_files_small_header_is_not_crowded_out_by_the_header_it_spells_most(
 
     assert "array_delete" in text("c") and "array_clear" in text("c")
     assert "array_delete" not in text("python")  # elsewhere the share still follows the evidence
+
+
+def test_a_c_function_declared_in_a_header_points_at_the_header_not_its_source() -> None:
+    # ts_stack_push is declared in stack.h and defined in stack.c: parser.c includes the
+    # header, and the source's other names are static helpers no other file can call.
+    index = _index(
+        {
+            "/ts/src/stack.h": ("c", "void ts_stack_push(int);\n"),
+            "/ts/src/stack.c": ("c", "static void helper(void) {}\nvoid ts_stack_push(int v) {}\n"),
+        }
+    )
+    cands = _candidates("/ts/src/parser.c", "c", "", index, used=frozenset({"ts_stack_push"}))
+    got = {c.path: c for c in cands}
+    assert got["/ts/src/stack.h"].affinity == 1.0, [(c.path, c.affinity) for c in cands]
+    source = got.get("/ts/src/stack.c")  # still a file of the same directory, no more
+    assert source is None or (source.affinity == 0 and not any("defines" in r for r in source.reasons))
