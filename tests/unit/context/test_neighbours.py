@@ -474,3 +474,23 @@ def test_a_c_function_declared_in_a_header_points_at_the_header_not_its_source()
     assert got["/ts/src/stack.h"].affinity == 1.0, [(c.path, c.affinity) for c in cands]
     source = got.get("/ts/src/stack.c")  # still a file of the same directory, no more
     assert source is None or (source.affinity == 0 and not any("defines" in r for r in source.reasons))
+
+
+def test_a_c_file_weighs_nine_of_the_headers_it_includes() -> None:
+    # parser.c includes fifteen headers; with eight candidates, reusable_node.h and lexer.h
+    # fell past the ones whose names it spells most.
+    headers = {f"/ts/src/h{i}.h": ("c", f"void h{i}_open(void);\nvoid h{i}_shut(void);\n") for i in range(12)}
+    head = "".join(f'#include "./h{i}.h"\n' for i in range(12))
+    index = _index(headers)
+    cands = gather_candidates(
+        path="/ts/src/parser.c",
+        language="c",
+        head_lines=tuple(head.splitlines()),
+        open_paths=(),
+        recent=[],
+        index=index,
+        used=frozenset(f"h{i}_open" for i in range(12)),
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    assert len(cands) == 9
