@@ -1034,7 +1034,7 @@ class ContextEngine:
             self._editor_names = {p: tuple(n) for p, n in picked.names.items()}
             budget -= sum(len(x.text) for x in editor_snippets)
         current = self.symbols.outline(doc.display_path)  # its fields' types (`used_types`)
-        got = assemble(cands, self.symbols.outline, rel, budget, deadline, current)
+        got = assemble(cands, self.symbols.outline, rel, budget, deadline, current, lang)
         self.last_gathered = got
         snippets = list(got.snippets) + editor_snippets
         left = budget - sum(len(x.text) for x in got.snippets)

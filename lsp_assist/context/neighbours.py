@@ -44,8 +44,11 @@ MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget t
 # it at once; with 5, parser.c's fifteen included headers left its clock_* and array_*
 # names out. Measured, index only, 150 positions, seed 1 / 2: C 5 -> 51.7 / -, 7 -> 53.7 /
 # 53.7, 8 -> 54.3 / 55.0, 10 -> 53.7 / 53.7; C++ (LevelDB) 6 and 7 cost in-file recall
-# (76.4 -> 75.5, 74.9: the outlines leave less to the file), so it keeps 5.
-MAX_CANDIDATES_BY_LANGUAGE = {"c": 8}
+# (76.4 -> 75.5, 74.9: the outlines leave less to the file), so it keeps 5. Since a C
+# file's small headers keep their share (AFFINITY_SHARES) and its sources no longer take
+# a place (DECLARED_IN_HEADERS): 8 -> 59.0 / 59.3, 9 -> 62.3 / 62.0, 10 -> 62.3 / 62.0,
+# 12 -> 60.0 / - (in-file 82.6 / 80.6 -> 82.6 / 80.4 at 9: one line's NULL_SUBTREE).
+MAX_CANDIDATES_BY_LANGUAGE = {"c": 9}
 MAX_FILES = max(MAX_CANDIDATES, *MAX_CANDIDATES_BY_LANGUAGE.values())  # what `assemble` takes
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
@@ -60,6 +63,13 @@ MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in thi
 # 0.1 -> 43.0% (struct fields are spelled everywhere there).
 MEMBER_EVIDENCE = {"rust": 0.25, "cpp": 0.1}
 MIN_SCORE = 0.1
+# Languages where a name another file defines is reached through its header: a function
+# both declared in stack.h and defined in stack.c is evidence for stack.h only (this file
+# includes the header; the source adds its static helpers, which no other file can call,
+# and took a candidate's place: parser.c's lexer.h fell past stack.c and subtree.c).
+# Measured, index only, 150 positions, seed 1 / 2: C 58.3 / 58.0 -> 59.0 / 59.3.
+DECLARED_IN_HEADERS = frozenset({"c"})
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this
@@ -83,6 +93,13 @@ SPREAD = 0.5
 # (scaled too, a hub module every file spells crowded out rich's small ones: index 69 -> 65).
 # Go, tab / index: 0 -> 68.0 / 46.2, 0.5 -> 76.0 / 47.7, 1 -> 78.0 / 49.4, 2 -> 78.0 / 50.8.
 AFFINITY_SHARE = 1.0
+# ... per language where the weight's affinity scaling (`AFFINITY_WEIGHTS`) already says it:
+# a C file spells its biggest header's names hundreds of times (parser.c and subtree.h),
+# and scaled twice, the small headers it draws on all over (array.h's macros, alloc.h's
+# ts_malloc) kept nothing. Measured, index only, 150 positions, seed 1 / 2: C 1.0 -> 55.0 /
+# 54.0, 0.5 -> 57.0 / -, 0.25 -> 59.7 / -, 0 -> 58.3 / 58.0 (tab 90.7 -> 92.0 / 89.0 ->
+# 89.7, in-file 82.6 / 80.6 unchanged).
+AFFINITY_SHARES = {"c": 0.0}
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
@@ -543,6 +560,9 @@ def gather_candidates(
         lookups += 1
         syms = index.lookup(name)
         hits = {s.path for s in syms if s.path != path}
+        if language in DECLARED_IN_HEADERS:
+            declared = {p for p in hits if os.path.splitext(p)[1] in HEADER_EXTENSIONS}
+            hits = declared or hits
         if not hits or len(hits) > MAX_DEFINERS:
             continue
         top_level = {s.path for s in syms if s.container is None}
@@ -656,6 +676,7 @@ def assemble(
     budget: int,
     deadline: float,
     current: FileOutline | None = None,
+    language: str = "",
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
@@ -689,6 +710,7 @@ def assemble(
     outlines: list[FileOutline | None] = []
     considered = 0
     top_affinity = max((c.affinity for c in candidates[:MAX_FILES]), default=0.0)
+    affinity_share = AFFINITY_SHARES.get(language, AFFINITY_SHARE)
     for rank, cand in enumerate(candidates[:MAX_FILES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
@@ -726,7 +748,7 @@ def assemble(
             total = sum(s for s in scores if s >= MIN_SCORE)
         norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
-            norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** AFFINITY_SHARE
+            norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share
         for i, s in enumerate(scores):
             if s >= MIN_SCORE:
                 pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))

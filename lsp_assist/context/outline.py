@@ -255,6 +255,8 @@ _C_DEFS = {
     "preproc_def": "constant",
     "preproc_function_def": "function",
 }
+# Declarations whose type may be a macro's (`Array(T)`): `_macro_typed_name`.
+_MACRO_TYPED = frozenset({"type_definition", "field_declaration", "declaration"})
 _C_FORWARD = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
 # `extern "C" { ... }` (a linkage_specification, its body a declaration_list) guards nearly
 # every C library header's API for C++ callers (a C++ namespace's body is walked as one).
@@ -589,6 +591,30 @@ def _name_of(node: Node) -> str:
     return ""
 
 
+_BARE_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _macro_typed_name(node: Node) -> str:
+    """The name of a declaration whose type a macro makes (`typedef Array(T) Name;`, a
+    field `Array(T) items;`), as C++'s grammar reads it: `Array (T)` a parenthesized
+    declarator, then a missing `;` and `Name` a statement of its own, or an error node
+    holding it (C's grammar knows the macro call). "" for any other declaration."""
+    decl = node.child_by_field_name("declarator")
+    if decl is None or decl.type != "parenthesized_declarator" or decl.named_child_count != 1:
+        return ""
+    if decl.named_children[0].type not in ("type_identifier", "field_identifier", "identifier"):
+        return ""  # `void (*advance)(...)`: a real declarator
+    stray = next((c for c in node.children if c.type == "ERROR"), None)
+    if stray is None and any(c.is_missing for c in node.children):
+        stray = node.next_named_sibling
+        if stray is not None and stray.type not in ("expression_statement", "field_declaration"):
+            stray = None
+    if stray is None or stray.start_point.row != decl.end_point.row:
+        return ""
+    word = _decode(stray.text or b"").strip().rstrip(";").strip()
+    return word if _BARE_NAME.fullmatch(word) else ""
+
+
 def _include_guard(node: Node, name: str) -> bool:
     """A valueless `#define NAME` inside a top-level `#ifndef NAME` that wraps most of the
     file: a header's include guard. (`#ifndef SCOPED_LOCKABLE` / `#define SCOPED_LOCKABLE`
@@ -700,6 +726,8 @@ def extract_outline(
                 continue
             kind = rules.defs.get(inner.type, "function")
         name = _name_of(node)
+        macro_typed = _macro_typed_name(node) if t in _MACRO_TYPED else ""
+        name = macro_typed or name
         if t in rules.forward and _body(node, rules) is None:
             continue  # `class Env;`: the definition is the entry
         if t == "preproc_def" and _include_guard(node, name):
@@ -715,11 +743,17 @@ def extract_outline(
             kind = "method"
         if (
             t in ("declaration", "field_declaration")
+            and not macro_typed
             and "(" in _decode((node.child_by_field_name("declarator") or node).text or b"")[:200]
         ):
             kind = "function" if depth == 0 else "method"  # a prototype
         body = _body(node, rules) if t in rules.containers or kind in ("function", "method") else None
-        if t in rules.one_line:
+        if macro_typed:  # the name is past the node, on its row: up to its `;` is the entry
+            end = source.find(b"\n", node.start_byte)
+            row = _decode(source[node.start_byte : end if end >= 0 else len(source)])
+            semi = row.find(";", row.find(macro_typed, row.find(")")))
+            text = _one_line(row[: semi + 1] if semi >= 0 else row)
+        elif t in rules.one_line:
             text = _first_line(node, source, rules)
         else:
             text = _header(node, body, source, rules, name)

@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 # 8: C/C++ files' includes (the headers an included header includes)
 # 9: outline entries' declaration groups (Go's `const ( ... )` blocks)
 # 10: C/C++ function-pointer members and typedefs named, include guards left out
-FORMAT_VERSION = 10
+# 11: C++-read declarations of a macro's type (`typedef Array(T) Name;`) named
+FORMAT_VERSION = 11
 MAX_SYMBOLS_PER_FILE = 2000  # bounded memory: a generated file does not flood the index
 INDEX_SUBDIR = "index"
 

@@ -459,3 +459,59 @@ def test_assemble_takes_every_candidate_a_c_file_gets() -> None:
     used = frozenset(f"h{i}_open" for i in range(8))
     got = assemble(cands, index.outline, Relevance(used=used), 2000, time.perf_counter() + 1)
     assert {s.path for s in got.snippets} == set(files)
+
+
+def test_a_c_files_small_header_is_not_crowded_out_by_the_header_it_spells_most() -> None:
+    # parser.c spells subtree.h's names hundreds of times and array.h's a few: the weights
+    # gather_candidates gives already say so (AFFINITY_WEIGHTS); scaling the share again
+    # (AFFINITY_SHARE) left array.h's unspelled macros nothing. C does not scale it twice.
+    hub = "".join(f"void ts_subtree_op_{i:02d}(Subtree);\n" for i in range(40))
+    small = "#define array_delete(a) x\n#define array_clear(a) y\n"
+    index = _index({"/ts/src/subtree.h": ("c", hub), "/ts/src/array.h": ("c", small)})
+    cands = [
+        Candidate("/ts/src/subtree.h", 1.0, affinity=30.0),
+        Candidate("/ts/src/array.h", 0.9, affinity=1.0),
+    ]
+
+    def text(language: str) -> str:
+        got = assemble(cands, index.outline, Relevance(), 160, time.perf_counter() + 1, None, language)
+        return {s.path: s.text for s in got.snippets}.get("/ts/src/array.h", "")
+
+    assert "array_delete" in text("c") and "array_clear" in text("c")
+    assert "array_delete" not in text("python")  # elsewhere the share still follows the evidence
+
+
+def test_a_c_function_declared_in_a_header_points_at_the_header_not_its_source() -> None:
+    # ts_stack_push is declared in stack.h and defined in stack.c: parser.c includes the
+    # header, and the source's other names are static helpers no other file can call.
+    index = _index(
+        {
+            "/ts/src/stack.h": ("c", "void ts_stack_push(int);\n"),
+            "/ts/src/stack.c": ("c", "static void helper(void) {}\nvoid ts_stack_push(int v) {}\n"),
+        }
+    )
+    cands = _candidates("/ts/src/parser.c", "c", "", index, used=frozenset({"ts_stack_push"}))
+    got = {c.path: c for c in cands}
+    assert got["/ts/src/stack.h"].affinity == 1.0, [(c.path, c.affinity) for c in cands]
+    source = got.get("/ts/src/stack.c")  # still a file of the same directory, no more
+    assert source is None or (source.affinity == 0 and not any("defines" in r for r in source.reasons))
+
+
+def test_a_c_file_weighs_nine_of_the_headers_it_includes() -> None:
+    # parser.c includes fifteen headers; with eight candidates, reusable_node.h and lexer.h
+    # fell past the ones whose names it spells most.
+    headers = {f"/ts/src/h{i}.h": ("c", f"void h{i}_open(void);\nvoid h{i}_shut(void);\n") for i in range(12)}
+    head = "".join(f'#include "./h{i}.h"\n' for i in range(12))
+    index = _index(headers)
+    cands = gather_candidates(
+        path="/ts/src/parser.c",
+        language="c",
+        head_lines=tuple(head.splitlines()),
+        open_paths=(),
+        recent=[],
+        index=index,
+        used=frozenset(f"h{i}_open" for i in range(12)),
+        defined_here=frozenset(),
+        deadline=time.perf_counter() + 1,
+    )
+    assert len(cands) == 9

@@ -531,3 +531,20 @@ def test_a_header_include_guard_is_no_entry(language: str) -> None:
     # A small `#ifndef X` / `#define X` at the top of a source file is no guard either.
     text = "#ifndef NDEBUG\n#define NDEBUG\n#endif\n" + "".join(f"int f{i}(void);\n" for i in range(20))
     assert "NDEBUG" in {e.name for e in outline_from_text(text, language, "/p/a.c").entries}
+
+
+def test_a_declaration_of_a_macros_type_is_named_by_its_own_name_in_cpp_too() -> None:
+    # `.h` files are indexed as C++, whose grammar reads `Array(StackSummaryEntry)` as a
+    # parenthesized declarator and the real name as a stray statement: stack.h's
+    # StackSummary was lost (StackSummaryEntry taken twice) and `stack` became a method.
+    text = (
+        "typedef struct {\n  unsigned depth;\n} StackSummaryEntry;\n"
+        "typedef Array(StackSummaryEntry) StackSummary;\n"
+        "typedef struct {\n  Array(StackEntry) stack;\n  void (*advance)(int);\n  int x;\n} ReusableNode;\n"
+        "typedef int (Plain);\n"
+    )
+    for language in ("c", "cpp"):
+        got = {e.name: (e.kind, e.text) for e in outline_from_text(text, language, "/ts/src/stack.h").entries}
+        assert got.get("StackSummary") == ("type", "typedef Array(StackSummaryEntry) StackSummary;"), got
+        assert got.get("stack") == ("field", "Array(StackEntry) stack;"), got
+        assert got.get("advance", ("",))[0] == "method" and "Plain" in got and "x" in got, got
