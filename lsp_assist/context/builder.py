@@ -39,11 +39,13 @@ from lsp_assist.context.symbols import (
     SymbolIndex,
     TreeSymbolCache,
     definition_names,
+    extract_symbols,
+    parse_text,
     signature_of,
     spec_for,
 )
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
-from lsp_assist.documents.languages import canonical
+from lsp_assist.documents.languages import canonical, index_language
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
 
@@ -276,12 +278,28 @@ class ContextEngine:
             )
             return
         data = doc.data()
+        head = doc.lines(0, min(doc.line_count, HEAD_ROWS))
+        lang = index_language(doc.language_id, doc.display_path)
+        if lang != (canonical(doc.language_id) or doc.language_id):
+            # Read as the index reads it (a C header as C++): one full parse per version
+            # another file's request needs, not the document's own tree.
+            parsed = parse_text(doc.text, lang)
+            if parsed is not None:
+                other, source = parsed
+                self.symbols.set_symbols(
+                    doc.display_path,
+                    extract_symbols(other, source, lang, doc.display_path),
+                    key,
+                    outline_of(other, source, lang, doc.display_path, key),
+                    imports=index_imports(head, lang),
+                )
+                return
         self.symbols.set_symbols(
             doc.display_path,
             self._tree_symbols(doc).find(tree, data),
             key,
             outline_of(tree, data, doc.language_id, doc.display_path, key),
-            imports=index_imports(doc.lines(0, min(doc.line_count, HEAD_ROWS)), doc.language_id),
+            imports=index_imports(head, doc.language_id),
         )
 
     def forget_document(self, doc: Document) -> None:

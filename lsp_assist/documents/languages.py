@@ -85,6 +85,17 @@ def canonical(language_id: str) -> str | None:
     return _ALIASES.get(language_id.strip().lower())
 
 
+def index_language(language_id: str, path: str) -> str:
+    """The grammar the workspace index reads this file with: a C header is read as C++ (see
+    `_EXTENSIONS`) whatever the editor calls it, so an open header (VS Code says "c") gets
+    the outline its indexed copy has (tree-sitter C reads a header whose `extern "C"`
+    wrapper meets `#if` halves of a struct as one error: no entries at all)."""
+    lang = canonical(language_id) or language_id
+    if lang == "c" and language_id_for_path(path) == "cpp":
+        return "cpp"
+    return lang
+
+
 def language_id_for_path(path: str) -> str:
     """Guess an LSP language id from a file name; "plaintext" when unknown."""
     ext = os.path.splitext(path)[1].lower()

@@ -359,3 +359,32 @@ def test_prepare_gathers_the_other_files_the_build_then_reuses(monkeypatch: pyte
     ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
     assert calls == [1]  # the prepared result
     assert any("area" in snip.text for snip in ctx.snippets)
+
+
+def test_an_open_c_header_is_outlined_as_the_index_reads_it() -> None:
+    """VS Code opens a `.h` as "c"; the index reads headers with C++'s grammar (it reads C
+    headers too, and C's reads no class or namespace). The open header's outline must be
+    the one its indexed copy has, not the C grammar's error (no entries)."""
+    header = (
+        "#pragma once\n"
+        "namespace geo {\n"
+        "class Shape {\n"
+        " public:\n"
+        "  double area_in_square_meters() const;\n"
+        "  int corner_count;\n"
+        "};\n"
+        "}  // namespace geo\n"
+    )
+    engine = ContextEngine()
+    doc = Document("file:///w/src/shape.h", "c", 1, header, "/w/src/shape.h")
+    engine.index_document(doc)
+    outline = engine.symbols.outline("/w/src/shape.h")
+    assert outline is not None
+    names = {e.name for e in outline.entries}
+    assert {"Shape", "area_in_square_meters", "corner_count"} <= names
+    assert "Shape" in {s.name for s in engine.symbols.symbols("/w/src/shape.h")}
+    # A C source stays C.
+    source = Document("file:///w/src/main.c", "c", 1, "int twice(int x) { return 2 * x; }\n", "/w/src/main.c")
+    engine.index_document(source)
+    main_outline = engine.symbols.outline("/w/src/main.c")
+    assert main_outline is not None and main_outline.language == "c"
