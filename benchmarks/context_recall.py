@@ -68,6 +68,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
 from lsp_assist.context.outline import outline_from_text
 from lsp_assist.context.symbols import SymbolIndex, parse_text
+from lsp_assist.documents.languages import index_language
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
@@ -538,9 +539,12 @@ class Corpus:
 
     def __post_init__(self) -> None:
         for pkg, files in self.packages.items():
-            # Every definition (the engine's outlines stop at MAX_ENTRIES; the truth does not).
+            # Every definition (the engine's outlines stop at MAX_ENTRIES; the truth does not),
+            # each file read with the grammar the index reads it with (a C header as C++: with
+            # C's, tree-sitter's subtree.h was one parse error and its names never counted).
             self.defined[pkg] = {
-                p: outline_from_text(t, self.language, p, limit=1 << 30).names() for p, t in files.items()
+                p: outline_from_text(t, index_language(self.language, p), p, limit=1 << 30).names()
+                for p, t in files.items()
             }
 
 
