@@ -48,7 +48,12 @@ MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget t
 # file's small headers keep their share (AFFINITY_SHARES) and its sources no longer take
 # a place (DECLARED_IN_HEADERS): 8 -> 59.0 / 59.3, 9 -> 62.3 / 62.0, 10 -> 62.3 / 62.0,
 # 12 -> 60.0 / - (in-file 82.6 / 80.6 -> 82.6 / 80.4 at 9: one line's NULL_SUBTREE).
-MAX_CANDIDATES_BY_LANGUAGE = {"c": 9}
+# A Go file sees its whole package (crypto/tls: 30 files, net/http: 50), and auth.go or
+# sniff.go ranked sixth; with `PACKAGE_SHARES` and `SPREADS` for Go, Go index (tab, in-file
+# +tabs+index) seed 1 / seed 2: 5 -> 62.3 / 60.0 (87.0 / 86.0, 77.4 / 77.4), 6 -> 61.0
+# / 61.3 (87.0 / 86.3, 77.3 / 77.4; again: 61.0 / 61.3, 87.0 / 87.0, 76.9 / 77.4), 7 ->
+# 60.3 / 64.0 (87.0 / 86.3, 76.8 / 77.3: 7 costs in-file recall).
+MAX_CANDIDATES_BY_LANGUAGE = {"c": 9, "go": 6}
 MAX_FILES = max(MAX_CANDIDATES, *MAX_CANDIDATES_BY_LANGUAGE.values())  # what `assemble` takes
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
@@ -79,6 +84,12 @@ PRIOR_EVIDENCE = 0.5
 # The package names line: the names no outline shows, within this share of the cross-file
 # budget (JDK: 0.2 -> 61.3%, 0.3 -> 62.7%), those whose prior is at least PACKAGE_MIN_SCORE.
 PACKAGE_SHARE = 0.3
+# ... per language: a Go prompt's cross-file budget is small (800-1000 of 4,000
+# characters: its functions are long), and the members of the types the code holds,
+# which only outlines show, are worth more of it than the package's top-level names.
+# Measured, Go index only, seed 1 / seed 2: 0.3 -> 57.0 / 59.3, 0.2 -> 59.7 / 61.3,
+# 0.15 -> 59.0 / 61.3, 0.1 -> 58.8 / 61.7 (in-file +tabs+index 76.9-77.3 / 77.3-77.4).
+PACKAGE_SHARES = {"go": 0.2}
 PACKAGE_MIN_SCORE = 0.1
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
@@ -86,6 +97,12 @@ _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # power (0.5: a 100-entry module's names are not worth a tenth of a 10-entry module's,
 # but a name of the small one comes first), per character of its name.
 SPREAD = 0.5
+# ... per language: a Go package is flat, a few hub files (crypto/tls's common.go: 245
+# entries, handshake_messages.go: 120) next to small ones (alert.go: 39, prf.go: 31,
+# auth.go: 11) whose names starved beside them. Measured, Go index only (with its
+# PACKAGE_SHARES), seed 1 / seed 2: 0.4 -> 57.5 / 61.3, 0.5 -> 59.7 / 61.3, 0.6 -> 62.3 /
+# 60.0, 0.7 -> 61.3 / 60.3 (tab 86-88, in-file +tabs+index 76.9-77.4 throughout).
+SPREADS = {"go": 0.6}
 # ... times the file's share of the evidence that the cursor's code uses it, (affinity + 1)
 # / (top affinity + 1) to this power: a Go tab whose names the file spells thirty times is
 # worth more of the budget than one it spells once (the weight alone spans 0.63-0.9). A
@@ -694,7 +711,7 @@ def assemble(
         first, _names = package_line(
             package,
             rel.mentioned | rel.used,
-            int(budget * PACKAGE_SHARE),
+            int(budget * PACKAGE_SHARES.get(package.language, PACKAGE_SHARE)),
             COMMENT.get(package.language, "//"),
             PACKAGE_MIN_SCORE,
         )
@@ -746,7 +763,8 @@ def assemble(
         )
         if total <= 0:
             total = sum(s for s in scores if s >= MIN_SCORE)
-        norm = cand.weight / (total**SPREAD) if total > 0 else 0.0
+        spread = SPREADS.get(outline.language, SPREAD)
+        norm = cand.weight / (total**spread) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
             norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share
         for i, s in enumerate(scores):

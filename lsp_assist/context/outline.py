@@ -443,6 +443,16 @@ class FileOutline:
             object.__setattr__(self, "_types", got)
         return got
 
+    def visible_top_names(self) -> tuple[str, ...]:
+        """The top-level names other files can see, in file order (the package prior reads
+        every file of the package per computation: kept, not walked again)."""
+        got: tuple[str, ...] | None = self.__dict__.get("_visible_top")
+        if got is None:
+            hidden = self.hidden()
+            got = tuple(e.name for i, e in enumerate(self.entries) if e.owner < 0 and i not in hidden)
+            object.__setattr__(self, "_visible_top", got)
+        return got
+
     def top_names(self) -> frozenset[str]:
         """The top-level names: how another file reaches this one (`module.name`, a class)."""
         got: frozenset[str] | None = self.__dict__.get("_top")
@@ -477,6 +487,7 @@ _NOT_TYPES = frozenset(
 _NAMED = re.compile(r"\b\w+\s+(?=[\w*\[(]|\.\.\.)")  # `(t *T, err error)`: t and err name results
 _MORE_NAMES = re.compile(r"^(?:\s*,\s*\w+)+")
 _TYPE_TOKEN = re.compile(r"[A-Za-z_][\w.]*")
+_WORDS = re.compile(r"\w+")
 _STRING_LITERAL = re.compile(r"\"(?:\\.|[^\"\\])*\"|`[^`]*`|'(?:\\.|[^'\\])*'")
 
 
@@ -487,7 +498,9 @@ def _entry_types(e: OutlineEntry) -> frozenset[str]:
     if e.kind not in ("field", "constant", "function", "method"):
         return frozenset()
     text = e.text
-    at = re.search(r"\b" + re.escape(e.name) + r"\b", text)
+    # The first whole word that is the name (`\bname\b`, without compiling a pattern per
+    # name: an outline's first `types_by_name` ran hundreds of `re.compile`s, past the deadline).
+    at = next((m for m in _WORDS.finditer(text) if m.group() == e.name), None)
     if at is None:
         return frozenset()
     rest = text[at.end() :]

@@ -127,9 +127,6 @@ def _compute(
         outline = index.outline(other)
         if other == path or outline is None or os.path.splitext(other)[1] != ext:
             continue
-        hidden = outline.hidden()
-        types.extend(
-            (e.name, other) for i, e in enumerate(outline.entries) if e.owner < 0 and i not in hidden
-        )
+        types.extend((name, other) for name in outline.visible_top_names())
     total = sum(sim for _p, sim, _n in near)
     return PackagePrior(near, weights, total, directory, language, tuple(types))

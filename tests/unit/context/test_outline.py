@@ -497,6 +497,22 @@ def test_go_types_of_the_names_the_code_uses_rank_their_members_as_used() -> Non
     assert held["RequestClientCert"] == held["NoClientCert"] > held["modeA"] == plain["modeA"]
 
 
+def test_go_entry_types_start_after_the_name_as_a_whole_word() -> None:
+    # The name is found as a word, not inside another (`read` in `reader`), without a
+    # pattern compiled per name (an outline's first read did hundreds: past the deadline).
+    from lsp_assist.context.outline import used_types
+
+    ol = outline_from_text(
+        "package p\n\ntype reader struct {\n\tr, readerDone *readState\n}\n\n"
+        "func (rd *reader) read(p []byte) (*readResult, error) { return nil, nil }\n",
+        "go",
+        "/p/r.go",
+    )
+    assert used_types([ol], frozenset({"read"})) == {"readResult"}
+    assert used_types([ol], frozenset({"readerDone"})) == {"readState"}
+    assert ol.visible_top_names() == ("reader", "read")
+
+
 @pytest.mark.parametrize("language", ["c", "cpp"])
 def test_c_function_pointer_members_and_typedefs_are_named(language: str) -> None:
     # A C "vtable" (tree-sitter's TSLexer: `void (*advance)(TSLexer *, bool);`): the name sits
