@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Point, Tree
@@ -34,6 +34,7 @@ from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import Relevance, families_of, family_of, outline_of
 from lsp_assist.context.package_prior import PACKAGE_REASON
+from lsp_assist.context.prose import ProseSpans, end_row
 from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
@@ -77,7 +78,6 @@ DEFS_BELOW_ROWS = 6
 DEFS_REACH = 400  # rows scanned back for a binding (bounded work per keystroke)
 CLASS_REACH = 800
 SKIP_PROSE = 1
-PROSE_MIN_ROWS = 3  # docstrings/comments shorter than this cost less than the gap they leave
 SNIPPET_SHARE = 0.07  # similar windows of other files (only from what the outlines leave)
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
 # Measured with benchmarks/context_recall.py (stdlib + rich): 0.3 reaches more cross-file
@@ -117,12 +117,6 @@ _FALLBACK_IMPORT = re.compile(
     r"|\brequire\(['\"]"
 )
 _STRINGISH = ("string", "comment", "char_literal", "template")
-_PROSE = ("string", "comment", "block_comment", "line_comment")  # docstrings, javadoc, Rust docs
-
-
-def _end_row(node: Node) -> int:
-    end = node.end_point
-    return end.row - 1 if end.column == 0 and end.row > node.start_point.row else end.row
 
 
 def _near_identifiers(text: str) -> Counter[str]:
@@ -208,6 +202,7 @@ class ContextEngine:
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
         self._windows: dict[tuple[frozenset[str], ...], frozenset[str]] = {}  # related windows' names
         self._binds = BindingCache()
+        self.prose = ProseSpans()  # docstrings and block comments the windows step over
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
         self._versions_seen: dict[str, int] = {}
@@ -305,6 +300,7 @@ class ContextEngine:
     def forget_document(self, doc: Document) -> None:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
         self._trees.pop(doc.uri, None)
+        self.prose.forget(doc.uri)
         self._versions_seen.pop(doc.uri, None)
         self.layout.forget(doc.uri)
         self.editor_definitions.forget(doc.uri)
@@ -487,7 +483,7 @@ class ContextEngine:
         # Long docstrings and block comments of other definitions are stepped over by the
         # growing windows below: a marker line instead, so the budget holds more code.
         if tree is not None and SKIP_PROSE:
-            sel.skipper = self._prose_skipper(tree, doc, row, chain)
+            sel.skipper = self.prose.skipper(tree, doc, row, chain)
 
         # 4. Imports.
         import_budget = int(local_budget * IMPORTS_SHARE)
@@ -609,7 +605,7 @@ class ContextEngine:
         row: int,
     ) -> None:
         inner, kind = chain[0]
-        start, end = inner.start_point.row, _end_row(inner)
+        start, end = inner.start_point.row, end_row(inner)
         sel.label = "enclosing"
         got = sel.try_add(range(start, end + 1), int(budget * ENCLOSING_SHARE))
         if got:
@@ -632,44 +628,6 @@ class ContextEngine:
             _, s_row, e_row = signature_of(node, data, k)
             outer += sel.try_add(range(s_row, e_row + 1))
         parts.line("enclosing.outer", "signatures of the outer definitions", outer)
-
-    @staticmethod
-    def _prose_skipper(
-        tree: Tree, doc: Document, row: int, chain: list[tuple[Node, str]]
-    ) -> Callable[[int], tuple[int, int] | None]:
-        """Spans of multi-line docstrings and block comments to step over (not the
-        enclosing definition's own docstring, and never the text around the cursor)."""
-        own = chain[0][0].start_point.row if chain else -1
-        root = tree.root_node
-
-        def span(r: int) -> tuple[int, int] | None:
-            text = doc.line(r)
-            stripped = text.lstrip()
-            if not stripped:
-                return None
-            col = len(text[: len(text) - len(stripped)].encode("utf-8", "surrogatepass"))
-            node: Node | None = root.descendant_for_point_range(Point(r, col), Point(r, col))
-            for _ in range(3):
-                if node is None or node.type in _PROSE:
-                    break
-                node = node.parent
-            if node is None or node.type not in _PROSE:
-                return None
-            a, b = node.start_point.row, _end_row(node)
-            if b - a + 1 < PROSE_MIN_ROWS or a <= row <= b:
-                return None
-            if node.type == "string":
-                stmt = node.parent
-                if stmt is None or stmt.type != "expression_statement" or stmt.named_child_count != 1:
-                    return None  # a string used as a value is code, not prose
-                if stmt.start_point.row != a or _end_row(stmt) != b:
-                    return None
-                body = stmt.parent
-                if body is not None and body.parent is not None and body.parent.start_point.row == own:
-                    return None  # the enclosing definition's own docstring
-            return a, b
-
-        return span
 
     @staticmethod
     def _indent_headers(doc: Document, row: int, levels: int = 3) -> list[int]:
@@ -705,7 +663,7 @@ class ContextEngine:
                 if child.start_point.row >= row or misses > 40:
                     break
                 if child.type in spec.imports:
-                    found.append((range(child.start_point.row, _end_row(child) + 1), ""))
+                    found.append((range(child.start_point.row, end_row(child) + 1), ""))
                     misses = 0
                 elif "comment" not in child.type:
                     misses += 1
@@ -832,7 +790,7 @@ class ContextEngine:
         cls = next((n for n, k in chain if k == "class"), None)
         if cls is not None and todo:
             c_lo = cls.start_point.row + 1
-            c_hi = min(_end_row(cls) + 1, c_lo + CLASS_REACH)
+            c_hi = min(end_row(cls) + 1, c_lo + CLASS_REACH)
             body_indent = -1
             for r in range(c_lo, c_hi):
                 if lo_n <= r < hi_n or (func is not None and r == func.start_point.row):
@@ -1136,7 +1094,7 @@ class ContextEngine:
         without one, the names of the rows around the cursor."""
         func = next((n for n, k in chain if k in ("function", "method")), None)
         if func is not None:
-            lo, hi = func.start_point.row, min(_end_row(func) + 1, func.start_point.row + USED_REACH)
+            lo, hi = func.start_point.row, min(end_row(func) + 1, func.start_point.row + USED_REACH)
         else:
             lo, hi = max(0, row - above), min(doc.line_count, row + below)
         out: set[str] = set()
