@@ -32,7 +32,14 @@ from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
-from lsp_assist.context.outline import Relevance, families_of, family_of, outline_of
+from lsp_assist.context.outline import (
+    NEAR_WORDS_LANGUAGES,
+    Relevance,
+    families_of,
+    family_of,
+    outline_of,
+    words_of,
+)
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.prose import ProseSpans, end_row
 from lsp_assist.context.symbols import (
@@ -993,7 +1000,11 @@ class ContextEngine:
             mentioned=mentioned,
         )
         rel = Relevance(
-            used=frozenset(used), mentioned=mentioned, near=near_rows, families=self._families(doc, mentioned)
+            used=frozenset(used),
+            mentioned=mentioned,
+            near=near_rows,
+            families=self._families(doc, mentioned),
+            near_words=words_of(near_rows) if lang in NEAR_WORDS_LANGUAGES else frozenset(),
         )
         editor_snippets: list[Snippet] = []
         if editor:  # what no outline of ours has, first on the shared cross-file budget

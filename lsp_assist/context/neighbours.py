@@ -747,6 +747,7 @@ def assemble(
             path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
             rel.families,
             typed,
+            rel.near_words,
         )
         rels[rank] = rel_file
         scores = rank_scores[rank] = rank_entries(outline, rel_file)

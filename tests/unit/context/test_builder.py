@@ -388,3 +388,37 @@ def test_an_open_c_header_is_outlined_as_the_index_reads_it() -> None:
     engine.index_document(source)
     main_outline = engine.symbols.outline("/w/src/main.c")
     assert main_outline is not None and main_outline.language == "c"
+
+
+def test_a_c_headers_name_whose_words_the_rows_around_the_cursor_spell_ranks_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A C header's names share one prefix (`ts_language_*`), so their family says nothing of
+    which one a line needs; the words after it do: under a `field_map` variable the line
+    needs `ts_language_field_map`, not its thirty siblings."""
+    import lsp_assist.context.builder as builder_module
+
+    words = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st"]
+    decls = [f"int ts_language_{a}_{b}(const TSLanguage *self);\n" for a in words[:6] for b in words[6:]]
+    header = "#pragma once\n" + "".join(decls[:12]) + "void ts_language_field_map(const TSLanguage *self);\n"
+    header += "".join(decls[12:])
+    text = (
+        '#include "language.h"\n\n'
+        "static void read_fields(const TSLanguage *language) {\n"
+        "  const TSFieldMapEntry *field_map, *field_map_end;\n"
+        "  \n"
+        "}\n"
+    )
+
+    def outline_text() -> str:
+        index = SymbolIndex()
+        index.update_file("/w/src/language.h", header, "c")
+        ctx = ContextEngine(symbol_index=index).build_from_text(
+            text, "c", "/w/src/query.c", Cursor(4, 2), 700
+        )
+        return "\n".join(s.text for s in ctx.snippets if s.reason == "outline")
+
+    assert "ts_language_field_map" in outline_text()
+    monkeypatch.setattr(builder_module, "NEAR_WORDS_LANGUAGES", frozenset())
+    got = outline_text()
+    assert "ts_language_" in got and "ts_language_field_map" not in got  # before: a sibling

@@ -439,7 +439,7 @@ def test_go_values_of_one_const_block_rank_with_the_one_the_code_uses() -> None:
         "package tls\n\nconst (\n\tcertTypeRSASign = 1\n\tcertTypeECDSASign = 64\n)\n\n"
         "const (\n\tNoClientCert ClientAuthType = iota\n\tRequestClientCert\n)\n\n"
         "const maxPlaintext = 16384\n\n"
-        "var (\n\terrShutdown = errors.New(\"x\")\n\terrClosed = errors.New(\"y\")\n)\n"
+        'var (\n\terrShutdown = errors.New("x")\n\terrClosed = errors.New("y")\n)\n'
     )
     outline = outline_from_text(go, "go", "/p/common.go")
     entries = {e.name: e for e in outline.entries}
@@ -564,3 +564,18 @@ def test_a_declaration_of_a_macros_type_is_named_by_its_own_name_in_cpp_too() ->
         assert got.get("StackSummary") == ("type", "typedef Array(StackSummaryEntry) StackSummary;"), got
         assert got.get("stack") == ("field", "Array(StackEntry) stack;"), got
         assert got.get("advance", ("",))[0] == "method" and "Plain" in got and "x" in got, got
+
+
+def test_names_whose_distinctive_words_the_rows_around_the_cursor_spell_rank_higher() -> None:
+    from lsp_assist.context.outline import tail_words
+
+    assert tail_words("ts_subtree_total_bytes") == {"total", "bytes"}
+    assert tail_words("field_names") == {"field", "names"}  # a field: all its words
+    header = (
+        "struct TSLanguage {\n  const char * const *symbol_names;\n  const char * const *field_names;\n};\n"
+    )
+    outline = outline_from_text(header, "cpp", "/p/parser.h")
+    names = [e.name for e in outline.entries]
+    rel = Relevance(near_words=frozenset({"self", "language", "field", "id"}))  # `field_id`
+    scores = dict(zip(names, rank_entries(outline, rel), strict=True))
+    assert scores["field_names"] > scores["symbol_names"]
