@@ -61,8 +61,7 @@ class ProseSpans:
             while len(self._docs) > MAX_DOCUMENTS:
                 self._docs.popitem(last=False)
         self._docs.move_to_end(doc.uri)
-        edits = syntax.edits_since(got.generation) if got.generation >= 0 else None
-        if edits is None or any(not (e.start_row == e.old_end_row == e.new_end_row == row) for e in edits):
+        if not syntax.edited_only_on(got.generation, row):
             got.raw.clear()
         got.raw.pop(row, None)  # the typed row: asked again every time, never kept
         got.generation = syntax.generation

@@ -523,12 +523,9 @@ class TreeSymbolCache:
         """Whether every edit since the last scan is on `typing_row` and adds no line and
         removes none (the re-parse's structural ranges follow from those edits)."""
         syntax = self._syntax
-        if syntax is None or self._last_tree is None or self._generation < 0:
+        if syntax is None or self._last_tree is None:
             return False
-        edits = syntax.edits_since(self._generation)
-        if edits is None:
-            return False
-        return all(e.structural or e.start_row == e.old_end_row == e.new_end_row == typing_row for e in edits)
+        return syntax.edited_only_on(self._generation, typing_row, structural_anywhere=True)
 
     def _scan(
         self, tree: Tree, source: bytes, typing_row: int | None = None

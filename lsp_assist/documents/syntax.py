@@ -66,6 +66,22 @@ class SyntaxState:
             return None
         return out
 
+    def edited_only_on(self, generation: int, row: int, *, structural_anywhere: bool = False) -> bool:
+        """Whether every edit since `generation` is on `row` and adds or removes no line, so
+        every other row's text and position still hold (the typing path's caches keep what
+        they read of them). The ranges a re-parse changed count as edits too, unless
+        `structural_anywhere`: a cache of definitions may keep them through a half-typed
+        line that turns the code below it into an error; a cache of prose spans may not."""
+        if generation < 0:
+            return False
+        edits = self.edits_since(generation)
+        if edits is None:
+            return False
+        return all(
+            (structural_anywhere and e.structural) or e.start_row == e.old_end_row == e.new_end_row == row
+            for e in edits
+        )
+
     def edit(
         self,
         start_byte: int,

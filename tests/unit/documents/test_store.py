@@ -175,3 +175,23 @@ def test_a_change_for_an_older_version_is_dropped() -> None:
     # Re-opening resets the version (didOpen is how a client restarts its count).
     store.open(doc.uri, "python", 1, "new\n")
     assert not store.is_stale(doc.uri, 2)
+
+
+def test_edited_only_on_one_row_until_a_line_or_another_row_changes() -> None:
+    # The typing path's caches (symbols, prose spans) keep what they read of other rows
+    # while every edit since stays on the typed row and adds no line.
+    store = DocumentStore()
+    doc = store.open("file:///e.py", "python", 1, "def f(a):\n    return a\n\n\ndef g(b):\n    return b\n")
+    assert doc.tree() is not None and doc.syntax is not None
+    start = doc.syntax.generation
+    store.change(doc.uri, 2, [TextChange(Cursor(1, 12), Cursor(1, 12), "bc")])
+    assert doc.tree() is not None
+    assert doc.syntax.edited_only_on(start, 1) and not doc.syntax.edited_only_on(start, 5)
+    store.change(doc.uri, 3, [TextChange(Cursor(1, 11), Cursor(1, 11), "(")])  # the rows below: an error
+    assert doc.tree() is not None
+    assert doc.syntax.edited_only_on(start, 1, structural_anywhere=True)
+    assert not doc.syntax.edited_only_on(start, 1)  # a prose cache must read the rows below again
+    store.change(doc.uri, 4, [TextChange(Cursor(1, 11), Cursor(1, 12), "")])
+    store.change(doc.uri, 5, [TextChange(Cursor(1, 14), Cursor(1, 14), "\n")])  # a line added
+    assert not doc.syntax.edited_only_on(start, 1, structural_anywhere=True)
+    assert not doc.syntax.edited_only_on(-1, 1)  # nothing read yet
