@@ -12,11 +12,11 @@ from lsp_assist.context.neighbours import (
     PACKAGE_SHARE,
     Candidate,
     assemble,
-    gather_candidates,
 )
 from lsp_assist.context.outline import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.symbols import SymbolIndex
+from tests.unit.context.gathering import gather
 
 PKG = "/w/tls"
 
@@ -29,18 +29,7 @@ def _index(files: dict[str, str], language: str = "go") -> SymbolIndex:
 
 
 def _gather(index: SymbolIndex, path: str, mentioned: frozenset[str] = frozenset()) -> list[Candidate]:
-    return gather_candidates(
-        path=path,
-        language="go",
-        head_lines=("package tls",),
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=mentioned,
-    )
+    return gather(index, path, "go", ("package tls",), mentioned)
 
 
 def test_a_go_file_weighs_six_files_of_its_package() -> None:

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
-from lsp_assist.context.neighbours import MAX_CANDIDATES, PACKAGE_SHARE, assemble, gather_candidates
+from lsp_assist.context.neighbours import MAX_CANDIDATES, PACKAGE_SHARE, Candidate, assemble
 from lsp_assist.context.outline import Relevance, outline_from_text
 from lsp_assist.context.package_prior import PACKAGE_REASON, package_prior
 from lsp_assist.context.symbols import SymbolIndex, reference_names
 from lsp_assist.domain import Cursor
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
+from tests.unit.context.gathering import gather
 
 PKG = "/w/conc"
 QUEUE_BODY = """
@@ -75,25 +76,14 @@ CURRENT = f"{PKG}/ArrayQueue.java"
 BUFFER = _queue("ArrayQueue", "")
 
 
-def _gather(  # type: ignore[type-arg]
+def _gather(
     index: SymbolIndex,
     language: str = "java",
     path: str = CURRENT,
     head: tuple[str, ...] = tuple(BUFFER.split("\n")[:3]),
     mentioned: frozenset[str] = frozenset(identifiers(BUFFER)),
-) -> list:
-    return gather_candidates(
-        path=path,
-        language=language,
-        head_lines=head,
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=mentioned,
-    )
+) -> list[Candidate]:
+    return gather(index, path, language, head, mentioned)
 
 
 def test_similar_files_choose_the_file_the_line_needs_over_files_sorted_first() -> None:
