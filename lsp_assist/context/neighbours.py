@@ -36,6 +36,7 @@ from lsp_assist.context.outline import (
 )
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
+from lsp_assist.documents.languages import HEADER_EXTENSIONS
 from lsp_assist.domain import Snippet
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
@@ -74,7 +75,6 @@ MIN_SCORE = 0.1
 # and took a candidate's place: parser.c's lexer.h fell past stack.c and subtree.c).
 # Measured, index only, 150 positions, seed 1 / 2: C 58.3 / 58.0 -> 59.0 / 59.3.
 DECLARED_IN_HEADERS = frozenset({"c"})
-HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this

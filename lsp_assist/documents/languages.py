@@ -80,6 +80,10 @@ _EXTENSIONS: dict[str, str] = {
 }
 
 
+#: C and C++ headers (read as C++, see `_EXTENSIONS`).
+HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
+
+
 def canonical(language_id: str) -> str | None:
     """The grammar name for an LSP language id, or None when we have no grammar."""
     return _ALIASES.get(language_id.strip().lower())
@@ -91,7 +95,7 @@ def index_language(language_id: str, path: str) -> str:
     the outline its indexed copy has (tree-sitter C reads a header whose `extern "C"`
     wrapper meets `#if` halves of a struct as one error: no entries at all)."""
     lang = canonical(language_id) or language_id
-    if lang == "c" and language_id_for_path(path) == "cpp":
+    if lang == "c" and os.path.splitext(path)[1].lower() in HEADER_EXTENSIONS:
         return "cpp"
     return lang
 
