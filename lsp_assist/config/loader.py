@@ -271,6 +271,25 @@ def _validate(config: Config, errors: list[str]) -> None:
         config.local.backend = "inprocess"
 
 
+# Keys whose lists add up across layers instead of the higher layer replacing them: the
+# data boundary only grows (an exclusion in the editor's settings must not drop the
+# workspace's, nor one workspace root's the other's).
+UNION_KEYS: tuple[tuple[str, str], ...] = (("governance", "exclude"),)
+
+
+def _at(layer: Mapping[str, Any], section: str, key: str) -> Any:
+    table = layer.get(section)
+    return table.get(key) if isinstance(table, Mapping) else None
+
+
+def _union(values: typing.Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, list):
+            out.extend(v for v in value if v not in out)
+    return out
+
+
 @dataclass
 class ConfigLayers:
     """The raw layers kept separately so a later change re-merges in the right order."""
@@ -294,13 +313,25 @@ class ConfigLayers:
             wpath = root / WORKSPACE_FILE
             layer = read_toml(wpath, self.file_errors)
             if layer:
+                unions = {
+                    (sec, key): _union([_at(self.workspace, sec, key), _at(layer, sec, key)])
+                    for sec, key in UNION_KEYS
+                }
                 self.workspace = deep_merge(self.workspace, layer)
+                for (sec, key), union in unions.items():
+                    if union and isinstance(self.workspace.setdefault(sec, {}), dict):
+                        self.workspace[sec][key] = union
                 self.sources.append(str(wpath))
 
     def merged(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
-        for layer in (self.user, self.workspace, self.init_options, self.client):
+        layers = (self.user, self.workspace, self.init_options, self.client)
+        for layer in layers:
             data = deep_merge(data, layer)
+        for section, key in UNION_KEYS:
+            union = _union(_at(layer, section, key) for layer in layers)
+            if union and isinstance(data.setdefault(section, {}), dict):
+                data[section][key] = union
         return data
 
     def build(self) -> LoadResult:
