@@ -31,6 +31,7 @@ from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
+from lsp_assist.pipeline.boundary import admits
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
@@ -184,6 +185,9 @@ class Runtime:
             team.store.on_change = lambda up, t=team: self._team_store_changed(t.health_message(up), up)
         gov = self.governance
         self.context.editor_definitions.excluded = lambda path: gov.excluded(path) is not None
+        # Every file the context engine records (open tabs, the workspace index, the editor's
+        # files) passes the data boundary first; what it refuses now is dropped.
+        self.context.set_boundary(admits(gov))
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -271,6 +275,7 @@ class Runtime:
             self.engine.on_suggestion_ready = old_engine.on_suggestion_ready
             self.engine.answers.on_answered = old_engine.answers.on_answered
             self.engine.on_status = old_engine.on_status
+            self.engine.on_choices_ready = old_engine.on_choices_ready
         self._retired = (old_engine, old_providers)
         self.errors = errors
         for err in errors:

@@ -15,7 +15,7 @@ import os
 import re
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Point, Tree
@@ -46,6 +46,7 @@ from lsp_assist.context.symbols import (
     LangSpec,
     SymbolIndex,
     TreeSymbolCache,
+    admit_all,
     definition_names,
     extract_symbols,
     parse_text,
@@ -202,7 +203,8 @@ class ContextEngine:
         ranker: CrossFileRanker | None = None,
         snippet_share: float = SNIPPET_SHARE,
     ) -> None:
-        self.symbols = symbol_index if symbol_index is not None else SymbolIndex()
+        self._admits: Callable[[str], bool] = admit_all
+        self._symbols = symbol_index if symbol_index is not None else SymbolIndex()
         self.ranker = ranker if ranker is not None else CrossFileRanker()
         self.snippet_share = snippet_share
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
@@ -224,6 +226,36 @@ class ContextEngine:
         self.editor_definitions = EditorDefinitionStore()
         self.editor_files = EditorFiles()  # files they point into, outlined like indexed ones
         self._editor_names: dict[str, tuple[str, ...]] = {}  # per path, for the labels
+
+    # -- the data boundary ---------------------------------------------------------------------
+
+    @property
+    def symbols(self) -> SymbolIndex:
+        return self._symbols
+
+    @symbols.setter
+    def symbols(self, index: SymbolIndex) -> None:
+        """Install another index (the workspace index swaps in a rebuilt one): it keeps the
+        boundary, and drops what the boundary refuses if it was filled without it."""
+        if index.admits is not self._admits:
+            index.admits = self._admits
+            index.purge()
+        self._symbols = index
+
+    @property
+    def boundary(self) -> Callable[[str], bool]:
+        """The data boundary: True when text of the file at a path may reach a prompt."""
+        return self._admits
+
+    def set_boundary(self, admits: Callable[[str], bool]) -> None:
+        """Install the data boundary (the runtime, from governance, at every rebuild): every
+        file the index holds, and every later one, must pass it. Caches built from files it
+        now refuses are dropped."""
+        self._admits = admits
+        self._symbols.admits = admits
+        if self._symbols.purge():
+            self._cross_cache = None
+            self.layout = StableLayout()
 
     # -- symbol bookkeeping --------------------------------------------------------------------
 
@@ -247,7 +279,16 @@ class ContextEngine:
         the change: the symbols are re-read (`refresh_document`) when another document's
         request looks definitions up, or when the document closes, not on every keystroke;
         the document's own requests read its symbols straight from its tree.
+
+        A document behind the data boundary is not recorded at all (no symbols, no names,
+        no recent edit): nothing of it can reach another file's prompt.
         """
+        if not self._admits(doc.display_path):
+            self._versions_seen.pop(doc.uri, None)
+            self._stale.pop(doc.uri, None)
+            self._recent.pop(doc.display_path, None)
+            self._symbols.remove_file(doc.display_path)
+            return
         seen = self._versions_seen.get(doc.uri)
         self._versions_seen[doc.uri] = doc.version
         if seen is not None and seen != doc.version:  # an edit, not the open or a re-index
@@ -270,6 +311,8 @@ class ContextEngine:
     def refresh_document(self, doc: Document) -> None:
         """Bring the symbol index up to date with one open document now."""
         self._stale.pop(doc.uri, None)
+        if not self._admits(doc.display_path):
+            return
         key = (doc.uri, doc.version)
         if self.symbols.version(doc.display_path) == key:
             return

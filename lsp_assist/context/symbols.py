@@ -15,7 +15,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -640,6 +640,11 @@ _NO_COUNTS: Mapping[str, int] = Counter()
 _INSTANCES = itertools.count(1)
 
 
+def admit_all(_path: str) -> bool:
+    """The default boundary of an index (tests, benchmarks): every path may be held."""
+    return True
+
+
 class SymbolIndex:
     """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row).
 
@@ -671,6 +676,17 @@ class SymbolIndex:
         self._dir_refs_changes: dict[str, int] = {}  # directory -> changes of its counts
         self._definers: dict[str, int] = {}  # name -> files defining it, at `_definers_generation`
         self._definers_generation = -1
+        # The data boundary (the runtime sets it from governance): a path it refuses is never
+        # held, whoever offers it (an open tab, the workspace index, the editor's files), so
+        # no reader of the index can hand an excluded file's names to a prompt.
+        self.admits: Callable[[str], bool] = admit_all
+
+    def purge(self) -> int:
+        """Drop every file `admits` refuses now (after the boundary changed); how many."""
+        refused = [p for p in self._by_path if not self.admits(p)]
+        for path in refused:
+            self.remove_file(path)
+        return len(refused)
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
@@ -701,7 +717,11 @@ class SymbolIndex:
     ) -> None:
         """Replace one file's symbols (and its outline, the names it spells and its import
         statements when given; else the old ones stay: an open buffer keeps its file's
-        counts until it is saved)."""
+        counts until it is saved). A path the boundary refuses is dropped instead."""
+        if not self.admits(path):
+            if path in self._by_path:
+                self.remove_file(path)
+            return
         kept = self._outlines.get(path) if outline is None else outline
         kept_refs = self._refs.get(path) if refs is None else frozenset(refs)
         kept_imports = self._imports.get(path) if imports is None else tuple(imports)
@@ -742,6 +762,8 @@ class SymbolIndex:
         return self._versions.get(path)
 
     def set_outline(self, path: str, outline: FileOutline) -> None:
+        if not self.admits(path):
+            return
         self._outlines[path] = outline
         self._bump(path)
 

@@ -1,7 +1,8 @@
 """`PromptBuilder`: what may reach a model, and exactly what it is sent, for every feature.
 
 Completion, escalation, prefetch and warmup all shape their prompt here, in one order:
-1. exclusion: a file behind the data boundary never gets a prompt;
+1. exclusion: a file behind the data boundary never gets a prompt, and no part of one
+   reaches another file's prompt (`pipeline.boundary`: checked at the index and again here);
 2. context: the tree-sitter trimmed prefix/suffix plus cross-file snippets of the other
    open documents (excluded ones left out), within the tier's budget and a deadline;
 3. redaction: key-like strings removed from every part that leaves the machine;
@@ -18,6 +19,7 @@ from lsp_assist.config.schema import Config
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor, DocumentSnapshot, Mode, PromptContext
+from lsp_assist.pipeline.boundary import gate_context, verdict
 from lsp_assist.pipeline.ports import GovernancePort
 from lsp_assist.pipeline.prompt_memo import PromptMemo, others_key
 from lsp_assist.providers.base import Provider
@@ -61,13 +63,10 @@ class PromptBuilder:
     def excluded(self, snap: DocumentSnapshot) -> str | None:
         """Why this document must not reach a model, or None.
 
-        A file path goes through the data boundary (secret globs, ignore files, policy).
-        An `untitled:` buffer has no path and no name that could mark it secret (key-like
-        strings in it are still redacted); any other URI without a path fails closed.
+        The one rule of `pipeline.boundary.verdict`: a file path goes through the data
+        boundary; an `untitled:` buffer is allowed; any other URI without a path fails closed.
         """
-        if snap.path is None and snap.uri.startswith("untitled:"):
-            return None
-        return self.governance.excluded(snap.path)
+        return verdict(self.governance, snap.path if snap.path is not None else snap.uri)
 
     def offset(self, uri: str, cursor: Cursor) -> int:
         doc = self.store.get(uri)
@@ -153,6 +152,7 @@ class PromptBuilder:
         return self._finish(ctx, tier, None)
 
     def _finish(self, ctx: PromptContext, tier: str, mode: Mode | None) -> Prompt:
+        ctx, _dropped = gate_context(self.governance, ctx)  # the boundary's last word, every feature
         ctx, n = self.governance.redact_context(ctx)
         self.redactions += n
         if mode is not None and ctx.mode != mode:

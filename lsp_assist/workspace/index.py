@@ -40,7 +40,14 @@ from lsp_assist.context.outline import (
     entries_to_rows,
     outline_of,
 )
-from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text, reference_names
+from lsp_assist.context.symbols import (
+    Symbol,
+    SymbolIndex,
+    admit_all,
+    extract_symbols,
+    parse_text,
+    reference_names,
+)
 from lsp_assist.workspace.scanner import FileEntry, scan
 
 log = logging.getLogger(__name__)
@@ -357,9 +364,13 @@ class WorkspaceIndex:
         return [p for p, _ in sorted(self.records.items(), key=lambda kv: -kv[1].mtime_ns)[:limit]]
 
 
-def build_symbol_index(indexes: Iterable[WorkspaceIndex]) -> SymbolIndex:
-    """A fresh SymbolIndex holding every record (built off the event loop, then swapped in)."""
+def build_symbol_index(
+    indexes: Iterable[WorkspaceIndex], admits: Callable[[str], bool] = admit_all
+) -> SymbolIndex:
+    """A fresh SymbolIndex holding every record the data boundary `admits` (built off the
+    event loop, then swapped in)."""
     out = SymbolIndex()
+    out.admits = admits
     for idx in indexes:
         for path, rec in idx.records.items():
             out.set_symbols(

@@ -159,7 +159,7 @@ class WorkspaceService:
                 report(f"{stage} {name}: {n}/{total} files" if total else f"{stage} {name}: {n} files")
 
             results.append(await asyncio.to_thread(idx.refresh, on_progress, self._stop.is_set))
-        symbols = await asyncio.to_thread(build_symbol_index, indexes)
+        symbols = await asyncio.to_thread(build_symbol_index, indexes, self.rt.context.boundary)
         self._swap(symbols)
         settle_long_lived_heap()
         sizes = [await asyncio.to_thread(idx.save) for idx in indexes]

@@ -215,3 +215,18 @@ def test_index_lookup_is_sorted_and_updates() -> None:
     assert [s.path for s in index.lookup("f")] == ["/b.py"]
     index.update_file("/x.txt", "whatever", "plaintext")
     assert index.symbols("/x.txt") == []
+
+
+def test_the_index_never_holds_a_file_its_boundary_refuses() -> None:
+    from lsp_assist.context.symbols import SymbolIndex
+
+    index = SymbolIndex()
+    index.update_file("/ws/open.py", "def shown(): pass\n", "python")
+    index.update_file("/ws/secret/keys.py", "def hidden(): pass\n", "python")
+    assert index.has_path("/ws/secret/keys.py")
+    index.admits = lambda path: "/secret/" not in path
+    assert index.purge() == 1  # what it held before the boundary changed is dropped
+    assert not index.has_path("/ws/secret/keys.py") and index.lookup("hidden") == []
+    index.update_file("/ws/secret/keys.py", "def hidden(): pass\n", "python")  # offered again
+    assert not index.has_path("/ws/secret/keys.py") and index.outline("/ws/secret/keys.py") is None
+    assert [s.name for s in index.lookup("shown")] == ["shown"]
