@@ -1,8 +1,13 @@
-"""Choices for an Invoked request: the primary answer first, then cheap distinct alternatives.
+"""Choices for an Invoked request: the primary answer first, then distinct alternatives later.
 
 The user asked (InlineCompletionTriggerKind.Invoked), so the editor gets up to
 `completion.invoked_choices` items to cycle through (VS Code Alt+] / Alt+[, Neovim <M-]> /
-<M-[>). Alternatives come only from what exists cheaply, within the request's deadline:
+<M-[>). The request answers at the first complete line like an Automatic one, with only
+the alternatives that already exist (the first line of a multi-line primary); the others
+are gathered behind the answer, within `completion.invoked_choices_wait_ms`, kept in a
+`ChoiceBook` for that document version and cursor, and announced (`suggestionReady` with
+a `choices` count): the next Invoked request there, which cycling makes, gets them all.
+Alternatives come only from what exists cheaply:
 - the stream's fuller (multi-line) answer when it ends in time, or the first line of a
   multi-line primary;
 - a second sample of the same prompt at a higher temperature
@@ -17,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import Iterable
 
+from lsp_assist.domain import Cursor
 from lsp_assist.errors import PolicyError
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
@@ -83,3 +90,47 @@ async def second_sample(
     if not flight.done:
         launcher.abort(flight)
     return text
+
+
+BOOK_ENTRIES = 32  # positions whose gathered choices are kept (the user cycles at one)
+
+ChoiceKey = tuple[str, int, Cursor]  # (uri, document version, cursor)
+
+
+class ChoiceBook:
+    """The choices gathered behind Invoked answers, by document version and cursor."""
+
+    def __init__(self, entries: int = BOOK_ENTRIES) -> None:
+        self._entries = entries
+        self._book: OrderedDict[ChoiceKey, tuple[str, tuple[str, ...]]] = OrderedDict()
+        self._gathering: set[ChoiceKey] = set()
+
+    def get(self, key: ChoiceKey, primary: str) -> tuple[str, tuple[str, ...]] | None:
+        """The choices gathered at `key`, in the order first shown (the answer the user saw
+        stays item 1), when `primary` is one of them (the stream may have grown into
+        another since); None otherwise."""
+        got = self._book.get(key)
+        if got is None or _norm(primary) not in {_norm(t) for t in (got[0], *got[1])}:
+            return None
+        self._book.move_to_end(key)
+        return got
+
+    def put(self, key: ChoiceKey, primary: str, alternatives: Iterable[str]) -> None:
+        self._book[key] = (primary, tuple(alternatives))
+        self._book.move_to_end(key)
+        while len(self._book) > self._entries:
+            self._book.popitem(last=False)
+
+    def start(self, key: ChoiceKey) -> bool:
+        """Claim the gathering at `key`; False when one already runs there."""
+        if key in self._gathering:
+            return False
+        self._gathering.add(key)
+        return True
+
+    def done(self, key: ChoiceKey) -> None:
+        self._gathering.discard(key)
+
+    def forget(self, uri: str) -> None:
+        for key in [k for k in self._book if k[0] == uri]:
+            del self._book[key]

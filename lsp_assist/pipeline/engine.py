@@ -85,6 +85,10 @@ class CompletionEngine:
             prefetcher=self.prefetcher,
         )
         self.on_status: Callable[[dict[str, Any]], None] | None = None
+        # Invoked requests' alternatives, gathered after the answer (`choices`).
+        self.choice_book = choices.ChoiceBook()
+        #: (uri, version, cursor, items): an Invoked answer's choices are ready at `cursor`.
+        self.on_choices_ready: Callable[[str, int, Cursor, int], None] | None = None
 
     # ------------------------------------------------------------------ hooks and figures
 
@@ -114,6 +118,7 @@ class CompletionEngine:
         self.answers.forget(uri)
         self.launcher.forget(uri)
         self.prefetcher.forget(uri)
+        self.choice_book.forget(uri)
         # The prompt memo keeps the document's prompts: a reopen as it was reuses them.
 
     async def complete(self, req: CompletionRequest) -> Suggestion:
@@ -137,7 +142,8 @@ class CompletionEngine:
             try:
                 result = await self._run_stages(state)
                 if req.invoked and result.text and not result.typed:
-                    result.alternatives = await self._alternatives(state, result.text)
+                    # Never a wait: the answer goes at its first line like an Automatic one.
+                    result.text, result.alternatives = self._choices_now(state, result.text)
             except asyncio.CancelledError:
                 if not expired:
                     raise
@@ -184,20 +190,52 @@ class CompletionEngine:
         """Ask the quality tier for a fuller completion at `cursor`, store it, return it."""
         return await self.escalator.escalate(uri, cursor, recompute=recompute, progress=progress)
 
-    async def _alternatives(self, s: RequestState, primary: str) -> list[str]:
-        """An Invoked request's other choices (`choices`), inside the deadline's timer."""
+    def _choices_now(self, s: RequestState, primary: str) -> tuple[str, list[str]]:
+        """An Invoked answer and the alternatives that exist now: the choices gathered
+        before at this version and cursor (the user cycles: item 1 stays the one first
+        shown), else the first line of a multi-line primary, with the rest gathered in the
+        background and announced (`on_choices_ready`)."""
         limit = self.config.completion.invoked_choices
         if limit <= 1:
-            return []
+            return primary, []
+        t = s.target
+        key = (t.uri, t.snap.version, t.cursor)
+        stored = self.choice_book.get(key, primary)
+        if stored is not None:
+            return stored[0], list(stored[1])[: limit - 1]
+        now = choices.distinct_choices(primary, (choices.first_line(primary),), limit)[1:]
+        if self.choice_book.start(key):
+            task = asyncio.get_running_loop().create_task(self._gather_choices(s, primary, now))
+            self.launcher.track(task)
+        return primary, now
+
+    async def _gather_choices(self, s: RequestState, primary: str, now: list[str]) -> None:
+        t = s.target
+        key = (t.uri, t.snap.version, t.cursor)
+        try:
+            found = await self._alternatives(s, primary)
+            if len(found) <= len(now) or not self.answers.current(t):
+                return
+            self.choice_book.put(key, primary, found)
+            listener = self.on_choices_ready
+            if listener is not None:
+                listener(t.uri, t.snap.version, t.cursor, 1 + len(found))
+        except Exception as exc:  # choices are extras: the answer was already given
+            log.debug("gathering an Invoked answer's choices failed: %s", exc)
+        finally:
+            self.choice_book.done(key)
+
+    async def _alternatives(self, s: RequestState, primary: str) -> list[str]:
+        """An Invoked request's other choices (`choices`), within `invoked_choices_wait_ms`."""
+        limit = self.config.completion.invoked_choices
         completion = self.config.completion
-        # Leave a margin under the deadline: the primary answer must never be lost to a wait.
-        remaining_ms = completion.deadline_ms - s.clock.elapsed_ms() - 100.0
-        wait_s = max(0.0, min(completion.invoked_choices_wait_ms, remaining_ms)) / 1000.0
-        started = s.clock.elapsed_ms()
+        wait_s = max(0.0, completion.invoked_choices_wait_ms / 1000.0)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         fuller = await choices.fuller_text(s.flight, wait_s)
         offline = sample = ""
         if s.has_prompt:
-            left_s = wait_s - (s.clock.elapsed_ms() - started) / 1000.0
+            left_s = wait_s - (loop.time() - started)
             temperature = completion.invoked_sample_temperature
             sample = await choices.second_sample(self.launcher, s.target, s.prompt, temperature, left_s)
             offline = await self.c.offline_suggest(s.prompt.context)

@@ -560,13 +560,19 @@ def _ask_again_after_load(ls: AssistServer) -> None:
     _notify_ready(ls, uri, version, cursor)
 
 
-def _notify_ready(ls: AssistServer, uri: str, version: int, cursor: Cursor) -> None:
+def _notify_ready(ls: AssistServer, uri: str, version: int, cursor: Cursor, choices: int = 0) -> None:
+    """`suggestionReady`: a longer suggestion, or (`choices` > 0) an Invoked answer's
+    choices, is ready at `cursor`; the client asks again there (Invoked for choices)."""
     try:
         pos = convert.to_position(ls.rt.store, uri, cursor, ls.encoding)
-        ls.protocol.notify(
-            NOTIFY_READY,
-            {"uri": uri, "version": version, "position": {"line": pos.line, "character": pos.character}},
-        )
+        params: dict[str, Any] = {
+            "uri": uri,
+            "version": version,
+            "position": {"line": pos.line, "character": pos.character},
+        }
+        if choices:
+            params["choices"] = choices
+        ls.protocol.notify(NOTIFY_READY, params)
     except Exception as exc:
         log.debug("suggestionReady failed: %s", exc)
 
@@ -580,6 +586,11 @@ def _wire_engine(ls: AssistServer) -> None:
         _notify_ready(ls, uri, version, cursor)
 
     engine.on_suggestion_ready = ready
+
+    def choices_ready(uri: str, version: int, cursor: Cursor, items: int) -> None:
+        _notify_ready(ls, uri, version, cursor, choices=items)
+
+    engine.on_choices_ready = choices_ready
     engine.tiers.on_failure = ls.note_failure
 
 

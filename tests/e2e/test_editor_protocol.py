@@ -139,6 +139,19 @@ async def test_typing_through_answer_covers_what_was_typed_with_range_and_filter
         assert len(fake.model_requests()) == 1  # answered from typing-through, no new call
 
 
+async def invoked_choices(client: LanguageClient, uri: str, line: int, character: int) -> list[str]:
+    """An Invoked request answered at once, then its choices: announced by suggestionReady
+    (with `choices`) once gathered, and answered to the Invoked request cycling makes."""
+    ready = track(client, "lspAssist/suggestionReady")
+    first = texts(await inline(client, uri, line, character, invoked=True))
+    assert first, "the Invoked request got no answer"
+    if not await wait_until(lambda: any(r.get("choices") for r in ready), timeout=5.0):
+        return first  # nothing more to choose from
+    choices = texts(await inline(client, uri, line, character, invoked=True))
+    assert choices[0] == first[0]  # the answer shown stays item 1
+    return choices
+
+
 async def test_invoked_returns_distinct_choices_and_automatic_one(
     tmp_path: Path, fake: FakeModelServer
 ) -> None:
@@ -149,7 +162,7 @@ async def test_invoked_returns_distinct_choices_and_automatic_one(
     async with lsp_session(tmp_path, opts) as client:
         uri = doc_uri(tmp_path, "invoked.py")
         open_doc(client, uri, SOURCE)
-        choices = texts(await inline(client, uri, 1, 4, invoked=True))
+        choices = await invoked_choices(client, uri, 1, 4)
         assert len(choices) >= 2
         assert len({c.rstrip() for c in choices}) == len(choices)  # distinct
         assert choices[0] == "total = a + b"
@@ -174,7 +187,7 @@ async def test_invoked_choices_include_a_second_sample_at_a_higher_temperature(
     async with lsp_session(tmp_path, opts) as client:
         uri = doc_uri(tmp_path, "sampled.py")
         open_doc(client, uri, SOURCE)
-        choices = texts(await inline(client, uri, 1, 4, invoked=True))
+        choices = await invoked_choices(client, uri, 1, 4)
         assert choices[0] == "return a + b"
         assert "return b + a" in choices[1:], choices
         assert len({c.rstrip() for c in choices}) == len(choices)  # deduped against the others
@@ -201,4 +214,7 @@ async def test_a_second_sample_that_repeats_the_answer_adds_no_item(
         open_doc(client, uri, SOURCE)
         choices = texts(await inline(client, uri, 1, 4, invoked=True))
         assert choices.count("return a + b") == 1, choices
+        # The second sample runs behind the answer; it repeats the answer, so no choice is
+        # announced and the next Invoked request gets one item again.
+        assert await wait_until(lambda: len(fake.model_requests()) >= 2)
         assert [req.body.get("temperature") for req in fake.model_requests() if req.body] == [0.1, 0.8]

@@ -140,6 +140,10 @@ class Script:
     # (0: all of it) and ended there with a newline (right that far, then a new line).
     oracle: str = ""
     oracle_chars: int = 0
+    # A model that stalls after its first line (OpenAI routes): this long after the token
+    # that ends the first line, before the rest. A server that waits for the whole stream
+    # answers only after it.
+    pause_after_line_ms: float = 0.0
 
     def render_text(self, body: JSON) -> str:
         if self.oracle:
@@ -663,6 +667,8 @@ class _Handler(BaseHTTPRequestHandler):
                 sent += 1
                 token_times.append(time.monotonic())
                 fake._bump(tokens_sent=1)
+                if script.pause_after_line_ms and "\n" in tok and "\n" not in "".join(tokens[:i]):
+                    self._wait(script.pause_after_line_ms / 1000)
             if not tokens and fault in ("cut", "malformed", "error_chunk", "stall_mid"):
                 self._fault_mid_stream(fault)
                 return

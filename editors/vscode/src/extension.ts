@@ -34,6 +34,8 @@ interface SuggestionReadyParams {
   uri: string;
   version?: number;
   position?: { line: number; character: number };
+  /** Set when an Invoked answer's other choices are ready (how many items in all). */
+  choices?: number;
 }
 interface EscalateResult {
   text?: string;
@@ -145,6 +147,12 @@ class Extension implements vscode.Disposable {
       return;
     }
     const key = docKey(document.uri.toString(), version, position.line);
+    if (params.choices) {
+      if (this.grow.onChoicesReady(key)) {
+        await this.fetchAndShow(client, editor, key, vscode.InlineCompletionTriggerKind.Invoke);
+      }
+      return;
+    }
     if (!this.grow.onReady(key)) {
       return; // the user's Invoked choices are shown or on their way: keep them
     }

@@ -14,6 +14,9 @@
  *    the server, so the ghost is replaced by the longer one in the same frame or the next.
  * When the user asked (an Invoked request of their own at this document version and line),
  * suggestionReady does nothing: its single item would replace the choices being cycled.
+ * Except a suggestionReady that carries `choices`: the server answered that Invoked request
+ * at its first line and has gathered the other choices since; the client fetches them (an
+ * Invoked request, answered from what the server kept) and shows them in place.
  * For the same reason (VS Code would not ask again after our re-request), the extension's
  * own Alt+\ / Alt+] / Alt+[ fetch the server's choices the same way (`asked`, then
  * `prepare(..., true)`) instead of relying on VS Code's trigger.
@@ -41,6 +44,12 @@ export class GrowPolicy<T> {
   /** suggestionReady for the document state `key`: true when the client should fetch the grown text. */
   onReady(key: string): boolean {
     return this.invokedAt !== key; // the user's choices are on screen (or on their way): keep them
+  }
+
+  /** suggestionReady with `choices` for `key`: true when the user's Invoked answer is shown
+   * there, so the client fetches the choices and shows them as the user's own. */
+  onChoicesReady(key: string): boolean {
+    return this.invokedAt === key;
   }
 
   /** The user asked for choices at `key` (Alt+\): from now on growth does not replace them. */

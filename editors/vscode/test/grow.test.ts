@@ -65,3 +65,13 @@ test('the user asking through the extension: growth stops, the choices are prepa
   assert.equal(policy.count(at), 2);
   assert.equal(policy.count(docKey('file:///a.py', 4, 2)), 1);
 });
+
+test('choices gathered after the user asked are fetched and shown as the user own', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  assert.equal(policy.onChoicesReady(at), false); // nobody asked here: nothing to replace
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'invoked' }); // answered at its first line
+  assert.equal(policy.onChoicesReady(at), true);
+  assert.equal(policy.prepare(at, 'three choices', true), 'hideAndTrigger');
+  assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'automatic', prepared: 'three choices' });
+  assert.equal(policy.onChoicesReady(docKey('file:///a.py', 4, 2)), false); // typed since
+});

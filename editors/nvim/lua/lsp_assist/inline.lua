@@ -302,7 +302,8 @@ function M.shown_text(buf)
 end
 
 --- Request inline completions now. `trigger_kind`: 1 Invoked, 2 Automatic (default).
-function M.request(buf, trigger_kind, on_done)
+--- `refresh`: the answer adds to the items shown (an Invoked answer's choices, gathered later).
+function M.request(buf, trigger_kind, on_done, refresh)
   buf = buf or vim.api.nvim_get_current_buf()
   local client = M.get_client(buf)
   if not client or vim.api.nvim_get_current_buf() ~= buf then
@@ -336,7 +337,24 @@ function M.request(buf, trigger_kind, on_done)
         M.hide(buf)
       end
     else
-      st.items, st.index, st.dismissed = items, 1, false
+      local index = 1
+      if refresh and st.items then
+        -- The choices gathered after an Invoked answer: the items shown keep their order
+        -- and the one on screen stays; the new ones are appended for cycling.
+        local merged, seen = {}, {}
+        for _, it in ipairs(st.items) do
+          table.insert(merged, it)
+          seen[it.text] = true
+        end
+        for _, it in ipairs(items) do
+          if not seen[it.text] then
+            table.insert(merged, it)
+          end
+        end
+        items, index = merged, st.index or 1
+      end
+      st.items, st.index, st.dismissed = items, index, false
+      st.invoked = trigger_kind == 1
       M.render(buf)
     end
     if on_done then
@@ -504,8 +522,15 @@ function M.on_suggestion_ready(params)
   -- A request on its way answers the latest text anyway (re-requesting would cancel it: an
   -- Invoked request's choices would be lost), and while the user cycles an Invoked answer's
   -- choices a re-request would collapse them to one.
-  if M.pending(buf) or (st.items and #st.items > 1) then
+  if M.pending(buf) or (st.items and #st.items > 1 and not params.choices) then
     return
+  end
+  if params.choices then
+    -- The server answered the user's Invoked request at its first line and has gathered the
+    -- other choices since: fetch them (Invoked, answered from what the server kept).
+    if not st.invoked or not st.items or #st.items >= params.choices then
+      return
+    end
   end
   local client = M.get_client(buf)
   if client and params.position then
@@ -516,7 +541,7 @@ function M.on_suggestion_ready(params)
       return
     end
   end
-  M.request(buf, 2)
+  M.request(buf, params.choices and 1 or 2, nil, params.choices ~= nil)
 end
 
 local attached = {}
