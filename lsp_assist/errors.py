@@ -14,7 +14,8 @@ LspAssistError
     ├── QuotaExceeded      the feature's quota is spent
     ├── RateLimitSkip      the rate limit or concurrency cap is full
     ├── BreakerOpen        the provider's circuit breaker is open
-    └── EndpointRefused    host not allowed, or a key over plain HTTP to a non-loopback host
+    ├── EndpointRefused    host not allowed, or a key over plain HTTP to a non-loopback host
+    └── StreamAborted      the stream was closed for a newer request (its text is cut)
 """
 
 from __future__ import annotations
@@ -83,3 +84,7 @@ class BreakerOpen(PolicyError):
 
 class EndpointRefused(PolicyError):
     pass
+
+
+class StreamAborted(PolicyError):
+    """The stream was closed (superseded, cancelled): what it produced is cut, never an answer."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lsp_assist.domain import PromptContext, StreamChunk, Usage, estimate_tokens
-from lsp_assist.errors import ProviderTimeout
+from lsp_assist.errors import ProviderTimeout, StreamAborted
 
 log = logging.getLogger(__name__)
 
@@ -267,9 +267,11 @@ async def read_stream(
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
-        # A failed stream's partial output may be cut mid-token: never serve it.
+        # A failed or aborted stream's output may be cut mid-token: never serve it, not as
+        # the quick answer of a request still waiting, nor as a cached full answer.
+        cut = error is not None or flight.aborted
         t_post = time.perf_counter()
-        text = assembler.text() if error is None else ""
+        text = "" if cut else assembler.text()
         flight.post_ms += (time.perf_counter() - t_post) * 1000.0
         stages["postprocess"] = flight.post_ms
         gen_start = stages.get("ttft", 0.0)
@@ -283,8 +285,10 @@ async def read_stream(
         result = StreamResult(text=text, usage=usage, stages=stages, error=error, aborted=flight.aborted)
         result.tokens = tokens
         if not flight.quick.done():
-            if error is not None and not text:
+            if error is not None:
                 flight.quick.set_exception(error)
+            elif flight.aborted:
+                flight.quick.set_exception(StreamAborted("the stream was closed before its first line"))
             else:
                 flight.quick.set_result(text)
         if not flight.final.done():

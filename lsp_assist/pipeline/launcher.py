@@ -22,7 +22,7 @@ from typing import Any
 
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import ModelRequest, PromptContext, Usage
-from lsp_assist.errors import PolicyError, RateLimitSkip
+from lsp_assist.errors import PolicyError, RateLimitSkip, StreamAborted
 from lsp_assist.governance.record import CallRecord
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.inflight import Anchor, Assembler, InflightStream, StreamResult, read_stream
@@ -268,7 +268,7 @@ class StreamLauncher:
                 self._live.pop(uri, None)
             flight.aborted = True
             if not flight.quick.done():
-                flight.quick.set_exception(PolicyError("the stream was closed before it started"))
+                flight.quick.set_exception(StreamAborted("the stream was closed before it started"))
                 flight.quick.exception()  # retrieved: nobody need wait on a closed stream
             flight.final.set_result(StreamResult("", Usage(), {}, aborted=True))
 

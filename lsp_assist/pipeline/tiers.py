@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import Outcome, PromptContext, Suggestion
-from lsp_assist.errors import PolicyError, ProviderError
+from lsp_assist.errors import PolicyError, ProviderError, StreamAborted
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
@@ -93,6 +93,10 @@ class TierRunner:
                     break
                 try:
                     s.flight, s.text = await self._first_answer(flight, spec, hedge_with)
+                except StreamAborted:
+                    # Closed for a newer request: its text is cut and nobody will see an
+                    # answer here; no other tier is asked on its behalf.
+                    return Suggestion("", Outcome.CANCELLED, tier_name)
                 except asyncio.TimeoutError:
                     # First token too slow: answer from the fallback now; the stream may still
                     # finish into the cache for the next request.

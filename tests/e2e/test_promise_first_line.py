@@ -62,3 +62,37 @@ async def test_every_kind_of_position_is_answered_at_its_first_line(
         # Every stream is still in its stall: each answer came from its first line alone.
         assert fake.stats.streams_completed == 0
 
+
+async def test_no_answer_is_a_prefix_of_a_stream_that_was_cut(tmp_path: Path, fake: FakeModelServer) -> None:
+    """Requests in several documents, each followed at once by one at another line of the
+    same document (which closes the first one's stream mid-line): every answer is empty
+    or a whole line the model wrote, never the text a cut stream had so far."""
+    import asyncio
+    import random
+
+    rng = random.Random(7)
+    lines: list[str] = []
+
+    def answer(_body: object) -> str:
+        name = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(14))
+        lines.append(f"MK{name}_ok)")
+        return lines[-1] + "\n"
+
+    fake.default = Script(text=answer, ttft_ms=10, tokens_per_s=60)
+    init = {**openai_tiers(fake.base_url), "completion": {"prefetch": False, "enrichment": False}}
+    text = "".join(f"def f{i}(a):\n    return g(\n\n" for i in range(6))
+    answers: list[str] = []
+    async with lsp_session(tmp_path, init) as client:
+        for d in range(4):
+            uri = doc_uri(tmp_path, f"cut{d}.py")
+            open_doc(client, uri, text)
+            for k in range(3):
+                rows = rng.sample(range(6), 2)
+                first = asyncio.ensure_future(inline(client, uri, 3 * rows[0] + 1, 13, invoked=bool(k % 2)))
+                await asyncio.sleep(rng.uniform(0.03, 0.12))  # mid-line of the first stream
+                second = await inline(client, uri, 3 * rows[1] + 1, 13, invoked=bool(k % 2))
+                answers += texts(await first) + texts(second)
+    assert fake.stats.streams_aborted > 0, "no stream was cut: the test checked nothing"
+    for got in answers:
+        head = got.split("\n")[0]
+        assert not any(line.startswith(head) and line != head for line in lines if head), got
