@@ -210,38 +210,52 @@ class CompletionEngine:
         return primary, now
 
     async def _gather_choices(self, s: RequestState, primary: str, now: list[str]) -> None:
+        """Gather an Invoked answer's other choices behind it, cheapest first (the offline
+        rules, then the stream's fuller answer, then a second sample, within
+        `invoked_choices_wait_ms`), and announce the set each time it grows."""
         t = s.target
         key = (t.uri, t.snap.version, t.cursor)
-        try:
-            found = await self._alternatives(s, primary)
-            if len(found) <= len(now) or not self.answers.current(t):
+        completion = self.config.completion
+        found: dict[str, str] = {}
+        shown = len(now)
+
+        def publish() -> None:
+            nonlocal shown
+            # Kept in the order of preference whatever order they arrive in.
+            candidates = ("fuller", "sample", "first_line", "offline")
+            found["first_line"] = choices.first_line(primary)
+            alternatives = choices.distinct_choices(
+                primary, (found.get(c, "") for c in candidates), completion.invoked_choices
+            )[1:]
+            if len(alternatives) <= shown or not self.answers.current(t):
                 return
-            self.choice_book.put(key, primary, found)
+            shown = len(alternatives)
+            self.choice_book.put(key, primary, alternatives)
             listener = self.on_choices_ready
             if listener is not None:
-                listener(t.uri, t.snap.version, t.cursor, 1 + len(found))
+                listener(t.uri, t.snap.version, t.cursor, 1 + len(alternatives))
+
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + max(0.0, completion.invoked_choices_wait_ms / 1000.0)
+            if s.has_prompt:
+                found["offline"] = await self.c.offline_suggest(s.prompt.context)
+                publish()
+            found["fuller"] = await choices.fuller_text(s.flight, deadline - loop.time())
+            publish()
+            if s.has_prompt:
+                found["sample"] = await choices.second_sample(
+                    self.launcher,
+                    t,
+                    s.prompt,
+                    completion.invoked_sample_temperature,
+                    deadline - loop.time(),
+                )
+                publish()
         except Exception as exc:  # choices are extras: the answer was already given
             log.debug("gathering an Invoked answer's choices failed: %s", exc)
         finally:
             self.choice_book.done(key)
-
-    async def _alternatives(self, s: RequestState, primary: str) -> list[str]:
-        """An Invoked request's other choices (`choices`), within `invoked_choices_wait_ms`."""
-        limit = self.config.completion.invoked_choices
-        completion = self.config.completion
-        wait_s = max(0.0, completion.invoked_choices_wait_ms / 1000.0)
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        fuller = await choices.fuller_text(s.flight, wait_s)
-        offline = sample = ""
-        if s.has_prompt:
-            left_s = wait_s - (loop.time() - started)
-            temperature = completion.invoked_sample_temperature
-            sample = await choices.second_sample(self.launcher, s.target, s.prompt, temperature, left_s)
-            offline = await self.c.offline_suggest(s.prompt.context)
-        candidates = (fuller, sample, choices.first_line(primary), offline)
-        found = choices.distinct_choices(primary, candidates, limit)
-        return found[1:]
 
     # ------------------------------------------------------------------ bookkeeping
 

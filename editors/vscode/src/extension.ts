@@ -23,7 +23,7 @@ import {
 
 import { OnceNotifier, RestartBackoff } from './backoff';
 import { DefinitionsFeature } from './definitionsFeature';
-import { docKey, GrowPolicy } from './grow';
+import { CHOICES_WAIT_MS, docKey, GrowPolicy } from './grow';
 import { resolveServer, Resolved } from './serverPath';
 import { StatusParams, statusView } from './status';
 import { formatWarmup, WarmSummary } from './warmup';
@@ -57,6 +57,8 @@ class Extension implements vscode.Disposable {
   private lastStatus: StatusParams = {};
   private readonly toasted = new Set<string>();
   private readonly grow = new GrowPolicy<vscode.InlineCompletionItem[] | vscode.InlineCompletionList>();
+  /** Alt+] waiting for the server's choices at a document state (see `cycle`). */
+  private readonly choiceWaiters = new Map<string, () => void>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -151,6 +153,7 @@ class Extension implements vscode.Disposable {
       if (this.grow.onChoicesReady(key)) {
         await this.fetchAndShow(client, editor, key, vscode.InlineCompletionTriggerKind.Invoke);
       }
+      this.choiceWaiters.get(key)?.();
       return;
     }
     if (!this.grow.onReady(key)) {
@@ -211,15 +214,39 @@ class Extension implements vscode.Disposable {
     return this.fetchAndShow(client, editor, key, vscode.InlineCompletionTriggerKind.Invoke);
   }
 
+  /** Resolves when the choices for `key` were announced and shown, or after `ms`. */
+  private waitForChoices(key: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.choiceWaiters.delete(key);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.choiceWaiters.set(key, done);
+    });
+  }
+
   /** Alt+] / Alt+[: cycle the choices; with one item shown, ask for the choices first. */
   private async cycle(direction: 'next' | 'previous'): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const command = `editor.action.inlineSuggest.show${direction === 'next' ? 'Next' : 'Previous'}`;
     if (editor) {
       const key = docKey(editor.document.uri.toString(), editor.document.version, editor.selection.active.line);
-      if (this.grow.count(key) < 2 && !(await this.askForChoices())) {
-        return;
+      if (this.grow.count(key) < 2) {
+        // The server answers at the first line and gathers the other choices behind it:
+        // wait (briefly) for them to be announced and shown before moving to item 2.
+        const ready = this.waitForChoices(key, CHOICES_WAIT_MS);
+        if (!(await this.askForChoices())) {
+          return;
+        }
+        if (this.grow.count(key) < 2) {
+          await ready;
+        }
       }
+      await vscode.commands.executeCommand(command);
+      this.grow.cycled(key);
+      return;
     }
     await vscode.commands.executeCommand(command);
   }

@@ -24,6 +24,9 @@
 
 export type TriggerKind = 'automatic' | 'invoked';
 
+/** How long Alt+] waits for the server's choices when the answer on screen has none yet. */
+export const CHOICES_WAIT_MS = 1000;
+
 /** A prepared answer is used by the request VS Code makes within this time. */
 export const GROW_MATCH_MS = 1500;
 
@@ -37,6 +40,7 @@ export class GrowPolicy<T> {
   private prepared: { key: string; value: T; since: number } | undefined;
   private invokedAt: string | undefined;
   private explicitAt: string | undefined;
+  private cycledAt: string | undefined;
   private counts = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -49,7 +53,12 @@ export class GrowPolicy<T> {
   /** suggestionReady with `choices` for `key`: true when the user's Invoked answer is shown
    * there, so the client fetches the choices and shows them as the user's own. */
   onChoicesReady(key: string): boolean {
-    return this.invokedAt === key;
+    return this.invokedAt === key && this.cycledAt !== key; // never move the user off the item they cycled to
+  }
+
+  /** The user cycled the choices at `key` (Alt+] / Alt+[). */
+  cycled(key: string): void {
+    this.cycledAt = key;
   }
 
   /** The user asked for choices at `key` (Alt+\): from now on growth does not replace them. */

@@ -75,3 +75,10 @@ test('choices gathered after the user asked are fetched and shown as the user ow
   assert.deepEqual(policy.onRequest(at, 'invoked'), { kind: 'automatic', prepared: 'three choices' });
   assert.equal(policy.onChoicesReady(docKey('file:///a.py', 4, 2)), false); // typed since
 });
+
+test('choices announced after the user cycled never move them off their item', () => {
+  const policy = new GrowPolicy<string>(() => 0);
+  policy.onRequest(at, 'invoked');
+  policy.cycled(at); // Alt+] showed item 2
+  assert.equal(policy.onChoicesReady(at), false);
+});

@@ -58,3 +58,22 @@ def test_completion_list_has_one_item_per_choice_at_the_cursor() -> None:
     assert [i.insert_text for i in items] == ["a", "b", "c"]
     assert all(i.range == types.Range(start=pos, end=pos) for i in items)
     assert len(completion_list("a", pos).items) == 1
+
+
+def test_the_choice_book_keeps_the_first_shown_answer_as_item_one() -> None:
+    from lsp_assist.domain import Cursor
+    from lsp_assist.pipeline.choices import ChoiceBook
+
+    book = ChoiceBook(entries=2)
+    key = ("file:///a.py", 3, Cursor(1, 4))
+    assert book.start(key) and not book.start(key)  # one gathering per position
+    book.put(key, "total = a + b", ["total = a + b\n    return total", "return a + b"])
+    book.done(key)
+    # The stream grew into its fuller answer since: the book still leads with the line shown.
+    got = book.get(key, "total = a + b\n    return total")
+    assert got == ("total = a + b", ("total = a + b\n    return total", "return a + b"))
+    assert book.get(key, "something else") is None  # another answer: not these choices
+    assert book.get(("file:///a.py", 4, Cursor(1, 4)), "total = a + b") is None  # typed since
+    for v in (5, 6):
+        book.put(("file:///a.py", v, Cursor(1, 4)), "x", ["y"])
+    assert book.get(key, "total = a + b") is None  # bounded: the oldest position went
