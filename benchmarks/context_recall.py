@@ -68,9 +68,9 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
 from lsp_assist.context.outline import outline_from_text
 from lsp_assist.context.symbols import SymbolIndex, parse_text
-from lsp_assist.documents.languages import index_language
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
+from lsp_assist.languages import index_language
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
 try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lsp_assist.documents.languages import language_id_for_path
+from lsp_assist.languages import language_id_for_path
 
 
 def parse_location(spec: str) -> tuple[Path, int, int]:

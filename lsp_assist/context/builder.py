@@ -54,9 +54,9 @@ from lsp_assist.context.symbols import (
     spec_for,
 )
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
-from lsp_assist.documents.languages import canonical, index_language
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
+from lsp_assist.languages import canonical, index_language
 
 # Shares of the local budget each optional item may take, so no one item starves the others.
 NEAR_ABOVE_ROWS = 6

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lsp_assist.documents.languages import canonical
+from lsp_assist.languages import canonical
 
 HEAD_ROWS = 400  # imports are looked for in the first rows only
 #: Languages where a file sees what its imports import (a C header's own includes): the

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lsp_assist.documents.languages import canonical
 from lsp_assist.domain import Mode
+from lsp_assist.languages import canonical
 
 SINGLE_MAX_TOKENS = 48
 MULTI_MAX_TOKENS = 128

@@ -26,7 +26,6 @@ from lsp_assist.context.import_rules import (
     TRANSITIVE_IMPORTS,
 )
 from lsp_assist.context.outline import (
-    COMMENT,
     FileOutline,
     OutlinePick,
     Relevance,
@@ -36,8 +35,8 @@ from lsp_assist.context.outline import (
 )
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
-from lsp_assist.documents.languages import HEADER_EXTENSIONS
 from lsp_assist.domain import Snippet
+from lsp_assist.languages import HEADER_EXTENSIONS, line_comment
 
 MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
 # ... per language where a file draws on more of them: a C file includes a dozen headers,
@@ -712,7 +711,7 @@ def assemble(
             package,
             rel.mentioned | rel.used,
             int(budget * PACKAGE_SHARES.get(package.language, PACKAGE_SHARE)),
-            COMMENT.get(package.language, "//"),
+            line_comment(package.language),
             PACKAGE_MIN_SCORE,
         )
         line_budget = len(first)
@@ -822,7 +821,7 @@ def assemble(
             package,
             rel.mentioned | rel.used | shown,
             line_budget,
-            COMMENT.get(package.language, "//"),
+            line_comment(package.language),
             PACKAGE_MIN_SCORE,
         )
     if package is not None and line_names:

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
+from lsp_assist.languages import IDENTIFIER_NODE_TYPES, canonical, get_language, line_comment
 
 log = logging.getLogger(__name__)
 
@@ -994,7 +994,6 @@ def _group_score(names: frozenset[str], rel: Relevance) -> float:
     return 0.0
 
 
-COMMENT = {"python": "#"}  # others use "//"
 # The names line under a container shown whole, and at top level: `# a,b` (a word such as
 # "also:" cost 6 characters a line; measured: index-only stdlib 57.7 -> 59.0 on seed 2).
 ALSO = " "
@@ -1032,7 +1031,7 @@ class OutlinePick:
         self.groups: dict[int, list[int]] = {}  # owner -> its members picked as names
         self._short: set[int] = set()
         self.cost = 0
-        self._comment = COMMENT.get(outline.language, "//")
+        self._comment = line_comment(outline.language)
 
     @property
     def short(self) -> set[int]:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.context.import_rules import index_imports
-from lsp_assist.documents.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
 from lsp_assist.documents.syntax import Edit, SyntaxState
+from lsp_assist.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
 
 if TYPE_CHECKING:
     from lsp_assist.context.outline import FileOutline

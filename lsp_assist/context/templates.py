@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from lsp_assist.domain import PromptContext, Snippet
 from lsp_assist.errors import ConfigError
+from lsp_assist.languages import comment_syntax
 
 TEMPLATES = ("qwen", "starcoder", "codellama", "deepseek", "codestral", "plain", "none")
 FIM_TEMPLATES = ("qwen", "starcoder", "codellama", "deepseek")
@@ -103,55 +104,6 @@ def resolve_template(template: str, model: str, default: str = "plain") -> str:
 
 
 # -- comments ---------------------------------------------------------------------------------
-
-_HASH = ("#", "")
-_SLASH = ("//", "")
-_DASH = ("--", "")
-_COMMENTS: dict[str, tuple[str, str]] = {
-    **{
-        k: _HASH
-        for k in (
-            "python",
-            "ruby",
-            "shellscript",
-            "shell",
-            "bash",
-            "sh",
-            "zsh",
-            "fish",
-            "yaml",
-            "toml",
-            "perl",
-            "r",
-            "dockerfile",
-            "makefile",
-            "powershell",
-            "elixir",
-            "julia",
-            "nim",
-            "coffeescript",
-            "cmake",
-            "nix",
-            "terraform",
-            "hcl",
-            "plaintext",
-            "ini",
-            "gitignore",
-        )
-    },
-    **{k: _DASH for k in ("lua", "sql", "haskell", "elm", "ada", "vhdl")},
-    **{k: (";", "") for k in ("lisp", "clojure", "scheme", "racket", "commonlisp")},
-    **{k: ("%", "") for k in ("latex", "tex", "erlang", "matlab", "prolog")},
-    **{k: ("<!--", "-->") for k in ("html", "xml", "markdown", "svg", "vue", "svelte")},
-    **{k: ("/*", "*/") for k in ("css",)},
-    "vb": ("'", ""),
-    "vim": ('"', ""),
-}
-
-
-def comment_syntax(language: str) -> tuple[str, str]:
-    """(start, end) of a line comment in `language`; C-style ``//`` when unknown."""
-    return _COMMENTS.get(language.lower(), _SLASH)
 
 
 def comment_lines(text: str, language: str) -> str:
@@ -257,7 +209,7 @@ __all__ = [
     "TEMPLATES",
     "RenderedPrompt",
     "comment_lines",
-    "comment_syntax",
+    "comment_syntax",  # re-exported from lsp_assist.languages
     "is_fim_model",
     "render_chat",
     "render_completion",

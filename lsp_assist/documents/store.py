@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlparse
 
 from tree_sitter import Tree
 
-from lsp_assist.documents.languages import get_language
 from lsp_assist.documents.syntax import SyntaxState
 from lsp_assist.domain import Cursor, DocumentSnapshot
+from lsp_assist.languages import get_language
 
 _log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pathspec
 
-from lsp_assist.documents.languages import canonical, language_id_for_path
+from lsp_assist.languages import canonical, language_id_for_path
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from lsp_assist.config.schema import Config
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.documents.languages import canonical, language_id_for_path
 from lsp_assist.documents.store import DocumentStore
+from lsp_assist.languages import canonical, language_id_for_path
 from lsp_assist.workspace.index import RefreshResult, WorkspaceIndex, build_symbol_index
 
 log = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from lsp_assist.documents.languages import get_language, language_id_for_path
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.languages import get_language, language_id_for_path
 
 PY = '''import os
 

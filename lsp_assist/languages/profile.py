@@ -1,0 +1,38 @@
+"""`LanguageProfile`: what lsp-assist knows about one language, in one record.
+
+A profile names the tree-sitter grammar (the wheel's module and entry point), the LSP
+language ids editors send for it, the file extensions that mean it, its comment syntax,
+and how the workspace index reads its files. One module per language family holds its
+profiles (`python.py`, `javascript.py`, `go.py`, `rust.py`, `java.py`, `c.py`) and
+`registry.py` lists them: adding a language is one module and one registry line
+(docs/adding-a-language.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LanguageProfile:
+    name: str  # the canonical id (the grammar's name)
+    grammar: tuple[str, str]  # (module of the grammar wheel, its entry point)
+    aliases: tuple[str, ...]  # LSP language ids editors send, lower case (the name is one)
+    # File extension -> the LSP language id an editor would open it with.
+    extensions: Mapping[str, str] = field(default_factory=dict)
+    comment: tuple[str, str] = ("//", "")  # (start, end) of a line comment
+    # Extensions the workspace index reads with another grammar (a C header as C++), and
+    # which: an open file of these is outlined as its indexed copy is.
+    index_as: tuple[frozenset[str], str] | None = None
+
+    def complete(self) -> list[str]:
+        """What this profile lacks (empty when it is usable): a test checks every one."""
+        missing = []
+        if not self.grammar[0] or not self.grammar[1]:
+            missing.append("grammar")
+        if self.name not in self.aliases:
+            missing.append("aliases (its own name)")
+        if not self.comment[0]:
+            missing.append("comment")
+        return missing
