@@ -43,7 +43,6 @@ from lsp_assist.context.outline import (
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.prose import ProseSpans, end_row
 from lsp_assist.context.symbols import (
-    LangSpec,
     SymbolIndex,
     TreeSymbolCache,
     admit_all,
@@ -56,7 +55,8 @@ from lsp_assist.context.symbols import (
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
-from lsp_assist.languages import canonical, index_language
+from lsp_assist.languages import canonical, index_language, line_comment
+from lsp_assist.languages.rules import LangSpec
 
 # Shares of the local budget each optional item may take, so no one item starves the others.
 NEAR_ABOVE_ROWS = 6
@@ -473,7 +473,7 @@ class ContextEngine:
                 doc, others_list, tree, data, chain, row, lang, near, budget, deadline, parts, layout
             )
         local_budget = budget - sum(len(snip.text) for snip in snippets)
-        marker = f"{spec.comment} ..." if spec is not None else ""
+        marker = f"{line_comment(lang)} ..." if spec is not None else ""
         names_on = layout != "stable" and spec is not None and budget >= NAMES_MIN_BUDGET
         names_reserve = int(budget * NAMES_SHARE) if names_on else 0
         # A file opened before (its names read at didOpen) keeps the line's share out of
@@ -583,7 +583,7 @@ class ContextEngine:
         if ranked and spec is not None:
             shown_text = "\n".join([kept_prefix, kept_suffix, *(snip.text for snip in snippets)])
             names_line = self._names_line(
-                ranked, sel, shown_text, f"{spec.comment} {NAMES_HEAD}", sel.remaining + names_reserve
+                ranked, sel, shown_text, f"{line_comment(lang)} {NAMES_HEAD}", sel.remaining + names_reserve
             )
             sel.budget = local_limit - len(names_line)
             if names_reserve - len(names_line) >= NAMES_GIVE_BACK:  # (nearly) all names shown

@@ -23,7 +23,8 @@ from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.context.import_rules import index_imports
 from lsp_assist.documents.syntax import Edit, SyntaxState
-from lsp_assist.languages import IDENTIFIER_NODE_TYPES, canonical, get_language
+from lsp_assist.languages import IDENTIFIER_NODE_TYPES, PROFILES, canonical, get_language
+from lsp_assist.languages.rules import LangSpec
 
 if TYPE_CHECKING:
     from lsp_assist.context.outline import FileOutline
@@ -67,157 +68,8 @@ class Symbol:
     container: str | None = None  # enclosing class / impl / module name
 
 
-@dataclass(frozen=True)
-class LangSpec:
-    """Where definitions and imports live in one grammar."""
-
-    defs: dict[str, str]  # node type -> kind
-    containers: frozenset[str]  # definitions whose body holds more definitions
-    transparent: frozenset[str]  # wrappers to look through (decorators, export, bodies)
-    imports: frozenset[str]
-    variables: frozenset[str]  # top-level declarations whose names are variables
-    comment: str = "//"
-
-
-_PY = LangSpec(
-    defs={"function_definition": "function", "class_definition": "class"},
-    containers=frozenset({"class_definition"}),
-    transparent=frozenset({"decorated_definition", "block"}),
-    imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
-    variables=frozenset({"expression_statement"}),
-    comment="#",
-)
-_JS_DEFS = {
-    "function_declaration": "function",
-    "generator_function_declaration": "function",
-    "class_declaration": "class",
-    "method_definition": "method",
-}
-_JS = LangSpec(
-    defs=_JS_DEFS,
-    containers=frozenset({"class_declaration", "class"}),
-    transparent=frozenset({"export_statement", "class_body"}),
-    imports=frozenset({"import_statement"}),
-    variables=frozenset({"lexical_declaration", "variable_declaration"}),
-)
-_TS = LangSpec(
-    defs={
-        **_JS_DEFS,
-        "abstract_class_declaration": "class",
-        "interface_declaration": "type",
-        "type_alias_declaration": "type",
-        "enum_declaration": "type",
-        "function_signature": "function",
-        "method_signature": "method",
-        "abstract_method_signature": "method",
-        "internal_module": "module",
-        "module": "module",
-    },
-    containers=frozenset({"class_declaration", "abstract_class_declaration", "internal_module", "module"}),
-    transparent=frozenset({"export_statement", "class_body", "statement_block", "ambient_declaration"}),
-    imports=frozenset({"import_statement"}),
-    variables=frozenset({"lexical_declaration", "variable_declaration"}),
-)
-_GO = LangSpec(
-    defs={
-        "function_declaration": "function",
-        "method_declaration": "method",
-        "type_spec": "type",
-        "type_alias": "type",
-        "const_spec": "variable",
-        "var_spec": "variable",
-    },
-    containers=frozenset(),
-    transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
-    imports=frozenset({"import_declaration", "package_clause"}),
-    variables=frozenset(),
-)
-_RUST = LangSpec(
-    defs={
-        "function_item": "function",
-        "function_signature_item": "function",
-        "struct_item": "class",
-        "enum_item": "type",
-        "union_item": "type",
-        "trait_item": "type",
-        "impl_item": "class",
-        "type_item": "type",
-        "const_item": "variable",
-        "static_item": "variable",
-        "mod_item": "module",
-        "macro_definition": "function",
-    },
-    containers=frozenset({"impl_item", "trait_item", "mod_item"}),
-    transparent=frozenset({"declaration_list", "attribute_item"}),
-    imports=frozenset({"use_declaration", "extern_crate_declaration"}),
-    variables=frozenset(),
-)
-_JAVA = LangSpec(
-    defs={
-        "class_declaration": "class",
-        "interface_declaration": "type",
-        "enum_declaration": "type",
-        "record_declaration": "class",
-        "method_declaration": "method",
-        "constructor_declaration": "method",
-        "field_declaration": "variable",
-    },
-    containers=frozenset(
-        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
-    ),
-    transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
-    imports=frozenset({"import_declaration", "package_declaration"}),
-    variables=frozenset(),
-)
-_C_DEFS = {
-    "function_definition": "function",
-    "struct_specifier": "class",
-    "union_specifier": "class",
-    "enum_specifier": "type",
-    "type_definition": "type",
-    "declaration": "variable",
-}
-_C = LangSpec(
-    defs=_C_DEFS,
-    containers=frozenset(),
-    transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
-    imports=frozenset({"preproc_include"}),
-    variables=frozenset(),
-)
-_CPP = LangSpec(
-    defs={
-        **_C_DEFS,
-        "class_specifier": "class",
-        "namespace_definition": "module",
-        "field_declaration": "variable",
-    },
-    containers=frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
-    transparent=frozenset(
-        {
-            "preproc_ifdef",
-            "preproc_if",
-            "preproc_else",
-            "linkage_specification",
-            "template_declaration",
-            "declaration_list",
-            "field_declaration_list",
-        }
-    ),
-    imports=frozenset({"preproc_include", "using_declaration"}),
-    variables=frozenset(),
-)
-
-SPECS: dict[str, LangSpec] = {
-    "python": _PY,
-    "javascript": _JS,
-    "typescript": _TS,
-    "tsx": _TS,
-    "go": _GO,
-    "rust": _RUST,
-    "java": _JAVA,
-    "c": _C,
-    "cpp": _CPP,
-}
+#: Where definitions and imports live, per canonical language (from the language profiles).
+SPECS: dict[str, LangSpec] = {p.name: p.symbols for p in PROFILES if p.symbols is not None}
 
 _NAME_TYPES = IDENTIFIER_NODE_TYPES
 

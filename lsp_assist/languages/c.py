@@ -8,9 +8,132 @@ halves of a struct as one error, no entries at all.
 """
 
 from lsp_assist.languages.profile import LanguageProfile
+from lsp_assist.languages.rules import LangSpec, OutlineRules
 
 #: C and C++ headers (read as C++).
 HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
+
+_C_DEFS_SYMBOLS = {
+    "function_definition": "function",
+    "struct_specifier": "class",
+    "union_specifier": "class",
+    "enum_specifier": "type",
+    "type_definition": "type",
+    "declaration": "variable",
+}
+
+
+_C_SYMBOLS = LangSpec(
+    defs=_C_DEFS_SYMBOLS,
+    containers=frozenset(),
+    transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
+    imports=frozenset({"preproc_include"}),
+    variables=frozenset(),
+)
+
+
+_CPP_SYMBOLS = LangSpec(
+    defs={
+        **_C_DEFS_SYMBOLS,
+        "class_specifier": "class",
+        "namespace_definition": "module",
+        "field_declaration": "variable",
+    },
+    containers=frozenset({"class_specifier", "struct_specifier", "namespace_definition"}),
+    transparent=frozenset(
+        {
+            "preproc_ifdef",
+            "preproc_if",
+            "preproc_else",
+            "linkage_specification",
+            "template_declaration",
+            "declaration_list",
+            "field_declaration_list",
+        }
+    ),
+    imports=frozenset({"preproc_include", "using_declaration"}),
+    variables=frozenset(),
+)
+
+
+_C_DEFS_OUTLINE = {
+    "function_definition": "function",
+    "struct_specifier": "class",
+    "union_specifier": "class",
+    "enum_specifier": "enum",
+    "type_definition": "type",
+    "declaration": "constant",
+    "field_declaration": "field",
+    "enumerator": "member",
+    "preproc_def": "constant",
+    "preproc_function_def": "function",
+}
+
+
+_C_FORWARD_OUTLINE = frozenset({"struct_specifier", "union_specifier", "enum_specifier", "class_specifier"})
+
+
+# `extern "C" { ... }` (a linkage_specification, its body a declaration_list) guards nearly
+# every C library header's API for C++ callers (a C++ namespace's body is walked as one).
+_C_TRANSPARENT_OUTLINE = frozenset(
+    {
+        "preproc_ifdef",
+        "preproc_if",
+        "preproc_elif",
+        "preproc_else",
+        "linkage_specification",
+        "declaration_list",
+    }
+)
+
+
+_C_OUTLINE = OutlineRules(
+    defs=_C_DEFS_OUTLINE,
+    containers=frozenset({"struct_specifier", "union_specifier", "enum_specifier", "type_definition"}),
+    bodies=frozenset({"field_declaration_list", "enumerator_list"}),
+    unnamed_transparent=frozenset({"enum_specifier"}),
+    forward=_C_FORWARD_OUTLINE,
+    transparent=_C_TRANSPARENT_OUTLINE,
+    one_line=frozenset(
+        {"declaration", "field_declaration", "enumerator", "preproc_def", "preproc_function_def"}
+    ),
+)
+
+
+_CPP_OUTLINE = OutlineRules(
+    defs={
+        **_C_DEFS_OUTLINE,
+        "class_specifier": "class",
+        "namespace_definition": "module",
+        "template_declaration": "template",
+        "alias_declaration": "type",
+    },
+    containers=frozenset(
+        {
+            "struct_specifier",
+            "union_specifier",
+            "enum_specifier",
+            "type_definition",
+            "class_specifier",
+            "namespace_definition",
+        }
+    ),
+    bodies=frozenset({"field_declaration_list", "enumerator_list", "declaration_list"}),
+    transparent=_C_TRANSPARENT_OUTLINE | {"template_declaration"},
+    unnamed_transparent=frozenset({"namespace_definition", "enum_specifier"}),
+    forward=_C_FORWARD_OUTLINE,
+    one_line=frozenset(
+        {
+            "declaration",
+            "field_declaration",
+            "enumerator",
+            "preproc_def",
+            "preproc_function_def",
+            "alias_declaration",
+        }
+    ),
+)
+
 
 PROFILES = (
     LanguageProfile(
@@ -19,6 +142,8 @@ PROFILES = (
         aliases=("c",),
         extensions={".c": "c"},
         index_as=(HEADER_EXTENSIONS, "cpp"),
+        symbols=_C_SYMBOLS,
+        outline=_C_OUTLINE,
     ),
     LanguageProfile(
         name="cpp",
@@ -33,5 +158,7 @@ PROFILES = (
             ".hh": "cpp",
             ".hxx": "cpp",
         },
+        symbols=_CPP_SYMBOLS,
+        outline=_CPP_OUTLINE,
     ),
 )

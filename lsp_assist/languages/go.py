@@ -1,6 +1,47 @@
 """Go."""
 
 from lsp_assist.languages.profile import LanguageProfile
+from lsp_assist.languages.rules import LangSpec, OutlineRules
+
+_GO_SYMBOLS = LangSpec(
+    defs={
+        "function_declaration": "function",
+        "method_declaration": "method",
+        "type_spec": "type",
+        "type_alias": "type",
+        "const_spec": "variable",
+        "var_spec": "variable",
+    },
+    containers=frozenset(),
+    transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
+    imports=frozenset({"import_declaration", "package_clause"}),
+    variables=frozenset(),
+)
+
+
+_GO_OUTLINE = OutlineRules(
+    defs={
+        "function_declaration": "function",
+        "method_declaration": "method",
+        "type_spec": "type",
+        "type_alias": "type",
+        "const_spec": "constant",
+        "var_spec": "constant",
+        "field_declaration": "field",
+        "method_elem": "method",
+        "method_spec": "method",
+    },
+    containers=frozenset({"type_spec"}),
+    bodies=frozenset({"field_declaration_list", "interface_type"}),
+    transparent=frozenset({"type_declaration", "const_declaration", "var_declaration", "var_spec_list"}),
+    one_line=frozenset({"const_spec", "var_spec", "field_declaration", "method_elem", "method_spec"}),
+    prefix={"type_spec": "type ", "type_alias": "type ", "const_spec": "const ", "var_spec": "var "},
+    multi_name=frozenset({"const_spec", "var_spec", "field_declaration"}),
+    receiver=r"^func \(\s*(?:\w+\s+)?\*?\s*(\w+)",
+    groups=frozenset({"const_declaration", "var_declaration", "var_spec_list"}),
+    typed=True,
+)
+
 
 PROFILES = (
     LanguageProfile(
@@ -8,5 +49,7 @@ PROFILES = (
         grammar=("tree_sitter_go", "language"),
         aliases=("go", "golang"),
         extensions={".go": "go"},
+        symbols=_GO_SYMBOLS,
+        outline=_GO_OUTLINE,
     ),
 )

@@ -1,6 +1,48 @@
 """Java."""
 
 from lsp_assist.languages.profile import LanguageProfile
+from lsp_assist.languages.rules import LangSpec, OutlineRules
+
+_JAVA_SYMBOLS = LangSpec(
+    defs={
+        "class_declaration": "class",
+        "interface_declaration": "type",
+        "enum_declaration": "type",
+        "record_declaration": "class",
+        "method_declaration": "method",
+        "constructor_declaration": "method",
+        "field_declaration": "variable",
+    },
+    containers=frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+    ),
+    transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
+    imports=frozenset({"import_declaration", "package_declaration"}),
+    variables=frozenset(),
+)
+
+
+_JAVA_OUTLINE = OutlineRules(
+    defs={
+        "class_declaration": "class",
+        "interface_declaration": "type",
+        "enum_declaration": "enum",
+        "record_declaration": "class",
+        "method_declaration": "method",
+        "constructor_declaration": "method",
+        "field_declaration": "field",
+        "constant_declaration": "constant",
+        "enum_constant": "member",
+    },
+    containers=frozenset(
+        {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+    ),
+    bodies=frozenset({"class_body", "interface_body", "enum_body"}),
+    transparent=frozenset({"enum_body_declarations"}),
+    one_line=frozenset({"field_declaration", "constant_declaration", "enum_constant"}),
+    hidden=r"^(?:@[\w.]+(?:\([^)]*\))?\s+)*(?:\w+\s+)*?private\b",
+)
+
 
 PROFILES = (
     LanguageProfile(
@@ -8,5 +50,7 @@ PROFILES = (
         grammar=("tree_sitter_java", "language"),
         aliases=("java",),
         extensions={".java": "java"},
+        symbols=_JAVA_SYMBOLS,
+        outline=_JAVA_OUTLINE,
     ),
 )

@@ -1,6 +1,117 @@
 """JavaScript (with JSX), TypeScript and TSX."""
 
 from lsp_assist.languages.profile import LanguageProfile
+from lsp_assist.languages.rules import LangSpec, OutlineRules
+
+_JS_DEFS_SYMBOLS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "method_definition": "method",
+}
+
+
+_JS_SYMBOLS = LangSpec(
+    defs=_JS_DEFS_SYMBOLS,
+    containers=frozenset({"class_declaration", "class"}),
+    transparent=frozenset({"export_statement", "class_body"}),
+    imports=frozenset({"import_statement"}),
+    variables=frozenset({"lexical_declaration", "variable_declaration"}),
+)
+
+
+_TS_SYMBOLS = LangSpec(
+    defs={
+        **_JS_DEFS_SYMBOLS,
+        "abstract_class_declaration": "class",
+        "interface_declaration": "type",
+        "type_alias_declaration": "type",
+        "enum_declaration": "type",
+        "function_signature": "function",
+        "method_signature": "method",
+        "abstract_method_signature": "method",
+        "internal_module": "module",
+        "module": "module",
+    },
+    containers=frozenset({"class_declaration", "abstract_class_declaration", "internal_module", "module"}),
+    transparent=frozenset({"export_statement", "class_body", "statement_block", "ambient_declaration"}),
+    imports=frozenset({"import_statement"}),
+    variables=frozenset({"lexical_declaration", "variable_declaration"}),
+)
+
+
+_JS_DEFS_OUTLINE = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "method_definition": "method",
+    "field_definition": "field",
+    "lexical_declaration": "constant",
+    "variable_declaration": "constant",
+    "expression_statement": "constant",  # CommonJS: `exports.parse = ...`, `req.accepts = function`
+}
+
+
+_JS_OUTLINE = OutlineRules(
+    defs=_JS_DEFS_OUTLINE,
+    containers=frozenset({"class_declaration", "class"}),
+    bodies=frozenset({"class_body"}),
+    transparent=frozenset({"export_statement"}),
+    self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
+    one_line=frozenset(
+        {"field_definition", "lexical_declaration", "variable_declaration", "expression_statement"}
+    ),
+)
+
+
+_TS_OUTLINE = OutlineRules(
+    defs={
+        **_JS_DEFS_OUTLINE,
+        "abstract_class_declaration": "class",
+        "interface_declaration": "type",
+        "type_alias_declaration": "type",
+        "enum_declaration": "enum",
+        "function_signature": "function",
+        "method_signature": "method",
+        "abstract_method_signature": "method",
+        "public_field_definition": "field",
+        "property_signature": "field",
+        "enum_assignment": "member",
+        "property_identifier": "member",
+        "internal_module": "module",
+    },
+    containers=frozenset(
+        {
+            "class_declaration",
+            "abstract_class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "internal_module",
+        }
+    ),
+    bodies=frozenset({"class_body", "interface_body", "object_type", "enum_body", "statement_block"}),
+    transparent=frozenset({"export_statement", "ambient_declaration"}),
+    self_attr=r"\bthis\.([A-Za-z_$][\w$]*)\s*=(?!=)",
+    hidden=r"^(?:(?:static|readonly|async|override)\s+)*(?:private\b|#)",
+    param_members=frozenset({"accessibility_modifier", "readonly", "override_modifier"}),
+    one_line=frozenset(
+        {
+            "field_definition",
+            "public_field_definition",
+            "property_signature",
+            "enum_assignment",
+            "property_identifier",
+            "lexical_declaration",
+            "variable_declaration",
+            "expression_statement",
+            "type_alias_declaration",
+            "method_signature",
+            "abstract_method_signature",
+            "function_signature",
+        }
+    ),
+)
+
 
 PROFILES = (
     LanguageProfile(
@@ -14,17 +125,23 @@ PROFILES = (
             ".cjs": "javascript",
             ".jsx": "javascriptreact",
         },
+        symbols=_JS_SYMBOLS,
+        outline=_JS_OUTLINE,
     ),
     LanguageProfile(
         name="typescript",
         grammar=("tree_sitter_typescript", "language_typescript"),
         aliases=("typescript", "ts"),
         extensions={".ts": "typescript", ".mts": "typescript", ".cts": "typescript"},
+        symbols=_TS_SYMBOLS,
+        outline=_TS_OUTLINE,
     ),
     LanguageProfile(
         name="tsx",
         grammar=("tree_sitter_typescript", "language_tsx"),
         aliases=("tsx", "typescriptreact"),
         extensions={".tsx": "typescriptreact"},
+        symbols=_TS_SYMBOLS,
+        outline=_TS_OUTLINE,
     ),
 )

@@ -2,7 +2,8 @@
 
 A profile names the tree-sitter grammar (the wheel's module and entry point), the LSP
 language ids editors send for it, the file extensions that mean it, its comment syntax,
-and how the workspace index reads its files. One module per language family holds its
+how the workspace index reads its files, where its definitions live (symbols) and how
+its outlines name them. One module per language family holds its
 profiles (`python.py`, `javascript.py`, `go.py`, `rust.py`, `java.py`, `c.py`) and
 `registry.py` lists them: adding a language is one module and one registry line
 (docs/adding-a-language.md).
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from lsp_assist.languages.rules import LangSpec, OutlineRules
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,8 @@ class LanguageProfile:
     # Extensions the workspace index reads with another grammar (a C header as C++), and
     # which: an open file of these is outlined as its indexed copy is.
     index_as: tuple[frozenset[str], str] | None = None
+    symbols: LangSpec | None = None  # where definitions and imports live (`context/symbols.py`)
+    outline: OutlineRules | None = None  # how outlines name definitions (`context/outline.py`)
 
     def complete(self) -> list[str]:
         """What this profile lacks (empty when it is usable): a test checks every one."""
@@ -35,4 +40,8 @@ class LanguageProfile:
             missing.append("aliases (its own name)")
         if not self.comment[0]:
             missing.append("comment")
+        if self.symbols is None:
+            missing.append("symbols")
+        if self.outline is None:
+            missing.append("outline")
         return missing
