@@ -106,14 +106,20 @@ class ChoiceBook:
         self._gathering: set[ChoiceKey] = set()
 
     def get(self, key: ChoiceKey, primary: str) -> tuple[str, tuple[str, ...]] | None:
-        """The choices gathered at `key`, in the order first shown (the answer the user saw
-        stays item 1), when `primary` is one of them (the stream may have grown into
-        another since); None otherwise."""
+        """The choices gathered at `key` when `primary` (today's answer there) is one of
+        them or grew from the first: item 1 is the answer on screen, the longer of the two
+        when the stream grew it since (the ghost never shrinks back), then the others in
+        the order first shown; None otherwise."""
         got = self._book.get(key)
-        if got is None or _norm(primary) not in {_norm(t) for t in (got[0], *got[1])}:
+        if got is None:
+            return None
+        first, others = got
+        grown = primary.startswith(first.rstrip()) and len(primary) > len(first)
+        if not grown and _norm(primary) not in {_norm(t) for t in (first, *others)}:
             return None
         self._book.move_to_end(key)
-        return got
+        head = primary if grown else first
+        return head, tuple(t for t in (first, *others) if _norm(t) != _norm(head))
 
     def put(self, key: ChoiceKey, primary: str, alternatives: Iterable[str]) -> None:
         self._book[key] = (primary, tuple(alternatives))

@@ -69,9 +69,12 @@ def test_the_choice_book_keeps_the_first_shown_answer_as_item_one() -> None:
     assert book.start(key) and not book.start(key)  # one gathering per position
     book.put(key, "total = a + b", ["total = a + b\n    return total", "return a + b"])
     book.done(key)
-    # The stream grew into its fuller answer since: the book still leads with the line shown.
-    got = book.get(key, "total = a + b\n    return total")
+    # Cycling back to the first answer: the book leads with it, the order first shown.
+    got = book.get(key, "total = a + b")
     assert got == ("total = a + b", ("total = a + b\n    return total", "return a + b"))
+    # The ghost grew into the fuller answer since: item 1 is what is on screen now.
+    got = book.get(key, "total = a + b\n    return total")
+    assert got == ("total = a + b\n    return total", ("total = a + b", "return a + b"))
     assert book.get(key, "something else") is None  # another answer: not these choices
     assert book.get(("file:///a.py", 4, Cursor(1, 4)), "total = a + b") is None  # typed since
     for v in (5, 6):
