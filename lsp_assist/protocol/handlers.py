@@ -135,6 +135,8 @@ class AssistServer(LanguageServer):
         # A few status updates a second at most, however fast the user types.
         self.status_throttle = status.StatusThrottle(self._send_status, interval_s=0.25)
         self.notices = status.FailureNotices()
+        # What the process exits with once serving stdio ends (cli/serve_cmd.py returns it).
+        self.exit_status = 0
 
     def _start_io_async(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Read stdin with the event loop instead of pygls' thread-pool reader.
@@ -168,7 +170,9 @@ class AssistServer(LanguageServer):
             asyncio.run(serve())
         except BrokenPipeError:
             log.error("connection to the client is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # the `exit` notification: pygls raises the status to exit with
+            self.exit_status = exc.code if isinstance(exc.code, int) else 1
+        except KeyboardInterrupt:
             pass
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]
