@@ -46,4 +46,5 @@ def run(args: argparse.Namespace) -> int:
         server.start_tcp("127.0.0.1", args.tcp)  # loopback only: the protocol carries code
     else:
         server.start_io(stdout=private_stdout())
+        return server.exit_status  # 1 after `exit` without `shutdown`, or input cut inside a frame
     return 0

@@ -177,26 +177,61 @@ def _coerce(value: Any, tp: Any, key: str, errors: list[str]) -> tuple[bool, Any
     return False, None
 
 
+def _number(x: Any) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
 def _in_bounds(value: Any, meta: Mapping[str, Any], key: str, errors: list[str]) -> bool:
-    """Numeric bounds from a field's metadata (`field(metadata={"min": 1, "max": 1.0})`)."""
+    """Numeric bounds from a field's metadata (`field(metadata={"min": 1, "max": 1.0})`,
+    schema.bounded). The message names the range, never the value."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return True
     low, high = meta.get("min"), meta.get("max")
-    if low is not None and value < low:
-        errors.append(f"{key}: expected a number >= {low}; using the default")
-        return False
-    if high is not None and value > high:
-        errors.append(f"{key}: expected a number <= {high}; using the default")
-        return False
-    return True
+    if (low is None or value >= low) and (high is None or value <= high):
+        return True
+    if low is not None and high is not None:
+        wanted = f"from {_number(low)} to {_number(high)}"
+    elif low is not None:
+        wanted = f">= {_number(low)}"
+    else:
+        wanted = f"<= {_number(high)}"
+    errors.append(f"{key}: expected a number {wanted}; using the default")
+    return False
 
 
-def build_dataclass(cls: type[Any], data: Mapping[str, Any], prefix: str, errors: list[str]) -> Any:
+def _table_in_bounds(
+    table: dict[str, Any], meta: Mapping[str, Any], key: str, default: Any, errors: list[str]
+) -> dict[str, Any]:
+    """A table of numbers (budget.shares): the field's bounds apply to each entry; an entry
+    out of range keeps its default entry (and is dropped when the default has none)."""
+    out: dict[str, Any] = {}
+    for name, value in table.items():
+        if _in_bounds(value, meta, f"{key}.{name}", errors):
+            out[name] = value
+        elif isinstance(default, Mapping) and name in default:
+            out[name] = default[name]
+    return out
+
+
+def _field_default(f: dataclasses.Field[Any], base: Any) -> Any:
+    if base is not None:
+        return getattr(base, f.name)
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def build_dataclass(
+    cls: type[Any], data: Mapping[str, Any], prefix: str, errors: list[str], base: Any = None
+) -> Any:
     """Instantiate dataclass `cls` from `data`, reporting unknown keys and bad values.
 
-    Every field keeps its default unless `data` names it with a valid value (a zero is a
-    value: nothing is replaced by the default because it is falsy). Bounds come from the
-    field's metadata ("min", "max"). Frozen dataclasses work too (built from keywords).
+    Every field keeps its default (`base`'s value when given, else the class default) unless
+    `data` names it with a valid value (a zero is a value: nothing is replaced by the default
+    because it is falsy). Bounds come from the field's metadata ("min", "max"). Frozen
+    dataclasses work too (built from keywords).
     """
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -214,9 +249,14 @@ def build_dataclass(cls: type[Any], data: Mapping[str, Any], prefix: str, errors
             errors.append(f"{dotted}: unknown key (ignored)")
             continue
         ok, out = _coerce(value, hints[key], dotted, errors)
-        if ok and _in_bounds(out, fields[key].metadata, dotted, errors):
+        if not ok:
+            continue
+        meta = fields[key].metadata
+        if isinstance(out, dict):
+            values[key] = _table_in_bounds(out, meta, dotted, _field_default(fields[key], base), errors)
+        elif _in_bounds(out, meta, dotted, errors):
             values[key] = out
-    return cls(**values)
+    return cls(**values) if base is None else dataclasses.replace(base, **values)
 
 
 def _build_tiers(raw: Any, errors: list[str]) -> dict[str, TierConfig]:
@@ -231,10 +271,9 @@ def _build_tiers(raw: Any, errors: list[str]) -> dict[str, TierConfig]:
         if not isinstance(value, Mapping):
             errors.append(f"tiers.{name}: expected a table; using the default")
             continue
-        # Start from the default of that tier so a partial table only overrides what it names.
-        base = dataclasses.asdict(tiers[name])
-        merged = {**base, **value}
-        tiers[name] = build_dataclass(TierConfig, merged, f"tiers.{name}", errors)
+        # That tier's own defaults (quality: max_tokens 160) stand for what the table leaves
+        # out or names with a bad value.
+        tiers[name] = build_dataclass(TierConfig, value, f"tiers.{name}", errors, base=tiers[name])
     return tiers
 
 
@@ -253,17 +292,11 @@ def config_from_dict(data: Mapping[str, Any]) -> tuple[Config, list[str]]:
 
 
 def _validate(config: Config, errors: list[str]) -> None:
+    """What field metadata cannot say (numeric ranges are checked in build_dataclass)."""
     for name, tier in config.tiers.items():
         if tier.api not in ("completions", "chat"):
             errors.append(f"tiers.{name}.api: expected 'completions' or 'chat', got {tier.api!r}")
             tier.api = "completions"
-        if tier.max_tokens <= 0:
-            errors.append(f"tiers.{name}.max_tokens: must be positive")
-            tier.max_tokens = TierConfig().max_tokens
-        if tier.first_token_timeout_ms <= 0 or tier.total_timeout_ms <= 0:
-            errors.append(f"tiers.{name}: timeouts must be positive")
-            tier.first_token_timeout_ms = TierConfig().first_token_timeout_ms
-            tier.total_timeout_ms = TierConfig().total_timeout_ms
         if tier.provider == "openai" and not tier.base_url:
             errors.append(f"tiers.{name}.base_url: required for provider 'openai'")
     if config.local.backend not in ("inprocess", "server"):

@@ -4,12 +4,24 @@ Every source (user TOML, workspace `.lsp-assist.toml`, `initializationOptions`,
 `workspace/didChangeConfiguration`, the editor clients' settings) uses these key names.
 The tier keys (`tiers.fast|quality|backup.*`) and `cache.dir` are a contract editor
 clients rely on: rename nothing here without a migration.
+
+Every numeric key declares its range here, next to its default (`bounded(low, high)`); the
+loader refuses a value outside it, names the key, and keeps the default
+(tests/unit/config/test_bounds.py fails for a numeric key without one).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+_MS_10_MIN = 600_000  # the longest timeout or deadline that is not a typo
+
+
+def bounded(low: float, high: float) -> dict[str, float]:
+    """Field metadata: the range `config.loader.build_dataclass` accepts (both ends included).
+    On a table of numbers (budget.*) it applies to each entry."""
+    return {"min": low, "max": high}
 
 
 @dataclass
@@ -23,19 +35,20 @@ class TierConfig:
     base_url: str = ""  # as OpenAI clients take it, e.g. "http://127.0.0.1:8080/v1"
     model: str = ""  # model name sent to the API; for `local`: "gemma3-270m", "smollm2" or a GGUF path
     api_key_env: str = ""  # NAME of the environment variable that holds the key, never the key
-    max_tokens: int = 48
-    temperature: float = 0.1
-    first_token_timeout_ms: int = 2500
-    total_timeout_ms: int = 6000
+    max_tokens: int = field(default=48, metadata=bounded(1, 8192))
+    temperature: float = field(default=0.1, metadata=bounded(0.0, 2.0))
+    first_token_timeout_ms: int = field(default=2500, metadata=bounded(1, _MS_10_MIN))
+    total_timeout_ms: int = field(default=6000, metadata=bounded(1, _MS_10_MIN))
     fim_template: str = "auto"  # auto | qwen | starcoder | codellama | deepseek | codestral | plain | none
-    context_chars: int = 4000  # prompt budget in characters (about 3.5 characters a token)
+    # The prompt budget in characters (about 3.5 characters a token).
+    context_chars: int = field(default=4000, metadata=bounded(100, 1_000_000))
     # auto: "stable" (KV-cache-friendly, context/layout.py) on the in-process embedded model,
     # else "trimmed" (the syntax-aware selection). Or set "stable" | "trimmed".
     prompt_layout: str = "auto"
     # When the first line is not complete this long after the stream starts, answer with the
     # text so far if it ends at a code-like boundary and keep going (0: off; "auto" tiers on
     # the embedded model get local.answer_budget_ms).
-    answer_budget_ms: int = 0
+    answer_budget_ms: int = field(default=0, metadata=bounded(0, 60_000))
     enabled: bool = True
 
 
@@ -52,31 +65,35 @@ def _default_tiers() -> dict[str, TierConfig]:
 class CacheConfig:
     dir: str = ""  # default: $LSP_ASSIST_CACHE_DIR, else the platform user cache dir
     enabled: bool = True
-    memory_entries: int = 4096
-    disk_size_mb: int = 256
-    ttl_s: int = 7 * 24 * 3600
+    memory_entries: int = field(default=4096, metadata=bounded(0, 1_000_000))
+    disk_size_mb: int = field(default=256, metadata=bounded(1, 1024 * 1024))
+    ttl_s: int = field(default=7 * 24 * 3600, metadata=bounded(1, 366 * 24 * 3600))
 
 
 @dataclass
 class CompletionConfig:
     """The request path: deadlines, debounce, enrichment, prefetch."""
 
-    deadline_ms: int = 8000  # every request is answered by then, possibly empty
-    debounce_min_ms: int = 10  # when the user pauses
-    debounce_max_ms: int = 90  # while typing fast
+    # Every request is answered by then, possibly empty.
+    deadline_ms: int = field(default=8000, metadata=bounded(50, _MS_10_MIN))
+    debounce_min_ms: int = field(default=10, metadata=bounded(0, 2000))  # when the user pauses
+    debounce_max_ms: int = field(default=90, metadata=bounded(0, 2000))  # while typing fast
     enrichment: bool = True  # continue in the background to a multi-line suggestion
     grow: bool = True  # the ghost text grows line by line while the model streams (suggestionReady)
-    enrichment_max_tokens: int = 96
-    enrichment_timeout_ms: int = 8000
+    enrichment_max_tokens: int = field(default=96, metadata=bounded(1, 8192))
+    enrichment_timeout_ms: int = field(default=8000, metadata=bounded(1, _MS_10_MIN))
     prefetch: bool = True
-    prefetch_max_tokens: int = 32
-    max_document_bytes: int = 2_000_000  # larger documents get offline suggestions only
+    prefetch_max_tokens: int = field(default=32, metadata=bounded(1, 8192))
+    # Larger documents get offline suggestions only.
+    max_document_bytes: int = field(default=2_000_000, metadata=bounded(0, 1 << 30))
     languages_disabled: list[str] = field(default_factory=list)
-    invoked_choices: int = 3  # items an Invoked request returns to cycle through (Automatic: 1)
-    invoked_choices_wait_ms: int = 1500  # how long an Invoked request waits for the fuller answer
+    # Items an Invoked request returns to cycle through (Automatic: 1), and how long it
+    # waits for the fuller answer.
+    invoked_choices: int = field(default=3, metadata=bounded(1, 10))
+    invoked_choices_wait_ms: int = field(default=1500, metadata=bounded(0, 60_000))
     # A second model call per Invoked request, sampled at this temperature, as one more
     # choice; 0 = off (the default: it costs a call, quota and tokens on every Alt+\).
-    invoked_sample_temperature: float = 0.0
+    invoked_sample_temperature: float = field(default=0.0, metadata=bounded(0.0, 2.0))
 
 
 @dataclass
@@ -85,25 +102,34 @@ class LocalConfig:
 
     model: str = "gemma3-270m"  # gemma3-270m | smollm2 | a path to any GGUF file
     backend: str = "inprocess"  # inprocess (KV-cache reuse, default) | server (llama-cpp-python child)
-    n_ctx: int = 2048
-    threads: int = 0  # generation threads; 0: 1 (measured: as fast idle, 3x faster loaded)
-    batch_threads: int = 0  # prompt-reading threads; 0: all cores up to 4, fewer when busy
-    draft_tokens: int = 0  # prompt-lookup speculation; 0 = off (measured slower, see README)
-    answer_budget_ms: int = 200  # tiers on the embedded model answer a partial line by then
-    startup_timeout_s: float = 120.0
+    n_ctx: int = field(default=2048, metadata=bounded(256, 131_072))
+    # Generation threads; 0: 1 (measured: as fast idle, 3x faster loaded).
+    threads: int = field(default=0, metadata=bounded(0, 256))
+    # Prompt-reading threads; 0: all cores up to 4, fewer when busy.
+    batch_threads: int = field(default=0, metadata=bounded(0, 256))
+    # Prompt-lookup speculation; 0 = off (measured slower, see README).
+    draft_tokens: int = field(default=0, metadata=bounded(0, 64))
+    # Tiers on the embedded model answer a partial line by then.
+    answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
+    startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
-    context_chars: int = 1500
-    first_token_timeout_ms: int = 4000
-    total_timeout_ms: int = 8000
-    idle_shutdown_s: float = 0.0  # 0: keep it running while the server runs
+    context_chars: int = field(default=1500, metadata=bounded(100, 1_000_000))
+    first_token_timeout_ms: int = field(default=4000, metadata=bounded(1, _MS_10_MIN))
+    total_timeout_ms: int = field(default=8000, metadata=bounded(1, _MS_10_MIN))
+    # 0: keep it running while the server runs.
+    idle_shutdown_s: float = field(default=0.0, metadata=bounded(0.0, 7 * 24 * 3600.0))
 
 
 @dataclass
 class BudgetConfig:
     """The latency budget: a total per tier and the share each stage may take."""
 
-    total_ms: dict[str, int] = field(default_factory=lambda: {"fast": 1500, "quality": 8000, "backup": 2500})
+    total_ms: dict[str, int] = field(
+        default_factory=lambda: {"fast": 1500, "quality": 8000, "backup": 2500},
+        metadata=bounded(1, _MS_10_MIN),
+    )
     shares: dict[str, float] = field(
+        metadata=bounded(0.0, 1.0),
         default_factory=lambda: {
             "debounce": 0.10,
             "queue": 0.10,
@@ -111,7 +137,7 @@ class BudgetConfig:
             "connect": 0.10,
             "ttft": 0.60,
             "postprocess": 0.02,
-        }
+        },
     )
 
 
@@ -120,11 +146,14 @@ class WorkspaceConfig:
     """The workspace index (cross-file definitions of files that are not open) and warmup."""
 
     index: bool = True  # build the index in the background after `initialized`
-    max_files: int = 20_000  # indexable files per root; the scan stops cleanly beyond
-    max_file_bytes: int = 1_000_000  # larger files are skipped
-    scan_time_budget_s: float = 60.0  # the scan stops cleanly after this long
+    # Indexable files per root: the scan stops cleanly beyond.
+    max_files: int = field(default=20_000, metadata=bounded(1, 10_000_000))
+    max_file_bytes: int = field(default=1_000_000, metadata=bounded(1, 1 << 30))  # larger files are skipped
+    # The scan stops cleanly after this long.
+    scan_time_budget_s: float = field(default=60.0, metadata=bounded(0.1, 86_400.0))
     precompute: bool = False  # warmup precomputes suggestions in recently changed files
-    precompute_limit: int = 8  # positions precomputed per warmup (also bounded by the warmup quota)
+    # Positions precomputed per warmup (also bounded by the warmup quota).
+    precompute_limit: int = field(default=8, metadata=bounded(0, 1000))
 
 
 @dataclass
@@ -148,7 +177,8 @@ class TeamConfig:
     password_env: str = ""  # NAME of the environment variable holding the Redis password
     namespace: str = "lsp-assist"  # key prefix; the governance environment is appended
     on_unavailable: str = "local"  # local | open | closed: what applies while the store is down
-    timeout_ms: int = 250  # one store round trip at most; then the call falls back
+    # One store round trip at most; then the call falls back.
+    timeout_ms: int = field(default=250, metadata=bounded(1, 60_000))
     business_line: str = ""  # who pays: quotas, limits and attribution per business line
     user: str = ""  # default: $LSP_ASSIST_USER, else the login name
     quotas: dict[str, Any] = field(default_factory=dict)  # business_lines.<name> / users.<name|default>
@@ -163,7 +193,7 @@ class TelemetryConfig:
     otlp_endpoint: str = ""  # e.g. "http://127.0.0.1:4318"; empty = no export
     service_name: str = "lsp-assist"
     headers_env: str = ""  # NAME of an env var with "k=v,k2=v2" headers (collector auth)
-    export_interval_ms: int = 10000  # metrics
+    export_interval_ms: int = field(default=10000, metadata=bounded(100, 3_600_000))  # metrics
 
 
 @dataclass

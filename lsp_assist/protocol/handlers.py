@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
-import stat
 import sys
 import threading
 import uuid
@@ -22,7 +20,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -31,7 +29,7 @@ from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
-from lsp_assist.protocol import convert, logsink, status
+from lsp_assist.protocol import convert, framing, logsink, status, stdio
 from lsp_assist.server import Runtime, effective_url
 from lsp_assist.workspace.service import settle_long_lived_heap
 
@@ -109,18 +107,6 @@ def _forget_future(futures: dict[Any, Any], msg_id: Any, future: Any) -> None:
         futures.pop(msg_id, None)
 
 
-def _loop_can_watch(source: BinaryIO) -> bool:
-    """Whether the event loop can read `source` as a pipe: a FIFO or a socket (what editors
-    give). A regular file or a character device such as /dev/null cannot be watched by epoll:
-    asyncio would accept it and then fail inside a callback, leaving a server that neither
-    reads nor exits."""
-    try:
-        mode = os.fstat(source.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 class AssistServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("lsp-assist", __version__, protocol_cls=AssistProtocol)
@@ -135,40 +121,32 @@ class AssistServer(LanguageServer):
         # A few status updates a second at most, however fast the user types.
         self.status_throttle = status.StatusThrottle(self._send_status, interval_s=0.25)
         self.notices = status.FailureNotices()
+        # What the process exits with once serving stdio ends (cli/serve_cmd.py returns it).
+        self.exit_status = 0
 
     def _start_io_async(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Read stdin with the event loop instead of pygls' thread-pool reader.
-
-        pygls hops to a worker thread for every header line and body it reads; on a busy
-        2-core machine those hops cost milliseconds per request. An asyncio pipe reader
-        has the same readline/readexactly interface. Falls back to pygls' reader where
-        stdin cannot be watched by the loop (a regular file).
-        """
+        """Serve stdio with lsp-assist's input loop (`stdio.serve`) instead of pygls' own, and
+        keep the exit status in `exit_status` (pygls' loop swallows it: `exit` without
+        `shutdown` must end the process with 1, and input that ends inside a frame is an
+        error too)."""
         stop_event = self._stop_event = threading.Event()
-        writer = StdoutWriter(stdout or sys.stdout.buffer)
-        self.protocol.set_writer(writer)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         source = stdin or sys.stdin.buffer
-
-        async def serve() -> None:
-            loop = asyncio.get_running_loop()
-            reader: Any = asyncio.StreamReader(limit=2**26)
-            if _loop_can_watch(source):
-                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
-            else:
-                reader = StdinAsyncReader(source, self.thread_pool)
-            await run_async(
-                stop_event=stop_event,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
-
         try:
-            asyncio.run(serve())
+            asyncio.run(
+                stdio.serve(source, self.protocol, stop_event, self.report_server_error, self.thread_pool)
+            )
+        except framing.InputEnded as exc:
+            # The client is gone: the error goes to stderr, where its log is kept.
+            logsink.detach(self.log_handler)
+            self.log_handler = None
+            log.error("%s; exiting", exc)
+            self.exit_status = 1
         except BrokenPipeError:
             log.error("connection to the client is lost; shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except SystemExit as exc:  # the `exit` notification: pygls raises the status to exit with
+            self.exit_status = exc.code if isinstance(exc.code, int) else 1
+        except KeyboardInterrupt:
             pass
         finally:
             self.shutdown()  # type: ignore[no-untyped-call]
