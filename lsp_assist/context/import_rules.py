@@ -8,65 +8,16 @@ share the rules without importing each other.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from lsp_assist.languages import canonical
+from lsp_assist.languages import PROFILES, canonical
+from lsp_assist.languages.rules import ImportRule
 
 HEAD_ROWS = 400  # imports are looked for in the first rows only
-#: Languages where a file sees what its imports import (a C header's own includes): the
-#: index keeps their files' import lines, and those files are candidates too.
-TRANSITIVE_IMPORTS = frozenset({"c", "cpp"})
-
-
-@dataclass(frozen=True)
-class ImportRule:
-    """One way a language spells an import: `pattern`'s groups `module` and optional `names`."""
-
-    pattern: re.Pattern[str]
-    kind: str  # python | relative_path | go_path | rust_path | rust_use | java_path | include
-    #: matched against the head's joined text, not per line (a statement spanning lines:
-    #: Rust's `use crate::{a, b::{c, d}};`)
-    statement: bool = False
-
-
-def _r(p: str) -> re.Pattern[str]:
-    return re.compile(p)
-
-
-#: Import spellings per language (canonical name). Matched per line of the file's head.
-IMPORT_RULES: dict[str, tuple[ImportRule, ...]] = {
-    "python": (
-        ImportRule(_r(r"^\s*from\s+(?P<module>\.*[\w.]*)\s+import\s+\(?(?P<names>[^#)]*)"), "python"),
-        ImportRule(
-            _r(r"^\s*import\s+(?P<module>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"), "python"
-        ),
-    ),
-    "javascript": (
-        ImportRule(
-            _r(
-                r"""^\s*(?:import|export)\s+(?:type\s+)?(?:(?P<names>[\w$*{}\s,]+?)\s+from\s+)?['"](?P<module>[^'"]+)['"]"""
-            ),
-            "relative_path",
-        ),
-        ImportRule(_r(r"""require\(\s*['"](?P<module>[^'"]+)['"]\s*\)"""), "relative_path"),
-    ),
-    "go": (ImportRule(_r(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), "go_path"),),
-    "rust": (
-        ImportRule(_r(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<module>\w+)\s*;"), "rust_path"),
-        # The whole use tree (nested groups, several lines); `_use_leaves` flattens it.
-        ImportRule(
-            re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?use\s+(?P<module>[\w:{}\s,*]+?)\s*;", re.M),
-            "rust_use",
-            statement=True,
-        ),
-    ),
-    "java": (ImportRule(_r(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"), "java_path"),),
-    "c": (ImportRule(_r(r'^\s*#\s*include\s+"(?P<module>[^"]+)"'), "include"),),
-}
-IMPORT_RULES["typescript"] = IMPORT_RULES["tsx"] = IMPORT_RULES["javascript"]
-IMPORT_RULES["cpp"] = IMPORT_RULES["c"]
+#: Languages where a file sees what its imports import (`LanguageProfile.transitive_imports`).
+TRANSITIVE_IMPORTS = frozenset(p.name for p in PROFILES if p.transitive_imports)
+#: Import spellings per language (canonical name), from the profiles.
+IMPORT_RULES: dict[str, tuple[ImportRule, ...]] = {p.name: p.imports for p in PROFILES if p.imports}
 
 
 def index_imports(lines: Iterable[str], language: str) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lsp_assist.domain import Mode
-from lsp_assist.languages import canonical
+from lsp_assist.languages import canonical, profile
 
 SINGLE_MAX_TOKENS = 48
 MULTI_MAX_TOKENS = 128
@@ -21,18 +21,12 @@ _BLOCK_OPENERS = (":", "{", "=>")  # open a block even with auto-inserted closer
 #: Characters an editor auto-inserts after the cursor; a suffix of only these is "end of line".
 CLOSERS = frozenset(")]}>\"'`;,")
 
-# Lines that start a new top-level definition end a suggestion made inside a block.
-_TOP_LEVEL_STOPS: dict[str, tuple[str, ...]] = {
-    "python": ("\ndef ", "\nclass ", "\nasync def ", "\n@", "\nif __name__"),
-    "javascript": ("\nfunction ", "\nexport ", "\nclass ", "\nimport "),
-    "typescript": ("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
-    "tsx": ("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
-    "go": ("\nfunc ", "\ntype ", "\nimport "),
-    "rust": ("\nfn ", "\npub fn ", "\nimpl ", "\n#[", "\nmod "),
-    "java": ("\npublic class ", "\nclass ", "\nimport "),
-    "c": ("\n#include", "\n#define"),
-    "cpp": ("\n#include", "\n#define", "\nnamespace "),
-}
+
+def _top_level_stops(lang: str) -> tuple[str, ...]:
+    """Lines that start a new top-level definition: they end a suggestion made inside a
+    block (`LanguageProfile.top_level_stops`)."""
+    p = profile(lang)
+    return p.top_level_stops if p is not None else ()
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,7 @@ def decide_mode(
     cursor_indent = _indent(line_prefix) if typed else line_prefix
     stops: tuple[str, ...] = ("\n\n\n",)
     if _width(cursor_indent) > 0 or typed.endswith(_OPENERS):
-        stops += _TOP_LEVEL_STOPS.get(lang, ())
+        stops += _top_level_stops(lang)
     if typed.endswith(_BLOCK_OPENERS) or (typed.endswith(_OPENERS) and not line_suffix.strip()):
         return ModeDecision("multi", BLOCK_MAX_TOKENS, stops, "line opens a block")
     if not typed:

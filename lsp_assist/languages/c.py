@@ -7,8 +7,10 @@ outlined the same way: tree-sitter C reads a header whose `extern "C"` wrapper m
 halves of a struct as one error, no entries at all.
 """
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 #: C and C++ headers (read as C++).
 HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
@@ -135,6 +137,12 @@ _CPP_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_C_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(re.compile(r'^\s*#\s*include\s+"(?P<module>[^"]+)"'), "include"),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="c",
@@ -144,6 +152,9 @@ PROFILES = (
         index_as=(HEADER_EXTENSIONS, "cpp"),
         symbols=_C_SYMBOLS,
         outline=_C_OUTLINE,
+        imports=_C_IMPORTS,
+        top_level_stops=("\n#include", "\n#define"),
+        transitive_imports=True,
     ),
     LanguageProfile(
         name="cpp",
@@ -160,5 +171,8 @@ PROFILES = (
         },
         symbols=_CPP_SYMBOLS,
         outline=_CPP_OUTLINE,
+        imports=_C_IMPORTS,
+        top_level_stops=("\n#include", "\n#define", "\nnamespace "),
+        transitive_imports=True,
     ),
 )

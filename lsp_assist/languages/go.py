@@ -1,7 +1,9 @@
 """Go."""
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 _GO_SYMBOLS = LangSpec(
     defs={
@@ -43,6 +45,12 @@ _GO_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_GO_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), "go_path"),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="go",
@@ -51,5 +59,7 @@ PROFILES = (
         extensions={".go": "go"},
         symbols=_GO_SYMBOLS,
         outline=_GO_OUTLINE,
+        imports=_GO_IMPORTS,
+        top_level_stops=("\nfunc ", "\ntype ", "\nimport "),
     ),
 )

@@ -1,7 +1,9 @@
 """Java."""
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 _JAVA_SYMBOLS = LangSpec(
     defs={
@@ -44,6 +46,12 @@ _JAVA_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_JAVA_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(re.compile(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"), "java_path"),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="java",
@@ -52,5 +60,7 @@ PROFILES = (
         extensions={".java": "java"},
         symbols=_JAVA_SYMBOLS,
         outline=_JAVA_OUTLINE,
+        imports=_JAVA_IMPORTS,
+        top_level_stops=("\npublic class ", "\nclass ", "\nimport "),
     ),
 )

@@ -1,7 +1,9 @@
 """JavaScript (with JSX), TypeScript and TSX."""
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 _JS_DEFS_SYMBOLS = {
     "function_declaration": "function",
@@ -113,6 +115,18 @@ _TS_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_JS_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(
+        re.compile(
+            r"""^\s*(?:import|export)\s+(?:type\s+)?(?:(?P<names>[\w$*{}\s,]+?)\s+from\s+)?['"](?P<module>[^'"]+)['"]"""
+        ),
+        "relative_path",
+    ),
+    ImportRule(re.compile(r"""require\(\s*['"](?P<module>[^'"]+)['"]\s*\)"""), "relative_path"),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="javascript",
@@ -127,6 +141,8 @@ PROFILES = (
         },
         symbols=_JS_SYMBOLS,
         outline=_JS_OUTLINE,
+        imports=_JS_IMPORTS,
+        top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport "),
     ),
     LanguageProfile(
         name="typescript",
@@ -135,6 +151,8 @@ PROFILES = (
         extensions={".ts": "typescript", ".mts": "typescript", ".cts": "typescript"},
         symbols=_TS_SYMBOLS,
         outline=_TS_OUTLINE,
+        imports=_JS_IMPORTS,
+        top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
     ),
     LanguageProfile(
         name="tsx",
@@ -143,5 +161,7 @@ PROFILES = (
         extensions={".tsx": "typescriptreact"},
         symbols=_TS_SYMBOLS,
         outline=_TS_OUTLINE,
+        imports=_JS_IMPORTS,
+        top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
     ),
 )

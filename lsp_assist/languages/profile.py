@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,12 @@ class LanguageProfile:
     index_as: tuple[frozenset[str], str] | None = None
     symbols: LangSpec | None = None  # where definitions and imports live (`context/symbols.py`)
     outline: OutlineRules | None = None  # how outlines name definitions (`context/outline.py`)
+    imports: tuple[ImportRule, ...] = ()  # how a file spells an import (`context/import_rules.py`)
+    # A file sees what its imports import (a C header's own includes): the index keeps its
+    # files' import lines, and those files are cross-file candidates too.
+    transitive_imports: bool = False
+    # Lines that start a new top-level definition: they end a suggestion made inside a block.
+    top_level_stops: tuple[str, ...] = ()
 
     def complete(self) -> list[str]:
         """What this profile lacks (empty when it is usable): a test checks every one."""
@@ -44,4 +50,8 @@ class LanguageProfile:
             missing.append("symbols")
         if self.outline is None:
             missing.append("outline")
+        if not self.imports:
+            missing.append("imports")
+        if not self.top_level_stops:
+            missing.append("top_level_stops")
         return missing

@@ -1,7 +1,9 @@
 """Python."""
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 _PY_SYMBOLS = LangSpec(
     defs={"function_definition": "function", "class_definition": "class"},
@@ -26,6 +28,16 @@ _PY_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_PY_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(re.compile(r"^\s*from\s+(?P<module>\.*[\w.]*)\s+import\s+\(?(?P<names>[^#)]*)"), "python"),
+    ImportRule(
+        re.compile(r"^\s*import\s+(?P<module>[\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)"),
+        "python",
+    ),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="python",
@@ -35,5 +47,7 @@ PROFILES = (
         comment=("#", ""),
         symbols=_PY_SYMBOLS,
         outline=_PY_OUTLINE,
+        imports=_PY_IMPORTS,
+        top_level_stops=("\ndef ", "\nclass ", "\nasync def ", "\n@", "\nif __name__"),
     ),
 )

@@ -1,4 +1,4 @@
-"""The per-language rules the context engine reads: where definitions live in a grammar.
+"""The per-language rules the context engine reads: definitions, outlines, imports.
 
 `LangSpec` (symbols: `context/symbols.py`) and `OutlineRules` (outlines: `context/outline.py`)
 are plain data, one of each per language on its `LanguageProfile`; the walkers that read
@@ -7,6 +7,7 @@ them know nothing about any one language. All node types are tree-sitter's names
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -68,3 +69,14 @@ class OutlineRules:
     #: results: `config *Config`, `func newT() (*T, error)`) say which types the code at
     #: the cursor holds when it uses that name: their members rank as used ones
     typed: bool = False
+
+
+@dataclass(frozen=True)
+class ImportRule:
+    """One way a language spells an import: `pattern`'s groups `module` and optional `names`."""
+
+    pattern: re.Pattern[str]
+    kind: str  # python | relative_path | go_path | rust_path | rust_use | java_path | include
+    #: matched against the head's joined text, not per line (a statement spanning lines:
+    #: Rust's `use crate::{a, b::{c, d}};`)
+    statement: bool = False

@@ -1,7 +1,9 @@
 """Rust."""
 
+import re
+
 from lsp_assist.languages.profile import LanguageProfile
-from lsp_assist.languages.rules import LangSpec, OutlineRules
+from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
 _RUST_SYMBOLS = LangSpec(
     defs={
@@ -60,6 +62,18 @@ _RUST_OUTLINE = OutlineRules(
 )
 
 
+#: How a file of this family spells an import (matched per line of its head).
+_RUST_IMPORTS: tuple[ImportRule, ...] = (
+    ImportRule(re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(?P<module>\w+)\s*;"), "rust_path"),
+    # The whole use tree (nested groups, several lines); `_use_leaves` flattens it.
+    ImportRule(
+        re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?use\s+(?P<module>[\w:{}\s,*]+?)\s*;", re.M),
+        "rust_use",
+        statement=True,
+    ),
+)
+
+
 PROFILES = (
     LanguageProfile(
         name="rust",
@@ -68,5 +82,7 @@ PROFILES = (
         extensions={".rs": "rust"},
         symbols=_RUST_SYMBOLS,
         outline=_RUST_OUTLINE,
+        imports=_RUST_IMPORTS,
+        top_level_stops=("\nfn ", "\npub fn ", "\nimpl ", "\n#[", "\nmod "),
     ),
 )
