@@ -32,7 +32,8 @@ TOML shape (every key optional)::
     [governance.quotas.tiers.quality]         # per tier
     requests_per_day = 200
 
-    [governance.rate_limits.openai]           # key: a provider key, a tier name, or "default"
+    [governance.rate_limits.openai]           # a provider name, a tier name, "default", or
+                                              # one endpoint: "openai:api.openai.com:gpt-4o-mini"
     requests_per_minute = 120
     max_concurrent = 2
 
@@ -153,7 +154,11 @@ class GovernanceSettings:
     tiers_allowed: tuple[str, ...] | None = None  # None: every tier
 
     def rate_limit_for(self, provider_key: str, tier: str | None = None) -> RateLimit:
-        for key in (provider_key, tier, "default"):
+        """The limit of a provider endpoint, keyed `name:host:model` (`Components.provider_key`):
+        the table named by that whole key, else by the provider's name (`openai`), else by
+        the tier, else `default`; unlimited when none is given."""
+        provider = provider_key.split(":", 1)[0]
+        for key in (provider_key, provider, tier, "default"):
             if key and key in self.rate_limits:
                 return self.rate_limits[key]
         return RateLimit()

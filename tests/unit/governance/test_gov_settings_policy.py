@@ -36,6 +36,26 @@ def test_parse_full_settings() -> None:
     assert s.environments["prod"]["fast"] == "ACME_FAST_KEY"
 
 
+def test_rate_limit_tables_match_the_provider_key_by_each_documented_name() -> None:
+    # Limits are looked up with the key `Components.provider_key` builds, name:host:model;
+    # a table may be named after the provider, the tier, "default" or that full key.
+    table = {
+        "openai": {"requests_per_minute": 60},
+        "quality": {"requests_per_minute": 30},
+        "default": {"requests_per_minute": 10},
+        "mistral:codestral.mistral.ai:codestral-latest": {"requests_per_minute": 5},
+        "mistral": {"requests_per_minute": 50},
+    }
+    s, errors = parse_settings({"rate_limits": table}, environ={})
+    assert errors == []
+    assert s.rate_limit_for("openai:api.openai.com:gpt-4o-mini", "quality").requests_per_minute == 60
+    assert s.rate_limit_for("ollama:127.0.0.1:qwen2.5-coder:1.5b", "quality").requests_per_minute == 30
+    assert s.rate_limit_for("ollama:127.0.0.1:qwen2.5-coder:1.5b", "fast").requests_per_minute == 10
+    assert s.rate_limit_for("mistral:codestral.mistral.ai:codestral-latest").requests_per_minute == 5
+    assert s.rate_limit_for("mistral:codestral.mistral.ai:other").requests_per_minute == 50
+    assert parse_settings({}, environ={})[0].rate_limit_for("openai:h:m", "fast") == RateLimit()
+
+
 def test_errors_name_the_key_and_unknown_keys_are_reported() -> None:
     raw = {
         "quotas": {"completion": {"requests_per_day": "many"}, "bogus": {}},
