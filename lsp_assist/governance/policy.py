@@ -81,7 +81,8 @@ def _keys(raw: Mapping[str, object]) -> set[str]:
 def parse_policy(raw: Mapping[str, object], source: str = "<policy>") -> tuple[Policy, list[str]]:
     team = raw.get("team")
     team_table = dict(team) if isinstance(team, Mapping) else {}
-    table = raw.get("governance", raw)
+    # Governance keys stand at the top level or under [governance]; [team] is not one.
+    table = raw.get("governance", {k: v for k, v in raw.items() if k != "team"})
     if not isinstance(table, Mapping):
         empty = Policy(GovernanceSettings(), frozenset(), (source,), team=team_table)
         return empty, [f"{source}: governance is not a table"]

@@ -208,9 +208,10 @@ def test_policy_and_user_limits_combine_field_by_field() -> None:
 def test_the_policy_files_team_table_is_read_with_the_policy(tmp_path: Path) -> None:
     a, b = tmp_path / "a.toml", tmp_path / "b.toml"
     a.write_text('[governance]\nexclude = ["*.sql"]\n[team]\non_unavailable = "closed"\nbusiness_line = "x"')
-    b.write_text('[team]\nbusiness_line = "payments"\n[team.quotas.users.default]\nrequests_per_day = 5')
-    policy, _ = load_policy([a, b])
-    assert policy is not None
+    b.write_text('respect_gitignore = true\n[team]\nbusiness_line = "payments"\n[team.quotas.users.default]\n'
+                 "requests_per_day = 5")  # fmt: skip
+    policy, errors = load_policy([a, b])
+    assert errors == [] and policy is not None  # [team] is not an unknown governance key
     assert policy.team == {
         "on_unavailable": "closed",
         "business_line": "payments",
@@ -219,6 +220,7 @@ def test_the_policy_files_team_table_is_read_with_the_policy(tmp_path: Path) -> 
     team, terrs = parse_team(TeamConfig(), policy.team, environ={})
     assert terrs == [] and team.on_unavailable == "closed" and team.business_line == "payments"
     assert team.limits.quota_for_user("anyone") == QuotaLimit(requests_per_day=5)
+    assert "team" not in policy.keys and policy.settings.respect_gitignore
 
 
 def test_out_of_range_values_keep_their_default_and_name_the_key() -> None:
