@@ -14,21 +14,22 @@ import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.editor_definitions import (
     VERSION_TOLERANCE,
+    LoadedFile,
     load_definition_files,
     parse_notification,
 )
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
+from lsp_assist.governance.breaker import BreakerState
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
 from lsp_assist.pipeline.boundary import admits
@@ -38,7 +39,7 @@ from lsp_assist.pipeline.engine import CompletionEngine
 from lsp_assist.pipeline.scheduler import Scheduler
 from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.attribution import Attribution, attribution_wanted
-from lsp_assist.providers.base import Provider
+from lsp_assist.providers.base import EmbeddedModel, HttpEndpoint, LoadEvent, Provider
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
@@ -61,13 +62,13 @@ def local_model_available() -> bool:
 
 # What the embedded model is loaded with; the other `local` fields are tier defaults.
 _TIER_DEFAULT_FIELDS = ("context_chars", "first_token_timeout_ms", "total_timeout_ms", "answer_budget_ms")
+# (model, the `local` settings it is loaded with, cache dir): equal keys, same model.
+LoadKey = tuple[str, tuple[tuple[str, object], ...], str]
 
 
-def _local_load_key(tier: TierConfig, local: LocalConfig, cache_dir: Path) -> tuple[Any, ...]:
+def _local_load_key(tier: TierConfig, local: LocalConfig, cache_dir: Path) -> LoadKey:
     load_fields = tuple(
-        (f.name, getattr(local, f.name))
-        for f in dataclasses.fields(local)
-        if f.name not in _TIER_DEFAULT_FIELDS
+        (name, value) for name, value in dataclasses.asdict(local).items() if name not in _TIER_DEFAULT_FIELDS
     )
     return (tier.model or local.model, load_fields, str(cache_dir))
 
@@ -95,14 +96,14 @@ def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
     return tier
 
 
-def team_attribution(config: Config, governance: Any) -> Attribution | None:
+def team_attribution(config: Config, governance: Governance | None) -> Attribution | None:
     """The labels every model call carries for gateways, when `[team]` asks for them."""
     t = config.team
-    team = getattr(governance, "team", None)
+    team = governance.team if governance is not None else None
     business_line = team.settings.business_line if team is not None else t.business_line
     if not attribution_wanted(business_line, t.store, t.attribution):
         return None
-    environment = str(getattr(getattr(governance, "settings", None), "environment", ""))
+    environment = governance.settings.environment if governance is not None else ""
     return Attribution(business_line, t.user or default_user(), environment, t.attribution)
 
 
@@ -144,11 +145,13 @@ class Runtime:
         # Set by the LSP layer: the team store went down or came back (message, up).
         self.on_team_store_change: Callable[[str, bool], None] | None = None
         # Loading the embedded model: the last `LoadEvent` and a listener for `$/progress`.
-        self.load_state: Any = None
-        self.on_load_progress: Callable[[Any], None] | None = None
+        self.load_state: LoadEvent | None = None
+        self.on_load_progress: Callable[[LoadEvent], None] | None = None
         self._prefill_timer: asyncio.TimerHandle | None = None
         # The embedded models built so far, with the settings they were loaded with.
-        self._local_built: list[tuple[tuple[Any, ...], Provider]] = []
+        self._local_built: list[tuple[LoadKey, Provider]] = []
+        # What the last build replaced, closed by `retire_old` once requests left it.
+        self._retired: tuple[CompletionEngine | None, dict[str, Provider]] = (None, {})
 
     # ------------------------------------------------------------------ building
 
@@ -192,7 +195,7 @@ class Runtime:
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
         local_shared: dict[str, Provider] = {}
-        built_local: list[tuple[tuple[Any, ...], Provider]] = []
+        built_local: list[tuple[LoadKey, Provider]] = []
         for name in TIER_NAMES:
             tier = config.tier(name)
             if not tier.enabled:
@@ -312,7 +315,7 @@ class Runtime:
 
     async def retire_old(self) -> None:
         """Close what a rebuild replaced (engine streams, local model processes)."""
-        old_engine, old_providers = getattr(self, "_retired", (None, {}))
+        old_engine, old_providers = self._retired
         self._retired = (None, {})
         if old_engine is not None:
             await old_engine.aclose()
@@ -324,10 +327,10 @@ class Runtime:
                 except Exception as exc:
                     log.debug("closing provider %s: %s", name, exc)
 
-    def local_models(self) -> list[Any]:
+    def local_models(self) -> list[EmbeddedModel]:
         """The in-process embedded models among the tiers (one per model file)."""
         unique = {id(p): p for p in self.providers.values()}.values()
-        return [p for p in unique if hasattr(p, "start_loading")]
+        return [p for p in unique if isinstance(p, EmbeddedModel)]
 
     def start_model_load(self) -> None:
         """Begin loading the embedded model in the background (called at `initialize`):
@@ -335,7 +338,7 @@ class Runtime:
         for provider in self.local_models():
             provider.start_loading()
 
-    async def wait_for_models(self, on_event: Callable[[Any], None] | None = None) -> None:
+    async def wait_for_models(self, on_event: Callable[[LoadEvent], None] | None = None) -> None:
         """Wait until the embedded model is loaded (the CLI: `complete`, `demo`)."""
         self.on_load_progress = on_event
         try:
@@ -347,7 +350,7 @@ class Runtime:
         finally:
             self.on_load_progress = None
 
-    def note_definitions(self, params: Any) -> str:
+    def note_definitions(self, params: object) -> str:
         """`lspAssist/definitions` from the editor (context/editor_definitions.py); returns a
         log line with counts only (never names or text). Raises ValueError on a bad envelope."""
         uri, version, defs, bad = parse_notification(params)
@@ -384,7 +387,7 @@ class Runtime:
             return
         self._add_editor_files(loaded)
 
-    def _add_editor_files(self, loaded: list[Any]) -> None:
+    def _add_editor_files(self, loaded: list[LoadedFile]) -> None:
         excluded = self.context.editor_definitions.excluded
         n = self.context.editor_files.add(self.context.symbols, loaded, excluded)
         log.debug("editor definitions: %d files outlined", n)
@@ -402,10 +405,10 @@ class Runtime:
 
     def _prefill(self, uri: str, row: int) -> None:
         self._prefill_timer = None
-        provider: Any = self.providers.get("fast")
+        provider = self.providers.get("fast")
         doc = self.store.get(uri)
         engine = self.engine
-        if doc is None or engine is None or not hasattr(provider, "prefill") or not provider.loaded:
+        if doc is None or engine is None or not isinstance(provider, EmbeddedModel) or not provider.loaded:
             return
         gov = self.governance
         if doc.path is None or (gov is not None and gov.excluded(doc.path)):
@@ -420,7 +423,7 @@ class Runtime:
         if prompt is not None:
             provider.prefill(prompt.context)
 
-    def _load_progress(self, event: Any) -> None:
+    def _load_progress(self, event: LoadEvent) -> None:
         self.load_state = event
         listener = self.on_load_progress
         if listener is not None:
@@ -431,10 +434,10 @@ class Runtime:
         if listener is not None:
             listener(message, up)
 
-    def _breaker_changed(self, name: str, old: Any, new: Any) -> None:
+    def _breaker_changed(self, name: str, old: BreakerState, new: BreakerState) -> None:
         listener = self.on_breaker_change
         if listener is not None:
-            listener(name, str(getattr(old, "value", old)), str(getattr(new, "value", new)))
+            listener(name, old.value, new.value)
 
     def _corpus(self) -> list[str]:
         """Texts of the open documents, for the offline engine (excluded files left out)."""
@@ -481,14 +484,14 @@ class Runtime:
         except RuntimeError:
             self._rewarm = None
 
-    async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    async def warmup(self, progress: Callable[[str], None] | None = None) -> dict[str, object]:
         """The `lspAssist.warmCache` command: index, connections, local model, precompute;
         the summary says per tier whether its endpoint answered (and the local model's load)."""
         summary = await run_warmup(self, progress)
         summary["endpoints"] = await self.check_endpoints()
         load = self.load_state
         if load is not None:
-            summary["local_model"] = getattr(load, "error", None) or getattr(load, "message", "")
+            summary["local_model"] = load.error or load.message
         return summary
 
     async def check_endpoints(self) -> dict[str, str]:
@@ -552,15 +555,15 @@ def effective_url(provider: Provider) -> str:
     """Where the provider's requests go: its base URL; "" when it runs in this process or
     in a process we start on loopback (offline, local). A provider that names a host but
     no URL is treated as https to that host, so allowed_hosts still applies to it."""
-    url = getattr(provider, "base_url", None)
-    if isinstance(url, str) and url:
+    url = provider.base_url if isinstance(provider, HttpEndpoint) else None
+    if url:
         return url
     host = provider.endpoint_host
     return f"https://{host}" if host else ""
 
 
 def build_runtime(
-    workspace_roots: list[Path] | None = None, init_options: dict[str, Any] | None = None
+    workspace_roots: list[Path] | None = None, init_options: Mapping[str, object] | None = None
 ) -> Runtime:
     from lsp_assist.config.loader import unwrap_client_settings
 

@@ -20,14 +20,14 @@ def open_runtime(workspace: Path | None = None, overrides: dict[str, Any] | None
 async def wait_for_model(rt: Runtime, *, quiet: bool = False) -> None:
     """Wait for the embedded model to load, with a line on stderr: a load is not a timeout."""
     models = rt.local_models()
-    if not models or all(getattr(m, "loaded", False) for m in models):
+    if not models or all(m.loaded for m in models):
         return
     t0 = time.perf_counter()
     if not quiet:
         print(f"lsp-assist: loading the local model ({models[0].model})...", file=sys.stderr, flush=True)
     await rt.wait_for_models()
     if not quiet:
-        ok = all(getattr(m, "loaded", False) for m in models)
+        ok = all(m.loaded for m in models)
         what = "ready" if ok else "did not load (offline engine instead)"
         print(f"lsp-assist: local model {what} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 

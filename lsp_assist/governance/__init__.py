@@ -2,8 +2,9 @@
 
 Data boundaries (file exclusion, endpoint allow-list), secret redaction, credentials per
 environment, circuit breakers, rate limits and concurrency caps, cross-process quotas,
-the audit log, the admin policy and the usage report. The pipeline uses the facade
-`Governance` (guard.py); see its docstring for the call sequence around one model call.
+the audit log and the admin policy (the usage report read from the audit log lives in
+`telemetry/usage.py`). The pipeline uses the facade `Governance` (guard.py); see its
+docstring for the call sequence around one model call.
 """
 
 from lsp_assist.governance.guard import Governance, Permit, default_audit_path

@@ -214,7 +214,7 @@ class Governance:
         if config.team.store:
             from lsp_assist.governance.team_setup import build_team
 
-            team, terrs = build_team(config.team, settings, policy_paths)
+            team, terrs = build_team(config.team, settings, policy.team if policy is not None else None)
             errors += terrs
         gov = cls(
             settings,

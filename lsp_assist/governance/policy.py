@@ -19,6 +19,10 @@ How each key combines with the user's settings (`apply_policy`):
   when given (they are operational rather than loosenable, but an admin may pin them).
 
 `apply_policy` returns the locked key names (e.g. `governance.allowed_hosts`) for `doctor`.
+
+A policy file may also hold a `[team]` table (see `team_settings.py`); `load_policy` is
+the one reader of policy files and keeps it in `Policy.team`, and `stricter_limits` is
+the one way a policy's quotas and rate limits combine with the user's, team ones included.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from pathlib import Path
 
 from lsp_assist.governance.settings import (
     GovernanceSettings,
+    Limit,
     QuotaLimit,
     QuotaSettings,
-    RateLimit,
     parse_settings,
 )
 
@@ -55,6 +59,7 @@ class Policy:
     keys: frozenset[str]  # e.g. {"allowed_hosts", "audit.enabled", "quotas"}
     sources: tuple[str, ...] = ()
     raw: Mapping[str, object] = field(default_factory=dict)
+    team: Mapping[str, object] = field(default_factory=dict)  # the files' [team] tables, merged
 
 
 def policy_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -74,13 +79,16 @@ def _keys(raw: Mapping[str, object]) -> set[str]:
 
 
 def parse_policy(raw: Mapping[str, object], source: str = "<policy>") -> tuple[Policy, list[str]]:
-    table = raw.get("governance", raw)
+    team = raw.get("team")
+    team_table = dict(team) if isinstance(team, Mapping) else {}
+    # Governance keys stand at the top level or under [governance]; [team] is not one.
+    table = raw.get("governance", {k: v for k, v in raw.items() if k != "team"})
     if not isinstance(table, Mapping):
-        return Policy(GovernanceSettings(), frozenset(), (source,)), [f"{source}: governance is not a table"]
+        empty = Policy(GovernanceSettings(), frozenset(), (source,), team=team_table)
+        return empty, [f"{source}: governance is not a table"]
     settings, errors = parse_settings(table, environ={})
-    return Policy(settings, frozenset(_keys(table)), (source,), dict(table)), [
-        f"{source}: {e}" for e in errors
-    ]
+    policy = Policy(settings, frozenset(_keys(table)), (source,), dict(table), team_table)
+    return policy, [f"{source}: {e}" for e in errors]
 
 
 def load_policy(paths: Iterable[Path] | None = None) -> tuple[Policy | None, list[str]]:
@@ -110,7 +118,9 @@ def load_policy(paths: Iterable[Path] | None = None) -> tuple[Policy | None, lis
             merged = pol
         else:
             combined, _ = apply_policy(merged.settings, pol)
-            merged = Policy(combined, merged.keys | pol.keys, merged.sources + pol.sources)
+            # A later file's [team] values pin over an earlier one's.
+            team = {**merged.team, **pol.team}
+            merged = Policy(combined, merged.keys | pol.keys, merged.sources + pol.sources, team=team)
     return merged, errors
 
 
@@ -123,25 +133,14 @@ def _host_covered(host: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def _min_opt(a: float | None, b: float | None) -> float | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a, b)
-
-
-def _min_int(a: int | None, b: int | None) -> int | None:
-    v = _min_opt(a, b)
-    return None if v is None else int(v)
-
-
-def _min_quota(a: QuotaLimit | None, b: QuotaLimit) -> QuotaLimit:
-    a = a or QuotaLimit()
-    return QuotaLimit(
-        requests_per_day=_min_int(a.requests_per_day, b.requests_per_day),
-        tokens_per_day=_min_int(a.tokens_per_day, b.tokens_per_day),
-    )
+def stricter_limits(mine: Mapping[str, Limit], policy: Mapping[str, Limit]) -> dict[str, Limit]:
+    """The user's named limits with the policy's combined in: the lower of each value wins
+    (unset is unlimited), and a name only the policy gives is taken as it is."""
+    out = dict(mine)
+    for name, theirs in policy.items():
+        own = out.get(name)
+        out[name] = theirs if own is None else own.stricter(theirs)
+    return out
 
 
 def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[GovernanceSettings, set[str]]:
@@ -193,25 +192,16 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
     s = dataclasses.replace(s, audit=audit)
 
     if "quotas" in keys:
-        feats = dict(s.quotas.features)
-        tiers_q = dict(s.quotas.tiers)
+        feats = stricter_limits(s.quotas.features, p.quotas.features)
+        tiers_q = stricter_limits(s.quotas.tiers, p.quotas.tiers)
         for name, q in p.quotas.features.items():
-            feats[name] = _min_quota(feats.get(name), q)
             locked |= _quota_keys(f"governance.quotas.{name}", q)
         for name, q in p.quotas.tiers.items():
-            tiers_q[name] = _min_quota(tiers_q.get(name), q)
             locked |= _quota_keys(f"governance.quotas.tiers.{name}", q)
         s = dataclasses.replace(s, quotas=QuotaSettings(features=feats, tiers=tiers_q))
     if "rate_limits" in keys:
-        rl = dict(s.rate_limits)
-        for name, r in p.rate_limits.items():
-            mine = rl.get(name) or RateLimit()
-            rl[name] = RateLimit(
-                requests_per_minute=_min_opt(mine.requests_per_minute, r.requests_per_minute),
-                max_concurrent=_min_int(mine.max_concurrent, r.max_concurrent),
-            )
-            locked.add(f"governance.rate_limits.{name}")
-        s = dataclasses.replace(s, rate_limits=rl)
+        s = dataclasses.replace(s, rate_limits=stricter_limits(s.rate_limits, p.rate_limits))
+        locked |= {f"governance.rate_limits.{name}" for name in p.rate_limits}
     for k in ("breaker", "hedging", "prices", "environments"):
         if k in keys:
             s = dataclasses.replace(s, **{k: getattr(p, k)})

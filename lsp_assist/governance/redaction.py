@@ -131,6 +131,18 @@ class _Rule:
     validate: Callable[[str], bool] | None = None
 
 
+def _authorization(kind: str, scheme: str, credential: str, validate: Callable[[str], bool]) -> _Rule:
+    """An HTTP `Authorization` scheme in any case; only the credential after it is replaced."""
+    return _Rule(
+        kind,
+        (scheme,),
+        re.compile(rf"(?i)\b{scheme}[ \t]+({credential})"),
+        group=1,
+        lower=True,
+        validate=validate,
+    )
+
+
 _SECRET_NAME = re.compile(
     r"[\w.\-]*?(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|auth|credentials?|client[_\-]?secret|bearer)\d*"
@@ -338,22 +350,13 @@ RULES: tuple[_Rule, ...] = (
     ),
     _Rule("telegram-token", (":AA",), re.compile(r"(?<!\d)\d{8,10}:AA[A-Za-z0-9_\-]{33}(?![\w\-])")),
     # HTTP credentials: `Authorization: Bearer <token>` / `Basic <base64 of user:pass>`.
-    _Rule(
+    _authorization(
         "bearer-token",
-        ("bearer",),
-        re.compile(r"(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)"),
-        group=1,
-        lower=True,
-        validate=lambda v: _digit(v) and any(c.isalpha() for c in v),
+        "bearer",
+        r"[A-Za-z0-9\-._~+/]{16,}=*",
+        lambda v: _digit(v) and any(c.isalpha() for c in v),
     ),
-    _Rule(
-        "basic-auth",
-        ("basic",),
-        re.compile(r"(?i)\bbasic[ \t]+([A-Za-z0-9+/]{8,}={0,2})"),
-        group=1,
-        lower=True,
-        validate=lambda v: _basic_credentials(v),
-    ),
+    _authorization("basic-auth", "basic", r"[A-Za-z0-9+/]{8,}={0,2}", _basic_credentials),
 )
 
 

@@ -6,6 +6,8 @@ so each error names the offending key (`"governance.quotas.completion.requests_p
 expected an integer"`), unknown keys are reported, never fatal, a bad value keeps its
 default, and a zero is a value (`error_rate = 0`: any failure ratio opens the breaker once
 `min_calls` were made; `window_s = 0`: no ratio window, only consecutive failures).
+`QuotaLimit` and `RateLimit`, with their bounds, are read the same way (`read_limit`) under
+`[team]` and in the admin policy, and combine with the stricter value winning (`stricter`).
 
 TOML shape (every key optional)::
 
@@ -32,9 +34,10 @@ TOML shape (every key optional)::
     [governance.quotas.tiers.quality]         # per tier
     requests_per_day = 200
 
-    [governance.rate_limits.openai]           # key: a provider key, a tier name, or "default"
-    requests_per_minute = 120
-    max_concurrent = 2
+    [governance.rate_limits.openai]           # a provider name, a tier name, "default", or
+                                              # one endpoint: "openai:api.openai.com:gpt-4o-mini"
+    requests_per_minute = 120                 # at least 1 (leave it out for no limit)
+    max_concurrent = 2                        # at least 1
 
     [governance.breaker]
     failure_threshold = 5                     # consecutive failures that open it
@@ -67,7 +70,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from lsp_assist.config.loader import build_dataclass
 
@@ -86,12 +89,27 @@ class AuditSettings:
     backups: int = field(default=5, metadata=_NON_NEGATIVE)
 
 
+_N = TypeVar("_N", int, float)
+
+
+def _lower(a: _N | None, b: _N | None) -> _N | None:
+    """The stricter of two limits: None (unlimited) gives way to any number."""
+    return b if a is None else a if b is None else min(a, b)
+
+
 @dataclass(frozen=True)
 class QuotaLimit:
-    """None means unlimited."""
+    """A daily budget; None means unlimited. 0 is a value: no call (or token) that day, a
+    feature or tier switched off by its budget."""
 
     requests_per_day: int | None = field(default=None, metadata=_NON_NEGATIVE)
     tokens_per_day: int | None = field(default=None, metadata=_NON_NEGATIVE)
+
+    def stricter(self, other: QuotaLimit) -> QuotaLimit:
+        return QuotaLimit(
+            _lower(self.requests_per_day, other.requests_per_day),
+            _lower(self.tokens_per_day, other.tokens_per_day),
+        )
 
 
 @dataclass(frozen=True)
@@ -108,10 +126,23 @@ class QuotaSettings:
 
 @dataclass(frozen=True)
 class RateLimit:
-    """None means unlimited."""
+    """A rate and a concurrency cap; None means unlimited. Both are at least 1: the local
+    limiter and the shared store's token bucket allow bursts of up to `requests_per_minute`
+    calls, so a rate below 1 would admit no call at all (and both read 0 as no limit); a
+    cap of 0 would admit none either. No calls to a tier is `tiers_allowed`'s job."""
 
-    requests_per_minute: float | None = field(default=None, metadata=_NON_NEGATIVE)
+    requests_per_minute: float | None = field(default=None, metadata=_POSITIVE)
     max_concurrent: int | None = field(default=None, metadata=_POSITIVE)
+
+    def stricter(self, other: RateLimit) -> RateLimit:
+        return RateLimit(
+            _lower(self.requests_per_minute, other.requests_per_minute),
+            _lower(self.max_concurrent, other.max_concurrent),
+        )
+
+
+# Quotas and rate limits, wherever they are read: `[governance]`, `[team]`, the policy.
+Limit = TypeVar("Limit", QuotaLimit, RateLimit)
 
 
 @dataclass(frozen=True)
@@ -153,7 +184,11 @@ class GovernanceSettings:
     tiers_allowed: tuple[str, ...] | None = None  # None: every tier
 
     def rate_limit_for(self, provider_key: str, tier: str | None = None) -> RateLimit:
-        for key in (provider_key, tier, "default"):
+        """The limit of a provider endpoint, keyed `name:host:model` (`Components.provider_key`):
+        the table named by that whole key, else by the provider's name (`openai`), else by
+        the tier, else `default`; unlimited when none is given."""
+        provider = provider_key.split(":", 1)[0]
+        for key in (provider_key, provider, tier, "default"):
             if key and key in self.rate_limits:
                 return self.rate_limits[key]
         return RateLimit()
@@ -162,6 +197,29 @@ class GovernanceSettings:
 def _looks_like_secret(name: str) -> bool:
     # Variable names are upper-case identifiers; a long mixed token is probably a pasted key.
     return not name.replace("_", "").isalnum() or (len(name) > 24 and any(c.islower() for c in name))
+
+
+def read_limit(cls: type[Limit], raw: object, key: str, errors: list[str]) -> Limit | None:
+    """One quota or rate limit table, checked against the bounds in the fields' metadata by
+    the config loader; None (reported) when it is not a table."""
+    if not isinstance(raw, Mapping):
+        errors.append(f"{key}: expected a table")
+        return None
+    limit: Limit = build_dataclass(cls, raw, key, errors)
+    return limit
+
+
+def read_limits(cls: type[Limit], raw: object, key: str, errors: list[str]) -> dict[str, Limit]:
+    """A table of named limit tables (`{name: {requests_per_day = ...}}`), as `read_limit`."""
+    if not isinstance(raw, Mapping):
+        errors.append(f"{key}: expected a table")
+        return {}
+    out: dict[str, Limit] = {}
+    for name, sub in raw.items():
+        limit = read_limit(cls, sub, f"{key}.{name}", errors)
+        if limit is not None:
+            out[str(name)] = limit
+    return out
 
 
 def _parse_quotas(raw: object, errors: list[str]) -> QuotaSettings:
@@ -174,28 +232,14 @@ def _parse_quotas(raw: object, errors: list[str]) -> QuotaSettings:
     tiers: dict[str, QuotaLimit] = {}
     for name, sub in raw.items():
         if name == "tiers":
-            if not isinstance(sub, Mapping):
-                errors.append(f"{prefix}.tiers: expected a table")
-                continue
-            for tier, q in sub.items():
-                limit = _quota(q, f"{prefix}.tiers.{tier}", errors)
-                if limit is not None:
-                    tiers[str(tier)] = limit
+            tiers = read_limits(QuotaLimit, sub, f"{prefix}.tiers", errors)
         elif name in FEATURES:
-            limit = _quota(sub, f"{prefix}.{name}", errors)
+            limit = read_limit(QuotaLimit, sub, f"{prefix}.{name}", errors)
             if limit is not None:
                 features[str(name)] = limit
         else:
             errors.append(f"{prefix}.{name}: unknown feature (one of {', '.join(FEATURES)}, or 'tiers')")
     return QuotaSettings(features=features, tiers=tiers)
-
-
-def _quota(raw: object, key: str, errors: list[str]) -> QuotaLimit | None:
-    if not isinstance(raw, Mapping):
-        errors.append(f"{key}: expected a table")
-        return None
-    limit: QuotaLimit = build_dataclass(QuotaLimit, raw, key, errors)
-    return limit
 
 
 def _checked_environments(envs: dict[str, dict[str, str]], errors: list[str]) -> dict[str, dict[str, str]]:

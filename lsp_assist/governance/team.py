@@ -5,8 +5,8 @@ A call for (feature, tier, provider) is counted against, in the shared store:
 - quotas: ``feature:<f>`` and ``tier:<t>`` (from `[governance.quotas]`), ``bl:<business
   line>`` and ``user:<user>`` (from `[team.quotas]`), each only when it has a limit;
 - token buckets and concurrency caps: the provider's `[governance.rate_limits]` entry
-  (the same lookup as the local limiter: provider key, tier, "default"), the business
-  line's and the user's `[team.rate_limits]`.
+  (the same lookup as the local limiter: the endpoint's key, the provider's name, the
+  tier, "default"), the business line's and the user's `[team.rate_limits]`.
 
 `TeamGovernance.admit` returns a `SharedLease`, raises `QuotaExceeded` / `RateLimitSkip`,
 or returns None when the store cannot be asked; `fallback()` then says what applies:

@@ -15,8 +15,10 @@
 
 The feature and tier quotas and the provider rate limits stay under `[governance]`; with a
 store they are enforced across processes too. The admin policy file (`policy.toml`) may
-hold a `[team]` table: its `store`, `namespace`, `on_unavailable` and `business_line`
-replace the user's, and its quotas and limits combine with the user's (the stricter wins).
+hold a `[team]` table (read with the rest of the policy, `Policy.team`): its `store`,
+`namespace`, `on_unavailable` and `business_line` replace the user's, and its quotas and
+limits combine with the user's (the stricter wins). Limit tables have the bounds and the
+reader of `[governance]`'s (`settings.read_limits`).
 """
 
 from __future__ import annotations
@@ -24,21 +26,14 @@ from __future__ import annotations
 import getpass
 import ipaddress
 import os
-import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from lsp_assist.config.schema import AttributionConfig, TeamConfig
-from lsp_assist.governance.policy import policy_paths
-from lsp_assist.governance.settings import QuotaLimit, RateLimit
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+from lsp_assist.governance.policy import stricter_limits
+from lsp_assist.governance.settings import Limit, QuotaLimit, RateLimit, read_limits
 
 ON_UNAVAILABLE = ("local", "open", "closed")
 USER_ENV = "LSP_ASSIST_USER"
@@ -115,117 +110,21 @@ def default_user(environ: Mapping[str, str] | None = None) -> str:
         return "unknown"
 
 
-def _int_or_none(v: object, key: str, errors: list[str]) -> int | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        errors.append(f"{key}: expected an integer >= 0")
-        return None
-    return v
-
-
-def _float_or_none(v: object, key: str, errors: list[str]) -> float | None:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        errors.append(f"{key}: expected a number > 0")
-        return None
-    return float(v)
-
-
-def _named_tables(raw: object, key: str, errors: list[str]) -> dict[str, Mapping[str, Any]]:
-    if not isinstance(raw, Mapping):
-        errors.append(f"{key}: expected a table")
-        return {}
-    out: dict[str, Mapping[str, Any]] = {}
-    for name, sub in raw.items():
-        if isinstance(sub, Mapping):
-            out[str(name)] = sub
-        else:
-            errors.append(f"{key}.{name}: expected a table")
-    return out
-
-
 _KINDS = ("business_lines", "users")
-_T = TypeVar("_T")
 
 
-def _per_name(
-    raw: Mapping[str, Any],
-    prefix: str,
-    errors: list[str],
-    keys: frozenset[str],
-    build: Callable[[Mapping[str, Any], str], _T],
-) -> dict[str, dict[str, _T]]:
-    """`{business_lines|users: {name: table}}` -> `{kind: {name: build(table, dotted)}}`,
-    reporting unknown kinds, non-tables and unknown keys (one walk for quotas and rates)."""
-    out: dict[str, dict[str, _T]] = {kind: {} for kind in _KINDS}
+def _per_scope(
+    cls: type[Limit], raw: Mapping[str, Any], prefix: str, errors: list[str]
+) -> dict[str, dict[str, Limit]]:
+    """`{business_lines|users: {name: table}}` -> `{kind: {name: limit}}`, each table read
+    as `[governance]`'s are (`read_limits`); an unknown kind is reported."""
+    out: dict[str, dict[str, Limit]] = {kind: {} for kind in _KINDS}
     for kind, sub in raw.items():
         if kind not in out:
             errors.append(f"{prefix}.{kind}: unknown key (expected business_lines or users)")
             continue
-        for name, t in _named_tables(sub, f"{prefix}.{kind}", errors).items():
-            k = f"{prefix}.{kind}.{name}"
-            for extra in set(t) - keys:
-                errors.append(f"{k}.{extra}: unknown key (ignored)")
-            out[kind][name] = build(t, k)
+        out[kind] = read_limits(cls, sub, f"{prefix}.{kind}", errors)
     return out
-
-
-def _quotas(raw: Mapping[str, Any], prefix: str, errors: list[str]) -> dict[str, dict[str, QuotaLimit]]:
-    def build(t: Mapping[str, Any], k: str) -> QuotaLimit:
-        return QuotaLimit(
-            _int_or_none(t.get("requests_per_day"), f"{k}.requests_per_day", errors),
-            _int_or_none(t.get("tokens_per_day"), f"{k}.tokens_per_day", errors),
-        )
-
-    return _per_name(raw, prefix, errors, frozenset({"requests_per_day", "tokens_per_day"}), build)
-
-
-def _rates(raw: Mapping[str, Any], prefix: str, errors: list[str]) -> dict[str, dict[str, RateLimit]]:
-    def build(t: Mapping[str, Any], k: str) -> RateLimit:
-        mc = _int_or_none(t.get("max_concurrent"), f"{k}.max_concurrent", errors)
-        # 0 reads as "no cap" (RateLimit takes None or a positive cap), not a cap of zero.
-        return RateLimit(
-            _float_or_none(t.get("requests_per_minute"), f"{k}.requests_per_minute", errors),
-            mc if mc else None,
-        )
-
-    return _per_name(raw, prefix, errors, frozenset({"requests_per_minute", "max_concurrent"}), build)
-
-
-def _min(a: float | None, b: float | None) -> float | None:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _stricter_quota(a: QuotaLimit | None, b: QuotaLimit) -> QuotaLimit:
-    a = a or QuotaLimit()
-    r, t = _min(a.requests_per_day, b.requests_per_day), _min(a.tokens_per_day, b.tokens_per_day)
-    return QuotaLimit(None if r is None else int(r), None if t is None else int(t))
-
-
-def _stricter_rate(a: RateLimit | None, b: RateLimit) -> RateLimit:
-    a = a or RateLimit()
-    mc = _min(a.max_concurrent, b.max_concurrent)
-    return RateLimit(_min(a.requests_per_minute, b.requests_per_minute), None if mc is None else int(mc))
-
-
-def read_policy_team(paths: Iterable[Path] | None = None) -> tuple[dict[str, Any], list[str]]:
-    """The `[team]` tables of the admin policy files, merged (later files pin over earlier)."""
-    merged: dict[str, Any] = {}
-    errors: list[str] = []
-    for path in policy_paths() if paths is None else paths:
-        try:
-            data = tomllib.loads(path.read_text("utf-8"))
-        except FileNotFoundError:
-            continue
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-            errors.append(f"{path}: team policy unreadable ({e.__class__.__name__})")
-            continue
-        team = data.get("team")
-        if isinstance(team, Mapping):
-            merged.update(team)
-    return merged, errors
 
 
 def parse_team(
@@ -258,21 +157,19 @@ def parse_team(
         errors.append("team.password_env: expected the NAME of an environment variable (value hidden)")
         values["password_env"] = ""
 
-    quotas = _quotas(cfg.quotas, "team.quotas", errors)
-    rates = _rates(cfg.rate_limits, "team.rate_limits", errors)
+    quotas = _per_scope(QuotaLimit, cfg.quotas, "team.quotas", errors)
+    rates = _per_scope(RateLimit, cfg.rate_limits, "team.rate_limits", errors)
     if policy:
         pq = policy.get("quotas")
         if isinstance(pq, Mapping):
-            for kind, table in _quotas(pq, "policy team.quotas", errors).items():
-                for name, q in table.items():
-                    quotas[kind][name] = _stricter_quota(quotas[kind].get(name), q)
-                    locked.add(f"team.quotas.{kind}.{name}")
+            for kind, table in _per_scope(QuotaLimit, pq, "policy team.quotas", errors).items():
+                quotas[kind] = stricter_limits(quotas[kind], table)
+                locked |= {f"team.quotas.{kind}.{name}" for name in table}
         pr = policy.get("rate_limits")
         if isinstance(pr, Mapping):
-            for kind, rtable in _rates(pr, "policy team.rate_limits", errors).items():
-                for name, r in rtable.items():
-                    rates[kind][name] = _stricter_rate(rates[kind].get(name), r)
-                    locked.add(f"team.rate_limits.{kind}.{name}")
+            for kind, rtable in _per_scope(RateLimit, pr, "policy team.rate_limits", errors).items():
+                rates[kind] = stricter_limits(rates[kind], rtable)
+                locked |= {f"team.rate_limits.{kind}.{name}" for name in rtable}
     timeout = cfg.timeout_ms if cfg.timeout_ms > 0 else 250
     return (
         TeamSettings(
@@ -302,5 +199,4 @@ __all__ = [
     "TeamSettings",
     "check_store_url",
     "parse_team",
-    "read_policy_team",
 ]

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from lsp_assist.config.schema import TeamConfig
 from lsp_assist.governance.settings import GovernanceSettings
-from lsp_assist.governance.team_settings import parse_team, read_policy_team
+from lsp_assist.governance.team_settings import parse_team
 
 if TYPE_CHECKING:
     from lsp_assist.governance.team import TeamGovernance
@@ -18,13 +17,12 @@ if TYPE_CHECKING:
 def build_team(
     cfg: TeamConfig,
     governance: GovernanceSettings,
-    policy_paths: Sequence[Path] | None = None,
+    policy: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> tuple[TeamGovernance | None, list[str]]:
-    """The team governance, or None (local limits) with the reason among the errors."""
-    policy, errors = read_policy_team(policy_paths)
-    settings, terrs = parse_team(cfg, policy, environ)
-    errors += terrs
+    """The team governance, or None (local limits) with the reason among the errors.
+    `policy`: the admin policy's `[team]` table (`Policy.team`)."""
+    settings, errors = parse_team(cfg, policy, environ)
     if not settings.shared:
         return None, errors
     try:

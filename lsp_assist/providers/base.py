@@ -7,14 +7,20 @@ A provider turns a `ModelRequest` into an async stream of `StreamChunk`s. It mus
 - raise only `lsp_assist.errors.ProviderError` subclasses for failures;
 - never block the event loop.
 Timeouts (first token, total) are enforced by the pipeline, not by each provider.
+
+Two optional parts, checked with `isinstance` where they matter: `HttpEndpoint` (the URL
+requests go to, for allowed_hosts and reachability) and `EmbeddedModel` (a model loaded
+into this process: background loading with `LoadEvent`s, and prefill).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from lsp_assist.domain import ModelRequest, StreamChunk
+from lsp_assist.domain import ModelRequest, PromptContext, StreamChunk
 
 
 @runtime_checkable
@@ -53,4 +59,49 @@ class Provider(Protocol):
 
     async def aclose(self) -> None:
         """Release connections and processes."""
+        ...
+
+
+@runtime_checkable
+class HttpEndpoint(Protocol):
+    """A provider whose requests go to a URL (remote APIs, the managed local server)."""
+
+    @property
+    def base_url(self) -> str | None:
+        """The URL requests go to; None while it is not known yet (a server not started)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LoadEvent:
+    """One step of loading the model: for `$/progress` and the CLI's stderr line."""
+
+    message: str
+    percent: int | None = None
+    done: bool = False
+    error: str | None = None
+
+
+@runtime_checkable
+class EmbeddedModel(Provider, Protocol):
+    """A model loaded into this process (`providers/local.py`): loading runs in the
+    background and reports `LoadEvent`s; an idle model can read a prompt ahead of time."""
+
+    on_progress: Callable[[LoadEvent], None] | None
+
+    @property
+    def loaded(self) -> bool:
+        """True once the model is in memory."""
+        ...
+
+    def start_loading(self) -> asyncio.Task[object]:
+        """Begin loading in the background (idempotent while a load runs)."""
+        ...
+
+    async def ready(self) -> None:
+        """Wait until the model is loaded; raises `Unavailable` if it cannot be."""
+        ...
+
+    def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
+        """Read the prompt for `context` into the model's cache when idle; never waits."""
         ...

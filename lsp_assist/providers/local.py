@@ -30,7 +30,6 @@ import logging
 import os
 import time
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.templates import is_fim_model, render_completion, resolve_template
 from lsp_assist.domain import ModelRequest, PromptContext, StreamChunk, Usage
 from lsp_assist.errors import ProviderError, Unavailable
+from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
@@ -46,16 +46,6 @@ log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
 
 RETRY_LOAD_AFTER_S = 30.0
-
-
-@dataclass(frozen=True)
-class LoadEvent:
-    """One step of loading the model: for `$/progress` and the CLI's stderr line."""
-
-    message: str
-    percent: int | None = None
-    done: bool = False
-    error: str | None = None
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:

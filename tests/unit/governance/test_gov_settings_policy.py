@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_assist.governance.policy import apply_policy, load_policy, parse_policy
+from lsp_assist.config.schema import TeamConfig
+from lsp_assist.governance.policy import apply_policy, load_policy, parse_policy, stricter_limits
 from lsp_assist.governance.settings import QuotaLimit, RateLimit, parse_settings
+from lsp_assist.governance.team_settings import parse_team
 
 
 def test_parse_full_settings() -> None:
@@ -34,6 +36,26 @@ def test_parse_full_settings() -> None:
     assert s.breaker.failure_threshold == 3 and s.breaker.cooldown_s == 5
     assert s.prices["gpt-4o-mini"].completion_per_1k == 0.0006
     assert s.environments["prod"]["fast"] == "ACME_FAST_KEY"
+
+
+def test_rate_limit_tables_match_the_provider_key_by_each_documented_name() -> None:
+    # Limits are looked up with the key `Components.provider_key` builds, name:host:model;
+    # a table may be named after the provider, the tier, "default" or that full key.
+    table = {
+        "openai": {"requests_per_minute": 60},
+        "quality": {"requests_per_minute": 30},
+        "default": {"requests_per_minute": 10},
+        "mistral:codestral.mistral.ai:codestral-latest": {"requests_per_minute": 5},
+        "mistral": {"requests_per_minute": 50},
+    }
+    s, errors = parse_settings({"rate_limits": table}, environ={})
+    assert errors == []
+    assert s.rate_limit_for("openai:api.openai.com:gpt-4o-mini", "quality").requests_per_minute == 60
+    assert s.rate_limit_for("ollama:127.0.0.1:qwen2.5-coder:1.5b", "quality").requests_per_minute == 30
+    assert s.rate_limit_for("ollama:127.0.0.1:qwen2.5-coder:1.5b", "fast").requests_per_minute == 10
+    assert s.rate_limit_for("mistral:codestral.mistral.ai:codestral-latest").requests_per_minute == 5
+    assert s.rate_limit_for("mistral:codestral.mistral.ai:other").requests_per_minute == 50
+    assert parse_settings({}, environ={})[0].rate_limit_for("openai:h:m", "fast") == RateLimit()
 
 
 def test_errors_name_the_key_and_unknown_keys_are_reported() -> None:
@@ -132,7 +154,6 @@ def test_zero_values_are_kept_not_replaced_by_defaults() -> None:
             "hedging": {"enabled": True, "max_extra": 0},
             "audit": {"backups": 0},
             "quotas": {"completion": {"requests_per_day": 0}},
-            "rate_limits": {"default": {"requests_per_minute": 0}},
         },
         environ={},
     )
@@ -140,7 +161,66 @@ def test_zero_values_are_kept_not_replaced_by_defaults() -> None:
     assert s.breaker.error_rate == 0.0 and s.breaker.window_s == 0.0 and s.breaker.cooldown_s == 0.0
     assert s.hedging.max_extra == 0 and s.audit.backups == 0
     assert s.quotas.features["completion"].requests_per_day == 0
-    assert s.rate_limit_for("any") == RateLimit(requests_per_minute=0.0)
+
+
+def test_a_rate_or_cap_below_one_is_refused_where_any_limit_is_read() -> None:
+    # Below one request a minute the token buckets (burst = rate) admit nothing, and both
+    # limiters read 0 as "no limit": so such a value is reported, in [governance], in the
+    # policy and in [team] alike, and the limit stays unset (unlimited).
+    bad = {"x": {"requests_per_minute": 0, "max_concurrent": 0}, "y": {"requests_per_minute": 0.5}}
+    s, errors = parse_settings({"rate_limits": bad}, environ={})
+    assert s.rate_limit_for("x") == RateLimit() and s.rate_limit_for("y") == RateLimit()
+    assert errors == [
+        "governance.rate_limits.x.requests_per_minute: expected a number >= 1; using the default",
+        "governance.rate_limits.x.max_concurrent: expected a number >= 1; using the default",
+        "governance.rate_limits.y.requests_per_minute: expected a number >= 1; using the default",
+    ]
+    _, perrs = parse_policy({"rate_limits": bad}, "p.toml")
+    assert perrs == [f"p.toml: {e}" for e in errors]
+    team, terrs = parse_team(TeamConfig(rate_limits={"users": bad}), environ={})
+    assert team.limits.user_rates == {"x": RateLimit(), "y": RateLimit()}
+    assert terrs == [e.replace("governance.rate_limits.", "team.rate_limits.users.") for e in errors]
+    ok, errors = parse_settings({"rate_limits": {"x": {"requests_per_minute": 1.5}}}, environ={})
+    assert errors == [] and ok.rate_limit_for("x") == RateLimit(requests_per_minute=1.5)
+
+
+def test_team_and_governance_limits_share_one_reader() -> None:
+    quotas = {"requests_per_day": -1, "tokens_per_day": 0, "per_hour": 3}
+    s, errors = parse_settings({"quotas": {"tiers": {"fast": quotas}}}, environ={})
+    team, terrs = parse_team(TeamConfig(quotas={"business_lines": {"fast": quotas}}), environ={})
+    assert team.limits.business_lines["fast"] == s.quotas.tiers["fast"] == QuotaLimit(tokens_per_day=0)
+    assert terrs == [e.replace("governance.quotas.tiers.", "team.quotas.business_lines.") for e in errors]
+    assert len(errors) == 2  # the negative count and the unknown key
+
+
+def test_policy_and_user_limits_combine_field_by_field() -> None:
+    mine = {"a": RateLimit(10.0, None), "b": RateLimit(5.0, 2)}
+    theirs = {"a": RateLimit(20.0, 3), "c": RateLimit(None, 1)}
+    assert stricter_limits(mine, theirs) == {
+        "a": RateLimit(10.0, 3),
+        "b": RateLimit(5.0, 2),
+        "c": RateLimit(None, 1),
+    }
+    quotas = stricter_limits({"q": QuotaLimit(100, None)}, {"q": QuotaLimit(None, 0)})
+    assert quotas == {"q": QuotaLimit(100, 0)}
+
+
+def test_the_policy_files_team_table_is_read_with_the_policy(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text('[governance]\nexclude = ["*.sql"]\n[team]\non_unavailable = "closed"\nbusiness_line = "x"')
+    b.write_text('respect_gitignore = true\n[team]\nbusiness_line = "payments"\n[team.quotas.users.default]\n'
+                 "requests_per_day = 5")  # fmt: skip
+    policy, errors = load_policy([a, b])
+    assert errors == [] and policy is not None  # [team] is not an unknown governance key
+    assert policy.team == {
+        "on_unavailable": "closed",
+        "business_line": "payments",
+        "quotas": {"users": {"default": {"requests_per_day": 5}}},
+    }
+    team, terrs = parse_team(TeamConfig(), policy.team, environ={})
+    assert terrs == [] and team.on_unavailable == "closed" and team.business_line == "payments"
+    assert team.limits.quota_for_user("anyone") == QuotaLimit(requests_per_day=5)
+    assert "team" not in policy.keys and policy.settings.respect_gitignore
 
 
 def test_out_of_range_values_keep_their_default_and_name_the_key() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from lsp_assist.cli import usage_cmd
 from lsp_assist.governance.settings import Price, parse_settings
-from lsp_assist.governance.usage import (
+from lsp_assist.telemetry.usage import (
     build_report,
     parse_since,
     percentile,
