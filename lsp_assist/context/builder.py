@@ -33,7 +33,6 @@ from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import (
-    NEAR_WORDS_LANGUAGES,
     Relevance,
     families_of,
     family_of,
@@ -55,7 +54,7 @@ from lsp_assist.context.symbols import (
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
-from lsp_assist.languages import canonical, index_language, line_comment
+from lsp_assist.languages import canonical, index_language, line_comment, tuning_for
 from lsp_assist.languages.rules import LangSpec
 
 # Shares of the local budget each optional item may take, so no one item starves the others.
@@ -1047,7 +1046,7 @@ class ContextEngine:
             mentioned=mentioned,
             near=near_rows,
             families=self._families(doc, mentioned),
-            near_words=words_of(near_rows) if lang in NEAR_WORDS_LANGUAGES else frozenset(),
+            near_words=words_of(near_rows) if tuning_for(lang).near_words else frozenset(),
         )
         editor_snippets: list[Snippet] = []
         if editor:  # what no outline of ours has, first on the shared cross-file budget

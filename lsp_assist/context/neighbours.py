@@ -36,97 +36,41 @@ from lsp_assist.context.outline import (
 from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
 from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
-from lsp_assist.languages import HEADER_EXTENSIONS, line_comment
+from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, line_comment, profile, tuning_for
+from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
 
-MAX_CANDIDATES = 5  # fewer files, more of each (measured: 8 spread the budget too thin)
-# ... per language where a file draws on more of them: a C file includes a dozen headers,
-# most of them small (tree-sitter's clock.h has 10 entries, alloc.h 7) and all visible to
-# it at once; with 5, parser.c's fifteen included headers left its clock_* and array_*
-# names out. Measured, index only, 150 positions, seed 1 / 2: C 5 -> 51.7 / -, 7 -> 53.7 /
-# 53.7, 8 -> 54.3 / 55.0, 10 -> 53.7 / 53.7; C++ (LevelDB) 6 and 7 cost in-file recall
-# (76.4 -> 75.5, 74.9: the outlines leave less to the file), so it keeps 5. Since a C
-# file's small headers keep their share (AFFINITY_SHARES) and its sources no longer take
-# a place (DECLARED_IN_HEADERS): 8 -> 59.0 / 59.3, 9 -> 62.3 / 62.0, 10 -> 62.3 / 62.0,
-# 12 -> 60.0 / - (in-file 82.6 / 80.6 -> 82.6 / 80.4 at 9: one line's NULL_SUBTREE).
-# A Go file sees its whole package (crypto/tls: 30 files, net/http: 50), and auth.go or
-# sniff.go ranked sixth; with `PACKAGE_SHARES` and `SPREADS` for Go, Go index (tab, in-file
-# +tabs+index) seed 1 / seed 2: 5 -> 62.3 / 60.0 (87.0 / 86.0, 77.4 / 77.4), 6 -> 61.0
-# / 61.3 (87.0 / 86.3, 77.3 / 77.4; again: 61.0 / 61.3, 87.0 / 87.0, 76.9 / 77.4), 7 ->
-# 60.3 / 64.0 (87.0 / 86.3, 76.8 / 77.3: 7 costs in-file recall).
-MAX_CANDIDATES_BY_LANGUAGE = {"c": 9, "go": 6}
-MAX_FILES = max(MAX_CANDIDATES, *MAX_CANDIDATES_BY_LANGUAGE.values())  # what `assemble` takes
+# Per-language values of the cross-file step: `languages/tuning.py`, measured in docs/tuning.md.
+MAX_CANDIDATES = DEFAULT_TUNING.max_candidates  # fewer files, more of each
+PACKAGE_SHARE = DEFAULT_TUNING.package_share
+SPREAD = DEFAULT_TUNING.spread
+AFFINITY_SHARE = DEFAULT_TUNING.affinity_share
+AFFINITY_WEIGHT = DEFAULT_TUNING.affinity_weight
+MAX_FILES = max(MAX_CANDIDATES, *(p.tuning.max_candidates for p in PROFILES))  # what `assemble` takes
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
-# Per language: a member name of a file (a method, a field, an enum variant) spelled
-# elsewhere in this file, worth this much (over the files defining it): a file whose
-# types this one uses all over is where a line's next name comes from. Measured, index
-# only, 150 positions: Rust (clap) 0 -> 59.3%, 0.1 -> 67.3%, 0.25 -> 68.7%; C++ (LevelDB,
-# with its affinity weight below) 0 -> 60.2%, 0.1 -> 63.5%; C (tree-sitter) 0 -> 46.3%,
-# 0.1 -> 43.0% (struct fields are spelled everywhere there).
-MEMBER_EVIDENCE = {"rust": 0.25, "cpp": 0.1}
 MIN_SCORE = 0.1
-# Languages where a name another file defines is reached through its header: a function
-# both declared in stack.h and defined in stack.c is evidence for stack.h only (this file
-# includes the header; the source adds its static helpers, which no other file can call,
-# and took a candidate's place: parser.c's lexer.h fell past stack.c and subtree.c).
-# Measured, index only, 150 positions, seed 1 / 2: C 58.3 / 58.0 -> 59.0 / 59.3.
-DECLARED_IN_HEADERS = frozenset({"c"})
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this
 # much evidence (a name the enclosing function uses and one file defines gets 1.0).
 # Measured on the JDK (index only): 0.25 -> 60.0%, 0.5 -> 61.3%, 0.75 -> 60.3%, 1.0 -> 58.0%.
 PRIOR_EVIDENCE = 0.5
-# The package names line: the names no outline shows, within this share of the cross-file
-# budget (JDK: 0.2 -> 61.3%, 0.3 -> 62.7%), those whose prior is at least PACKAGE_MIN_SCORE.
-PACKAGE_SHARE = 0.3
-# ... per language: a Go prompt's cross-file budget is small (800-1000 of 4,000
-# characters: its functions are long), and the members of the types the code holds,
-# which only outlines show, are worth more of it than the package's top-level names.
-# Measured, Go index only, seed 1 / seed 2: 0.3 -> 57.0 / 59.3, 0.2 -> 59.7 / 61.3,
-# 0.15 -> 59.0 / 61.3, 0.1 -> 58.8 / 61.7 (in-file +tabs+index 76.9-77.3 / 77.3-77.4).
-PACKAGE_SHARES = {"go": 0.2}
+# The package names line: the names no outline shows, within `tuning.package_share` of the
+# cross-file budget, those whose prior is at least PACKAGE_MIN_SCORE.
 PACKAGE_MIN_SCORE = 0.1
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
-# total score (of the names it could newly show, not those this file spells) to this
-# power (0.5: a 100-entry module's names are not worth a tenth of a 10-entry module's,
-# but a name of the small one comes first), per character of its name.
-SPREAD = 0.5
-# ... per language: a Go package is flat, a few hub files (crypto/tls's common.go: 245
-# entries, handshake_messages.go: 120) next to small ones (alert.go: 39, prf.go: 31,
-# auth.go: 11) whose names starved beside them. Measured, Go index only (with its
-# PACKAGE_SHARES), seed 1 / seed 2: 0.4 -> 57.5 / 61.3, 0.5 -> 59.7 / 61.3, 0.6 -> 62.3 /
-# 60.0, 0.7 -> 61.3 / 60.3 (tab 86-88, in-file +tabs+index 76.9-77.4 throughout).
-SPREADS = {"go": 0.6}
-# ... times the file's share of the evidence that the cursor's code uses it, (affinity + 1)
-# / (top affinity + 1) to this power: a Go tab whose names the file spells thirty times is
-# worth more of the budget than one it spells once (the weight alone spans 0.63-0.9). A
-# file this one imports names from has its evidence in the import line: it keeps a share of 1
-# (scaled too, a hub module every file spells crowded out rich's small ones: index 69 -> 65).
-# Go, tab / index: 0 -> 68.0 / 46.2, 0.5 -> 76.0 / 47.7, 1 -> 78.0 / 49.4, 2 -> 78.0 / 50.8.
-AFFINITY_SHARE = 1.0
-# ... per language where the weight's affinity scaling (`AFFINITY_WEIGHTS`) already says it:
-# a C file spells its biggest header's names hundreds of times (parser.c and subtree.h),
-# and scaled twice, the small headers it draws on all over (array.h's macros, alloc.h's
-# ts_malloc) kept nothing. Measured, index only, 150 positions, seed 1 / 2: C 1.0 -> 55.0 /
-# 54.0, 0.5 -> 57.0 / -, 0.25 -> 59.7 / -, 0 -> 58.3 / 58.0 (tab 90.7 -> 92.0 / 89.0 ->
-# 89.7, in-file 82.6 / 80.6 unchanged).
-AFFINITY_SHARES = {"c": 0.0}
+# total score to the power `tuning.spread`, per character of its name.
+# ... times the file's share of the evidence that the cursor's code uses it, to the power
+# `tuning.affinity_share` (a file this one imports names from keeps a share of 1).
 FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
 # Weights of the ways a file becomes a candidate (an entry's score is multiplied by it).
-AFFINITY_WEIGHT = 0.3  # how much a file's affinity scales its weight
-# ... per language where the imports say less: a C file includes a dozen headers (and
-# each of them more), so what the code uses says more than the include list. Measured,
-# index only, 150 positions: C 0.3 -> 35.0%, 0.5 -> 40.3%, 0.8 -> 46.3%, 1.0 -> 47.7%;
-# C++ 57.5%, 60.8%, 60.2%, 61.2%; Rust 59.3%, 58.7%, 52.7% (0.3, 0.5, 0.8: its imports
-# name the types it uses).
-AFFINITY_WEIGHTS = {"c": 0.8, "cpp": 0.8}
+# (`tuning.affinity_weight`: how much a file's affinity scales its weight.)
 W_IMPORTED = 1.0
 W_IMPORTED_UNUSED = 0.9
 W_REEXPORTS = 0.6  # the module an import names when it only re-exports those names
@@ -137,28 +81,9 @@ W_DEFINES = 0.75
 W_SIBLING = 0.55
 
 
-#: Extensions tried for an import written without one, per language.
-IMPORT_EXTENSIONS: dict[str, tuple[str, ...]] = {
-    "python": (".py", "/__init__.py", ".pyi"),
-    "javascript": (".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", "/index.js", "/index.ts"),
-    "typescript": (".ts", ".tsx", ".d.ts", ".js", "/index.ts", "/index.tsx", "/index.js"),
-    "tsx": (".tsx", ".ts", ".js", "/index.tsx", "/index.ts"),
-    "rust": (".rs", "/mod.rs"),
-    "java": (".java",),
-    "c": ("",),
-    "cpp": ("",),
-}
-#: Languages whose files see their directory's other files without an import.
-PACKAGE_BY_DIRECTORY = frozenset({"go", "java"})
-#: Languages whose files also get the package prior (`package_prior.py`): candidates
-#: weighed by it and a line of the package's names. Those where a package's names are
-#: visible without an import (in Python the imports say it; measured: no gain there).
-PRIOR_LANGUAGES = PACKAGE_BY_DIRECTORY
 TRANSITIVE_DECAY = 0.85  # per level of includes past the file's own (`TRANSITIVE_IMPORTS`)
 MAX_IMPORT_DEPTH = 3  # levels of includes followed past the file's own
 MAX_TRANSITIVE = 48  # files reached that way, at most
-#: A C/C++ file's companion header or source (same stem, another of these extensions).
-COMPANIONS = {"c": (".h", ".c"), "cpp": (".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx")}
 RUST_ROOT_FILES = ("lib.rs", "main.rs")  # a crate's root module (`crate::`)
 RUST_ROOT_LEVELS = 8  # directories walked up from a file to find them
 
@@ -413,7 +338,8 @@ class PathResolver:
 
     def resolve(self, ref: ImportRef, current: str, language: str) -> list[str]:
         here = os.path.dirname(current)
-        exts = IMPORT_EXTENSIONS.get(language, ("",))
+        spelled = profile(language)
+        exts = (spelled.import_extensions if spelled is not None else ()) or ("",)
         if ref.kind == "python":
             mod = ref.module
             dots = len(mod) - len(mod.lstrip("."))
@@ -513,6 +439,7 @@ def gather_candidates(
     mentioned: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Candidate files for the cursor, strongest first (ties by path: deterministic)."""
+    tuned = tuning_for(language)
     cands: dict[str, Candidate] = {}
 
     def add(p: str, w: float, why: str) -> Candidate | None:
@@ -546,14 +473,16 @@ def gather_candidates(
         for p, depth, via in transitive_imports(resolver, tuple(direct), language):
             add(p, W_IMPORTED * TRANSITIVE_DECAY**depth, f"included through {os.path.basename(via)}")
     here = os.path.dirname(path)
-    if language in PACKAGE_BY_DIRECTORY:
+    lang_profile = profile(language)
+    by_directory = lang_profile is not None and lang_profile.package_by_directory
+    if by_directory:
         ext = os.path.splitext(path)[1]
         for p in sorted(
             set(index.paths_in_dir(here)) | {o for o in open_paths if os.path.dirname(o) == here}
         ):
             if p.endswith(ext) and not p.endswith("_test.go"):
                 add(p, W_PACKAGE, "same package (visible without an import)")
-    for ext in COMPANIONS.get(language, ()):
+    for ext in lang_profile.companions if lang_profile is not None else ():
         base = os.path.splitext(path)[0]
         if resolver.exists(base + ext):
             add(base + ext, W_PACKAGE, "this file's header/source pair")
@@ -576,7 +505,7 @@ def gather_candidates(
         lookups += 1
         syms = index.lookup(name)
         hits = {s.path for s in syms if s.path != path}
-        if language in DECLARED_IN_HEADERS:
+        if tuned.declared_in_headers:
             declared = {p for p in hits if os.path.splitext(p)[1] in HEADER_EXTENSIONS}
             hits = declared or hits
         if not hits or len(hits) > MAX_DEFINERS:
@@ -592,7 +521,7 @@ def gather_candidates(
         if os.path.splitext(p)[1] == os.path.splitext(path)[1]:
             add(p, W_SIBLING, "in the same directory (workspace index)")
     used_set = used if isinstance(used, (set, frozenset)) else set(used)
-    prior = package_prior(index, path, language, mentioned) if language in PRIOR_LANGUAGES else None
+    prior = package_prior(index, path, language, mentioned) if by_directory else None
     for c in cands.values():
         outline = index.outline(c.path)
         if outline is None:
@@ -602,7 +531,7 @@ def gather_candidates(
         spelled = outline.top_names() & mentioned
         ev = evidence.get(c.path, 0.0)
         ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
-        member_evidence = MEMBER_EVIDENCE.get(language, 0.0)
+        member_evidence = tuned.member_evidence
         if member_evidence:
             members = (outline.names() - outline.top_names()) & mentioned
             ev += member_evidence * sum(1.0 / max(1, index.definers(n)) for n in members)
@@ -615,11 +544,11 @@ def gather_candidates(
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
     top = max((c.affinity for c in cands.values()), default=0.0)
     if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
-        aw = AFFINITY_WEIGHTS.get(language, AFFINITY_WEIGHT)
+        aw = tuned.affinity_weight
         for c in cands.values():
             c.weight = round(c.weight * (1.0 - aw + aw * c.affinity / top), 4)
     ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
-    return ranked[: MAX_CANDIDATES_BY_LANGUAGE.get(language, MAX_CANDIDATES)]
+    return ranked[: tuned.max_candidates]
 
 
 _Resolved = tuple[tuple[ImportRef, list[str], dict[str, list[str]]], ...]
@@ -696,7 +625,7 @@ def assemble(
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
-    Greedy over value per character (see `SPREAD`) with whole entries only (an entry's
+    Greedy over value per character (see `CrossFileTuning.spread`) with whole entries only (an entry's
     container header is paid for with it); a file's share is capped. Files come out in candidate
     order (weight, then path) and entries in file order: deterministic for equal inputs.
     """
@@ -710,7 +639,7 @@ def assemble(
         first, _names = package_line(
             package,
             rel.mentioned | rel.used,
-            int(budget * PACKAGE_SHARES.get(package.language, PACKAGE_SHARE)),
+            int(budget * tuning_for(package.language).package_share),
             line_comment(package.language),
             PACKAGE_MIN_SCORE,
         )
@@ -726,7 +655,7 @@ def assemble(
     outlines: list[FileOutline | None] = []
     considered = 0
     top_affinity = max((c.affinity for c in candidates[:MAX_FILES]), default=0.0)
-    affinity_share = AFFINITY_SHARES.get(language, AFFINITY_SHARE)
+    affinity_share = tuning_for(language).affinity_share
     for rank, cand in enumerate(candidates[:MAX_FILES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
@@ -763,7 +692,7 @@ def assemble(
         )
         if total <= 0:
             total = sum(s for s in scores if s >= MIN_SCORE)
-        spread = SPREADS.get(outline.language, SPREAD)
+        spread = tuning_for(outline.language).spread
         norm = cand.weight / (total**spread) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
             norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share

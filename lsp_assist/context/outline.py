@@ -39,21 +39,10 @@ MODULE_USED_SCORE = 1.3  # ... whose name the enclosing function uses
 # `directoryHeaderLen` next to `directoryHeaderSignature`): constants and enum members
 # come in families, and a line that needs one member often needs another.
 FAMILY_BONUS = 1.5
-# A name whose distinctive words (`tail_words`: past its first two, `ts_subtree_total_bytes`
-# -> total, bytes) are at least half spelled in the rows around the cursor: `ts_language_field_map`
-# under a `field_map` variable, `ts_subtree_parse_state` in `ts_node_parse_state`. A C
-# header's names share one prefix (subtree.h's hundred `ts_subtree_*`), so the family says
-# nothing of which one a line needs; the words after it do. Per language: the builder
-# fills `Relevance.near_words` only for those in NEAR_WORDS_LANGUAGES. Measured, tree-sitter
-# C, 150 positions, seed 1 / 2 (tab / index / in-file): off 91.4 / 83.8, 63.9 / 54.6,
-# 83.3 / 80.6; all tail words, x2: 92.8 / 86.4, 68.6 / 59.9, 83.2 / 80.6; x3: 68.9 / 59.6
-# (index); words past the first one: 69.2 / 54.6; half the tail words, x1.5: 69.9 / 60.2;
-# x2: 94.3 / 92.0, 71.6 / 61.2, 83.5 / 80.6; x3: 71.6 / 62.2 but in-file 84.0 / 80.5.
-# The words of the enclosing function's names as well as the near rows': 68.6 / 58.2 (x2).
-# A name of one or two words (a struct's field) by all its words, x2: 95.0 / 92.7, 74.6 /
-# 61.9, 83.3 / 80.7 (only its words of 3 or 4 letters and more: 61.6 on seed 2).
+# A name whose distinctive words (`tail_words`: past its first two) are at least half spelled
+# in the rows around the cursor ranks this much higher, in the languages whose tuning says
+# `near_words` (a C header's names share one prefix: the words after it tell them apart).
 NEAR_WORDS_BONUS = 2.0
-NEAR_WORDS_LANGUAGES = frozenset({"c"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 

@@ -18,6 +18,7 @@ from lsp_assist.languages.registry import (
     line_comment,
     profile,
     supported_languages,
+    tuning_for,
 )
 from lsp_assist.languages.syntax import IDENTIFIER_NODE_TYPES
 
@@ -34,4 +35,5 @@ __all__ = [
     "line_comment",
     "profile",
     "supported_languages",
+    "tuning_for",
 ]

@@ -11,6 +11,7 @@ import re
 
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
+from lsp_assist.languages.tuning import CrossFileTuning
 
 #: C and C++ headers (read as C++).
 HEADER_EXTENSIONS = frozenset({".h", ".hh", ".hpp", ".hxx"})
@@ -155,6 +156,15 @@ PROFILES = (
         imports=_C_IMPORTS,
         top_level_stops=("\n#include", "\n#define"),
         transitive_imports=True,
+        import_extensions=("",),
+        companions=(".h", ".c"),
+        tuning=CrossFileTuning(
+            max_candidates=9,
+            affinity_share=0.0,
+            affinity_weight=0.8,
+            declared_in_headers=True,
+            near_words=True,
+        ),
     ),
     LanguageProfile(
         name="cpp",
@@ -174,5 +184,8 @@ PROFILES = (
         imports=_C_IMPORTS,
         top_level_stops=("\n#include", "\n#define", "\nnamespace "),
         transitive_imports=True,
+        import_extensions=("",),
+        companions=(".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx"),
+        tuning=CrossFileTuning(member_evidence=0.1, affinity_weight=0.8),
     ),
 )

@@ -4,6 +4,7 @@ import re
 
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
+from lsp_assist.languages.tuning import CrossFileTuning
 
 _GO_SYMBOLS = LangSpec(
     defs={
@@ -61,5 +62,7 @@ PROFILES = (
         outline=_GO_OUTLINE,
         imports=_GO_IMPORTS,
         top_level_stops=("\nfunc ", "\ntype ", "\nimport "),
+        package_by_directory=True,
+        tuning=CrossFileTuning(max_candidates=6, package_share=0.2, spread=0.6),
     ),
 )

@@ -62,5 +62,7 @@ PROFILES = (
         outline=_JAVA_OUTLINE,
         imports=_JAVA_IMPORTS,
         top_level_stops=("\npublic class ", "\nclass ", "\nimport "),
+        import_extensions=(".java",),
+        package_by_directory=True,
     ),
 )

@@ -143,6 +143,7 @@ PROFILES = (
         outline=_JS_OUTLINE,
         imports=_JS_IMPORTS,
         top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport "),
+        import_extensions=(".js", ".mjs", ".cjs", ".jsx", ".ts", ".tsx", "/index.js", "/index.ts"),
     ),
     LanguageProfile(
         name="typescript",
@@ -153,6 +154,7 @@ PROFILES = (
         outline=_TS_OUTLINE,
         imports=_JS_IMPORTS,
         top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
+        import_extensions=(".ts", ".tsx", ".d.ts", ".js", "/index.ts", "/index.tsx", "/index.js"),
     ),
     LanguageProfile(
         name="tsx",
@@ -163,5 +165,6 @@ PROFILES = (
         outline=_TS_OUTLINE,
         imports=_JS_IMPORTS,
         top_level_stops=("\nfunction ", "\nexport ", "\nclass ", "\nimport ", "\ninterface "),
+        import_extensions=(".tsx", ".ts", ".js", "/index.tsx", "/index.ts"),
     ),
 )

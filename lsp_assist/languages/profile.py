@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
+from lsp_assist.languages.tuning import DEFAULT, CrossFileTuning
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,14 @@ class LanguageProfile:
     transitive_imports: bool = False
     # Lines that start a new top-level definition: they end a suggestion made inside a block.
     top_level_stops: tuple[str, ...] = ()
+    # Extensions tried for an import written without one ("": the import names the file).
+    import_extensions: tuple[str, ...] = ()
+    # A file sees its directory's other files without an import (Go, Java packages); those
+    # files also get the package prior (`context/package_prior.py`).
+    package_by_directory: bool = False
+    # A file's companion header or source: same stem, another of these extensions.
+    companions: tuple[str, ...] = ()
+    tuning: CrossFileTuning = DEFAULT  # the cross-file step's numbers (`languages/tuning.py`)
 
     def complete(self) -> list[str]:
         """What this profile lacks (empty when it is usable): a test checks every one."""

@@ -49,5 +49,6 @@ PROFILES = (
         outline=_PY_OUTLINE,
         imports=_PY_IMPORTS,
         top_level_stops=("\ndef ", "\nclass ", "\nasync def ", "\n@", "\nif __name__"),
+        import_extensions=(".py", "/__init__.py", ".pyi"),
     ),
 )

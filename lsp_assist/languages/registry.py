@@ -18,6 +18,7 @@ from tree_sitter import Language
 from lsp_assist.languages import c, go, java, javascript, python, rust
 from lsp_assist.languages.comments import OTHER_COMMENTS
 from lsp_assist.languages.profile import LanguageProfile
+from lsp_assist.languages.tuning import DEFAULT, CrossFileTuning
 
 _log = logging.getLogger(__name__)
 
@@ -97,3 +98,9 @@ def get_language(language_id: str) -> Language | None:
 def supported_languages() -> tuple[str, ...]:
     """Canonical names of the grammars we know about."""
     return tuple(_BY_NAME)
+
+
+def tuning_for(language: str) -> CrossFileTuning:
+    """The cross-file step's numbers for `language` (the defaults when it has no profile)."""
+    p = profile(language)
+    return p.tuning if p is not None else DEFAULT

@@ -4,6 +4,7 @@ import re
 
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
+from lsp_assist.languages.tuning import CrossFileTuning
 
 _RUST_SYMBOLS = LangSpec(
     defs={
@@ -84,5 +85,7 @@ PROFILES = (
         outline=_RUST_OUTLINE,
         imports=_RUST_IMPORTS,
         top_level_stops=("\nfn ", "\npub fn ", "\nimpl ", "\n#[", "\nmod "),
+        import_extensions=(".rs", "/mod.rs"),
+        tuning=CrossFileTuning(member_evidence=0.25),
     ),
 )

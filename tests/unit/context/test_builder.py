@@ -12,6 +12,7 @@ from lsp_assist.context.mode import decide_mode
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.languages.tuning import CrossFileTuning
 
 HEADER = "import os\nimport sys\nfrom collections import OrderedDict\n\n"
 
@@ -419,6 +420,6 @@ def test_a_c_headers_name_whose_words_the_rows_around_the_cursor_spell_ranks_fir
         return "\n".join(s.text for s in ctx.snippets if s.reason == "outline")
 
     assert "ts_language_field_map" in outline_text()
-    monkeypatch.setattr(builder_module, "NEAR_WORDS_LANGUAGES", frozenset())
+    monkeypatch.setattr(builder_module, "tuning_for", lambda _lang: CrossFileTuning())  # near_words off
     got = outline_text()
     assert "ts_language_" in got and "ts_language_field_map" not in got  # before: a sibling
