@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Point, Tree
 
-from lsp_assist.context.bindings import BindingCache
 from lsp_assist.context.crossfile import IDENT, STOPWORDS, CrossFileRanker, SourceDoc, names_that_fit
 from lsp_assist.context.editor_definitions import (
     EDITOR_SHARE,
@@ -79,11 +78,6 @@ RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
 RELATED_WINDOW = 6
 RELATED_STEP = 3
-DEFS_SHARE = 0.0  # off: measured -0.4 to -0.7 points on seed 2 (see report); a tunable
-DEFS_ABOVE_ROWS = 8
-DEFS_BELOW_ROWS = 6
-DEFS_REACH = 400  # rows scanned back for a binding (bounded work per keystroke)
-CLASS_REACH = 800
 SKIP_PROSE = 1
 SNIPPET_SHARE = 0.07  # similar windows of other files (only from what the outlines leave)
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
@@ -209,7 +203,6 @@ class ContextEngine:
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
         self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
         self._windows: dict[tuple[frozenset[str], ...], frozenset[str]] = {}  # related windows' names
-        self._binds = BindingCache()
         self.prose = ProseSpans()  # docstrings and block comments the windows step over
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
@@ -514,15 +507,6 @@ class ContextEngine:
                 "lines that open the blocks around the cursor (by indentation)",
                 sel.try_add(headers, int(local_budget * 0.15)),
             )
-        # 3b. The lines that bind the names around the cursor (locals, `self.x`), one each.
-        if time.perf_counter() < deadline:
-            sel.label = "definitions"
-            parts.line(
-                "definitions",
-                "lines that assign the names used around the cursor (outside the window)",
-                self._add_bindings(sel, doc, row, chain, lang == "python", int(local_budget * DEFS_SHARE)),
-            )
-
         # Optional items shrink at small budgets, where the contiguous window matters most.
         # Both this scale and the related lines' share are of the whole budget: what other
         # files take comes out of the far prefix and suffix (the fewest names per character
@@ -797,73 +781,6 @@ class ContextEngine:
                 self._idents.clear()
             self._idents[text] = got
         return got
-
-    def _add_bindings(
-        self,
-        sel: LineSelection,
-        doc: Document,
-        row: int,
-        chain: list[tuple[Node, str]],
-        python: bool,
-        limit: int,
-    ) -> int:
-        """For each name around the cursor, the nearest earlier line in scope that binds it.
-
-        Scope: the enclosing function (or the last `DEFS_REACH` rows without one); then,
-        inside a class, `self.name = ...` lines and class-level assignments of that class.
-        Module-level definitions and imports have their own steps.
-        """
-        if limit <= 0:
-            return 0
-        lo_n, hi_n = max(0, row - DEFS_ABOVE_ROWS), min(doc.line_count, row + DEFS_BELOW_ROWS + 1)
-        wanted: Counter[str] = Counter()
-        for text in doc.lines(lo_n, hi_n):
-            wanted.update(self._line_idents(text))
-        if not wanted:
-            return 0
-        func = next((n for n, k in chain if k in ("function", "method")), None)
-        start = func.start_point.row if func is not None else 0
-        start = max(start, row - DEFS_REACH)
-        binds = self._binds.of
-        found: dict[int, set[str]] = {}
-        todo = set(wanted)
-        for r in range(row - 1, start - 1, -1):
-            if lo_n <= r < hi_n:
-                continue
-            hit = binds(doc.line(r), python) & todo
-            if hit:
-                found.setdefault(r, set()).update(hit)
-                todo -= hit
-                if not todo:
-                    break
-        cls = next((n for n, k in chain if k == "class"), None)
-        if cls is not None and todo:
-            c_lo = cls.start_point.row + 1
-            c_hi = min(end_row(cls) + 1, c_lo + CLASS_REACH)
-            body_indent = -1
-            for r in range(c_lo, c_hi):
-                if lo_n <= r < hi_n or (func is not None and r == func.start_point.row):
-                    continue
-                text = doc.line(r)
-                stripped = text.lstrip()
-                if not stripped or stripped.startswith(("#", "//")):
-                    continue
-                ind = len(text) - len(stripped)
-                if body_indent < 0:
-                    body_indent = ind
-                hit = binds(text, python) & todo
-                if hit and (ind == body_indent or "self." in text or "this." in text):
-                    found.setdefault(r, set()).update(hit)
-                    todo -= hit
-                    if not todo:
-                        break
-        ranked = sorted(found.items(), key=lambda kv: (-sum(wanted[n] for n in kv[1]), abs(kv[0] - row)))
-        used = 0
-        for r, _ in ranked:
-            used += sel.try_add((r,), limit - used)
-            if used >= limit:
-                break
-        return used
 
     def _add_related(
         self, sel: LineSelection, doc: Document, row: int, near: Counter[str], limit: int
