@@ -114,19 +114,21 @@ def parse_imports(lines: Iterable[str], language: str) -> list[ImportRef]:
         if rule.statement:  # statements that may span lines: matched on the joined head
             for m in rule.pattern.finditer("\n".join(lines)):
                 out.extend(_statement_refs(m.group("module"), " ".join(m.group().split()), rule.kind))
-    in_go_block = False
+    spelled = profile(language)
+    block = spelled.import_block if spelled is not None else None
+    in_block = False
     for line in lines:
         s = line.strip()
         if not s:
             continue
-        if language == "go":  # a quoted path alone on a line counts only inside `import (...)`
-            if s.startswith("import ("):
-                in_go_block = True
+        if block is not None:  # a quoted path alone on a line counts only inside the block
+            if s.startswith(block):
+                in_block = True
                 continue
-            if in_go_block and s.startswith(")"):
-                in_go_block = False
+            if in_block and s.startswith(")"):
+                in_block = False
                 continue
-            if not in_go_block and not s.startswith("import "):
+            if not in_block and not s.startswith(block[: block.index(" ") + 1]):
                 continue
         for rule in rules:
             for m in rule.pattern.finditer(line):
@@ -135,7 +137,7 @@ def parse_imports(lines: Iterable[str], language: str) -> list[ImportRef]:
                 names = tuple(
                     n for n in re.findall(r"[A-Za-z_$][\w$]*", raw_names) if n not in ("as", "type")
                 )
-                if language == "python" and not s.startswith("from"):
+                if rule.kind == "python" and not s.startswith("from"):  # `import a, b as c`
                     for part in module.split(","):
                         mod = part.strip().split()[0] if part.strip() else ""
                         if mod:

@@ -642,6 +642,8 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     groups = outline.group_names()
     group_types = outline.group_types() if groups else {}
     group_scores: dict[int, float] = {}  # per group: what the code at the cursor says of it
+    grammar = RULES.get(outline.language)
+    mangled = grammar is not None and grammar.name_mangling
     for i, e in enumerate(entries):
         if i in hidden:
             continue  # `private`: another file cannot use it
@@ -676,7 +678,7 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
         if name.startswith("__") and name.endswith("__"):
             if name != "__init__" or parent not in rel.used | rel.imported | rel.near:
                 s = 0.0  # called or read by syntax, not by name (`__init__`: for its arguments)
-        elif name.startswith("__") and parent is not None and outline.language == "python":
+        elif name.startswith("__") and parent is not None and mangled:
             s = 0.0  # `self.__x` is `_Owner__x` outside its class: no other file spells `__x`
         elif name.startswith("_"):
             s *= 0.8  # private helpers: used, but less often than the public names

@@ -101,7 +101,8 @@ def _declarator_name(node: Node) -> Node | None:
 def definition_names(node: Node, lang: str) -> list[Node]:
     """The name nodes a definition introduces (several for `a, b = ...`-style declarations)."""
     t = node.type
-    if lang == "python" and t == "expression_statement":
+    spec = SPECS.get(lang) or spec_for(lang)
+    if spec is not None and t == spec.assignments:
         first = node.named_children[0] if node.named_child_count else None
         if first is not None and first.type == "assignment":
             left = first.child_by_field_name("left")
@@ -119,8 +120,9 @@ def definition_names(node: Node, lang: str) -> list[Node]:
     if t == "impl_item":
         n = node.child_by_field_name("type")
         return [n] if n is not None else []
-    if t in ("declaration", "field_declaration", "type_definition") and lang in ("c", "cpp", "java"):
-        if lang == "java":
+    style = spec.declaration_names if spec is not None else None
+    if t in ("declaration", "field_declaration", "type_definition") and style is not None:
+        if style == "variable_declarator":
             return [
                 n
                 for c in node.named_children
@@ -198,10 +200,10 @@ def _extract_top(
             stack.extend((c, container, depth + 1) for c in reversed(node.named_children))
             continue
         kind = spec.defs.get(t)
-        if kind is None and t in spec.variables and (container is None or lang != "python"):
+        if kind is None and t in spec.variables and (container is None or spec.member_variables):
             kind = "variable"
         if kind is None:
-            if lang == "python" and depth == 0 and t in ("if_statement", "try_statement"):
+            if depth == 0 and t in spec.top_level_blocks:
                 # module-level `if TYPE_CHECKING:` / `try: import` blocks hold definitions too
                 stack.extend(
                     (g, container, depth + 1)
@@ -210,7 +212,7 @@ def _extract_top(
                     for g in reversed(c.named_children)
                 )
             continue
-        if kind == "variable" and t in ("declaration", "field_declaration") and lang in ("c", "cpp"):
+        if kind == "variable" and t in ("declaration", "field_declaration") and spec.prototypes:
             d = node.child_by_field_name("declarator")
             if d is not None and d.type == "function_declarator":
                 kind = "function"  # a prototype

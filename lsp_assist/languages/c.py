@@ -32,6 +32,8 @@ _C_SYMBOLS = LangSpec(
     transparent=frozenset({"preproc_ifdef", "preproc_if", "preproc_else", "linkage_specification"}),
     imports=frozenset({"preproc_include"}),
     variables=frozenset(),
+    declaration_names="declarator",
+    prototypes=True,
 )
 
 
@@ -56,6 +58,8 @@ _CPP_SYMBOLS = LangSpec(
     ),
     imports=frozenset({"preproc_include", "using_declaration"}),
     variables=frozenset(),
+    declaration_names="declarator",
+    prototypes=True,
 )
 
 

@@ -21,6 +21,7 @@ _JAVA_SYMBOLS = LangSpec(
     transparent=frozenset({"class_body", "interface_body", "enum_body", "enum_body_declarations"}),
     imports=frozenset({"import_declaration", "package_declaration"}),
     variables=frozenset(),
+    declaration_names="variable_declarator",
 )
 
 

@@ -37,6 +37,9 @@ class LanguageProfile:
     transitive_imports: bool = False
     # Lines that start a new top-level definition: they end a suggestion made inside a block.
     top_level_stops: tuple[str, ...] = ()
+    # Imports one per line inside this block only (Go's `import (`, ended by `)`), else on
+    # a line that starts with its first word.
+    import_block: str | None = None
     # Extensions tried for an import written without one ("": the import names the file).
     import_extensions: tuple[str, ...] = ()
     # A file sees its directory's other files without an import (Go, Java packages); those

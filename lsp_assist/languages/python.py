@@ -11,6 +11,9 @@ _PY_SYMBOLS = LangSpec(
     transparent=frozenset({"decorated_definition", "block"}),
     imports=frozenset({"import_statement", "import_from_statement", "future_import_statement"}),
     variables=frozenset({"expression_statement"}),
+    assignments="expression_statement",
+    member_variables=False,
+    top_level_blocks=frozenset({"if_statement", "try_statement"}),
 )
 
 
@@ -25,6 +28,7 @@ _PY_OUTLINE = OutlineRules(
     transparent=frozenset({"decorated_definition"}),
     self_attr=r"\bself\.([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)",
     one_line=frozenset({"expression_statement"}),
+    name_mangling=True,
 )
 
 

@@ -21,6 +21,17 @@ class LangSpec:
     transparent: frozenset[str]  # wrappers to look through (decorators, export, bodies)
     imports: frozenset[str]
     variables: frozenset[str]  # top-level declarations whose names are variables
+    #: a statement that defines a variable by assignment (`x = 1`: its left identifier)
+    assignments: str | None = None
+    #: where a declaration's names are: under "variable_declarator" children (Java) or in
+    #: its "declarator" field (C, C++); None: neither kind of declaration
+    declaration_names: str | None = None
+    #: declarations inside a container are variables too (not Python's class-level lines)
+    member_variables: bool = True
+    #: top-level blocks whose bodies hold definitions (`if TYPE_CHECKING:`, `try: import`)
+    top_level_blocks: frozenset[str] = frozenset()
+    #: a variable declaration with a function declarator is a prototype: a function
+    prototypes: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,9 @@ class OutlineRules:
     #: results: `config *Config`, `func newT() (*T, error)`) say which types the code at
     #: the cursor holds when it uses that name: their members rank as used ones
     typed: bool = False
+    #: `self.__x` is `_Owner__x` outside its class (Python): no other file spells a member
+    #: named with two leading underscores
+    name_mangling: bool = False
 
 
 @dataclass(frozen=True)

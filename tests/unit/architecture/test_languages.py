@@ -30,3 +30,27 @@ def test_the_old_language_table_module_is_gone() -> None:
         str(p.relative_to(PACKAGE)) for p in _outside_languages() if "documents.languages" in p.read_text()
     ]
     assert offenders == []
+
+
+LANGUAGE_NAMES = "python|javascript|typescript|tsx|go|rust|java|c|cpp"
+BRANCH = re.compile(
+    rf"""\b(lang|language|language_id)\s*(==|!=)\s*["']({LANGUAGE_NAMES})["']"""
+    rf"""|\b(lang|language|language_id)\s+(not\s+)?in\s+[\(\[{{]\s*["']({LANGUAGE_NAMES})["']"""
+)
+
+
+def test_no_module_outside_languages_branches_on_a_language_name() -> None:
+    offenders = [
+        f"{p.relative_to(PACKAGE)}:{n}"
+        for p in _outside_languages()
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if BRANCH.search(line)
+    ]
+    assert offenders == []
+
+
+def test_the_branch_finder_sees_a_branch() -> None:
+    assert BRANCH.search('    if lang == "python" and t == "x":')
+    assert BRANCH.search("        if outline.language == 'go':")
+    assert BRANCH.search('    if language in ("c", "cpp"):')
+    assert not BRANCH.search('    if rule.kind == "python":')  # an import style, not a language
