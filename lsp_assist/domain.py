@@ -72,7 +72,8 @@ class PromptContext:
     stop: tuple[str, ...] = ()
     max_tokens: int | None = None  # a suggestion from the syntax at the cursor; the tier caps it
     parts: tuple[PromptPart, ...] = ()
-    # The text of the current line before and after the cursor, untrimmed, for post-processing.
+    # The text of the current line before and after the cursor, for post-processing: whole,
+    # except on a minified line of thousands of characters (cut at tokens: context/long_lines.py).
     line_prefix: str = ""
     line_suffix: str = ""
     indent: str = ""  # indentation of the cursor line

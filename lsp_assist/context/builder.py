@@ -29,6 +29,7 @@ from lsp_assist.context.editor_definitions import (
 )
 from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.layout import StableLayout
+from lsp_assist.context.long_lines import LONG_LINE_CHARS, is_long_row, long_line_context, row_head
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
 from lsp_assist.context.outline import (
@@ -367,10 +368,12 @@ class ContextEngine:
         given the build's budget and other files, the cross-file step, whose result the build
         then finds in its cache (the first request in another function gathers and ranks
         other files' outlines: 2-4 ms)."""
+        cur = doc.clamp(cursor)
+        if is_long_row(doc, cur.line):
+            return  # minified code: its build reads no tree (context/long_lines.py)
         tree = doc.tree()
         if tree is None:
             return
-        cur = doc.clamp(cursor)
         data = doc.data()
         self._tree_symbols(doc).find(tree, data, (), typing_row=cur.line)
         if budget_chars is None or budget_chars <= 0:
@@ -440,6 +443,8 @@ class ContextEngine:
         budget = max(0, int(budget_chars))
         cur = doc.clamp(cursor)
         row = cur.line
+        if is_long_row(doc, row):  # minified code: work bounded by the budget, not the line
+            return long_line_context(doc, cur, budget)
         line = doc.line(row)
         line_prefix, line_suffix = line[: cur.character], line[cur.character :]
         indent = line[: len(line) - len(line.lstrip(" \t"))]
@@ -611,7 +616,7 @@ class ContextEngine:
             cursor_node = tree.root_node.descendant_for_point_range(Point(row, bcol), Point(row, bcol))
             chain = self._enclosing(cursor_node, spec, row)
         near_text_rows = (max(0, row - 12), min(doc.line_count, row + 4))
-        near_text = "\n".join(doc.line(r) for r in range(*near_text_rows))
+        near_text = "\n".join(row_head(doc, r) for r in range(*near_text_rows))
         if chain:
             near_text += "\n" + signature_of(chain[0][0], data, chain[0][1])[0]
         return cursor_node, chain, _near_identifiers(near_text)
@@ -672,7 +677,7 @@ class ContextEngine:
         out: list[int] = []
         r = row - 1
         while r >= 0 and len(out) < levels and row - r < 2000:
-            text = doc.line(r).expandtabs(4)
+            text = row_head(doc, r).expandtabs(4)
             if text.strip():
                 w = len(text) - len(text.lstrip())
                 if w < width:
@@ -702,11 +707,11 @@ class ContextEngine:
                     misses += 1
         else:
             for r in range(min(row, 300)):
-                if _FALLBACK_IMPORT.search(doc.line(r)):
+                if _FALLBACK_IMPORT.search(row_head(doc, r)):
                     found.append((range(r, r + 1), ""))
         ranked: list[tuple[int, int, range]] = []
         for rows, _ in found:
-            text = " ".join(doc.line(r) for r in rows)
+            text = " ".join(row_head(doc, r) for r in rows)
             hits = sum(1 for t in IDENT.findall(text) if t in near)
             ranked.append((-min(hits, 1), rows.start, rows))
         ranked.sort(key=lambda t: (t[0], t[1]))
@@ -771,9 +776,11 @@ class ContextEngine:
 
     def _code_idents(self, text: str) -> frozenset[str]:
         """`_line_idents` of a row without its string literals (read once per file read)."""
-        return self._line_idents(_QUOTED.sub(" ", text))
+        return self._line_idents(_QUOTED.sub(" ", text[:LONG_LINE_CHARS]))
 
     def _line_idents(self, text: str) -> frozenset[str]:
+        if len(text) > LONG_LINE_CHARS:  # a minified row: its start stands for it
+            text = text[:LONG_LINE_CHARS]
         got = self._idents.get(text)
         if got is None:
             got = frozenset(t for t in IDENT.findall(text) if len(t) > 1 and t not in STOPWORDS)
@@ -848,12 +855,12 @@ class ContextEngine:
     def _mode(doc: Document, row: int, line_prefix: str, line_suffix: str, node: Node | None) -> ModeDecision:
         prev_line = next_line = None
         for r in range(row - 1, max(-1, row - 20), -1):
-            if doc.line(r).strip():
-                prev_line = doc.line(r)
+            if row_head(doc, r).strip():
+                prev_line = row_head(doc, r)
                 break
         for r in range(row + 1, min(doc.line_count, row + 20)):
-            if doc.line(r).strip():
-                next_line = doc.line(r)
+            if row_head(doc, r).strip():
+                next_line = row_head(doc, r)
                 break
         inside = False
         cur = node

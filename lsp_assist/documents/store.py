@@ -126,6 +126,17 @@ class Document:
         s = self._text[starts[line] : end]
         return s[:-1] if s.endswith("\r") else s
 
+    def line_length(self, line: int) -> int:
+        """The length of `line()` (without its line ending), from the line-start table: no
+        copy of the row, which matters on a minified line of megabytes; 0 past the end."""
+        starts = self._line_starts()
+        if line < 0 or line >= len(starts):
+            return 0
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self._text)
+        if end > starts[line] and self._text[end - 1] == "\r":
+            end -= 1
+        return end - starts[line]
+
     def lines(self, start: int, stop: int) -> list[str]:
         """The texts of rows `start`..`stop` (exclusive, clamped), without line endings.
 
@@ -149,8 +160,8 @@ class Document:
             return Cursor(0, 0)
         if cursor.line >= n:
             last = n - 1
-            return Cursor(last, len(self.line(last)))
-        return Cursor(cursor.line, max(0, min(cursor.character, len(self.line(cursor.line)))))
+            return Cursor(last, self.line_length(last))
+        return Cursor(cursor.line, max(0, min(cursor.character, self.line_length(cursor.line))))
 
     def offset(self, cursor: Cursor) -> int:
         """Code-point offset of a (clamped) position."""
