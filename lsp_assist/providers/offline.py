@@ -10,8 +10,9 @@ It is the floor every other path falls back to, so it must never fail and never 
    cursor on this line, find its occurrences (bounded) in the document before this line,
    the document after the cursor, the snippets and the other open documents, extend each
    occurrence backwards to see how much of the line it matches, and propose what followed
-   the longest match, up to the end of its line. Ties go to the first found, in that
-   search order (nearest-first in the document above), so the answer is deterministic.
+   the longest match, up to the end of its line (`MAX_CONTINUATION_CHARS` at most). Ties
+   go to the first found, in that search order (nearest-first in the document above), so
+   the answer is deterministic.
 3. At the end of a line, close an unclosed quote or bracket opened on it.
 
 All scanning is `str.find` on bounded text, no index to maintain.
@@ -28,6 +29,8 @@ MAX_HITS_PER_TEXT = 32  # occurrences examined per searched text
 MAX_TEXT_CHARS = 256_000  # per other document
 MAX_CORPUS_CHARS = 1_000_000  # over all other documents
 MAX_KEY_CHARS = 200  # how much of the current line is compared backwards
+# Of what followed a match: a line's worth (the rest of a minified line is its whole bundle).
+MAX_CONTINUATION_CHARS = 200
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -53,6 +56,17 @@ def _token_tail(key: str) -> str | None:
 def _line_end(text: str, start: int) -> int:
     end = text.find("\n", start)
     return len(text) if end < 0 else end
+
+
+def _rest_of_line(text: str, start: int) -> str:
+    """What follows `start` on its line, at most `MAX_CONTINUATION_CHARS` (cut before a
+    word the limit would split), without trailing whitespace."""
+    line_end = _line_end(text, start)
+    stop = min(line_end, start + MAX_CONTINUATION_CHARS)
+    if stop < line_end:
+        while stop > start and _is_word(text[stop - 1]) and _is_word(text[stop]):
+            stop -= 1
+    return text[start:stop].rstrip()
 
 
 def _back_match(text: str, end: int, key: str) -> int:
@@ -94,7 +108,7 @@ def continue_line(key: str, texts: Iterable[tuple[str, bool]], line_suffix: str 
     for text, reverse in texts:
         for pos in _occurrences(text, tail, reverse=reverse):
             end = pos + len(tail)
-            cont = text[end : _line_end(text, end)].rstrip()
+            cont = _rest_of_line(text, end)
             if not cont.strip():
                 continue
             length = _back_match(text, end, key)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsp_assist.domain import ModelRequest, PromptContext
 from lsp_assist.providers.base import Provider
-from lsp_assist.providers.offline import OfflineProvider, close_brackets, suggest
+from lsp_assist.providers.offline import MAX_CONTINUATION_CHARS, OfflineProvider, close_brackets, suggest
 
 
 def ctx(prefix: str, suffix: str = "\n", mode: str = "single") -> PromptContext:
@@ -24,6 +24,17 @@ def test_prefers_the_longest_match() -> None:
 def test_uses_the_suffix_and_the_corpus() -> None:
     assert suggest(ctx("x = compute_", "\ny = compute_total(items)\n")) == "total(items)"
     assert suggest(ctx("p = os.pa", ""), ["q = os.path.join(a, b)\n"]) == "th.join(a, b)"
+
+
+def test_a_minified_line_continues_by_a_line_not_by_its_bundle() -> None:
+    # The corpus holds a 1 MB one-line bundle: what follows the match is cut, between tokens.
+    bundle = "".join(f"var v{i}=run(v{i - 1});" for i in range(1, 60_000))
+    got = suggest(ctx("y = run(v41", ""), [bundle])
+    assert got.startswith(");var v43=run(v42);")
+    assert len(got) <= MAX_CONTINUATION_CHARS  # before: the rest of the bundle, ~1 MB
+    assert bundle[bundle.index("run(v41)") + 7 :].startswith(got)
+    nxt = bundle[bundle.index("run(v41)") + 7 + len(got)]
+    assert not (got[-1].isalnum() and nxt.isalnum())
 
 
 def test_token_aligned_start() -> None:
