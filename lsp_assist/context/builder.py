@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
@@ -31,11 +32,12 @@ from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.long_lines import LONG_LINE_CHARS, is_long_row, long_line_context, row_head
 from lsp_assist.context.mode import ModeDecision, decide_mode
-from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates
+from lsp_assist.context.neighbours import Gathered, assemble, gather_candidates, imports_memo_bytes
 from lsp_assist.context.outline import (
     Relevance,
     families_of,
     family_of,
+    name_memo_bytes,
     outline_of,
     words_of,
 )
@@ -56,6 +58,7 @@ from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
 from lsp_assist.languages import canonical, index_language, line_comment, tuning_for
 from lsp_assist.languages.rules import LangSpec
+from lsp_assist.memory import ByteLRU, set_bytes, text_names_bytes
 
 # Shares of the local budget each optional item may take, so no one item starves the others.
 NEAR_ABOVE_ROWS = 6
@@ -100,6 +103,8 @@ MENTION_SLICE = 512  # rows read per request (a first read) or per edit (a re-re
 SUFFIX_SHARE_MULTI = 0.45  # of what is left after the priority items (measured best)
 SUFFIX_SHARE_SINGLE = 0.2
 MAX_DEFINITION_SNIPPETS = 6
+IDENTS_BYTES = 6 << 20  # the names of ~9,000 line texts: the rows around a few cursors, and more
+WINDOWS_BYTES = 3 << 20  # ~3,000 related windows' names (~130 per request)
 # The file's own names line (`# in this file: a,b,c`): the names the file spells on the
 # most code rows that nothing else in the prompt shows, most used first. ~8 characters a
 # name, where the far prefix and suffix bring about one new name per 30-40 characters.
@@ -119,6 +124,11 @@ _FALLBACK_IMPORT = re.compile(
     r"|\brequire\(['\"]"
 )
 _STRINGISH = ("string", "comment", "char_literal", "template")
+
+
+def _window_bytes(rows: tuple[frozenset[str], ...], names: frozenset[str]) -> int:
+    # The rows' sets are `_idents` values, counted here too: they outlive their entries there.
+    return sys.getsizeof(rows) + sum(map(sys.getsizeof, rows)) + set_bytes(names)
 
 
 def _near_identifiers(text: str) -> Counter[str]:
@@ -202,8 +212,12 @@ class ContextEngine:
         self.ranker = ranker if ranker is not None else CrossFileRanker()
         self.snippet_share = snippet_share
         self._trees: OrderedDict[str, TreeSymbolCache] = OrderedDict()
-        self._idents: dict[str, frozenset[str]] = {}  # identifiers per line text
-        self._windows: dict[tuple[frozenset[str], ...], frozenset[str]] = {}  # related windows' names
+        # Identifiers per line text, and the related windows' names by their rows' names:
+        # every edit adds a row's new text (and its windows), so both are bounded in bytes.
+        self._idents: ByteLRU[str, frozenset[str]] = ByteLRU(IDENTS_BYTES, text_names_bytes)
+        self._windows: ByteLRU[tuple[frozenset[str], ...], frozenset[str]] = ByteLRU(
+            WINDOWS_BYTES, _window_bytes
+        )
         self.prose = ProseSpans()  # docstrings and block comments the windows step over
         self._stale: dict[str, Document] = {}  # changed since their symbols were indexed
         self._recent: OrderedDict[str, None] = OrderedDict()  # paths edited, latest last
@@ -350,6 +364,17 @@ class ContextEngine:
         stale = self._stale.pop(doc.uri, None)
         if stale is not None:
             self.refresh_document(stale)  # the index keeps the file as it was last seen
+
+    def memory(self) -> dict[str, int]:
+        """Estimated bytes of the memos bounded in bytes (each under its named constant)."""
+        return {
+            "context.idents": self._idents.nbytes,
+            "context.windows": self._windows.nbytes,
+            "context.similar": self.ranker.nbytes,
+            "context.layout": self.layout.nbytes,
+            "context.names": name_memo_bytes(),
+            "context.imports": imports_memo_bytes(),
+        }
 
     # -- building ------------------------------------------------------------------------------
 
@@ -784,9 +809,7 @@ class ContextEngine:
         got = self._idents.get(text)
         if got is None:
             got = frozenset(t for t in IDENT.findall(text) if len(t) > 1 and t not in STOPWORDS)
-            if len(self._idents) > 50_000:
-                self._idents.clear()
-            self._idents[text] = got
+            self._idents.put(text, got)
         return got
 
     def _add_related(
@@ -810,9 +833,7 @@ class ContextEngine:
             ids = windows.get(rows_ids)
             if ids is None:
                 ids = frozenset().union(*rows_ids)
-                if len(windows) > 20_000:
-                    windows.clear()
-                windows[rows_ids] = ids
+                windows.put(rows_ids, ids)
             inter = len(ids & query)
             if inter:
                 scored.append((inter / (len(ids) + len(query) - inter), start))

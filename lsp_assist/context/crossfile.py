@@ -10,14 +10,17 @@ document version, and the work stops at the deadline with what is ready.
 from __future__ import annotations
 
 import re
+import sys
 import time
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lsp_assist.domain import Snippet
+from lsp_assist.memory import ByteLRU, set_bytes, strings_bytes
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Other documents' lines and windows, per version (a whole text each): ~8 files of 100 KB.
+RANKER_BYTES = 6 << 20
 
 
 def names_that_fit(names: Iterable[str], room: int, sep: str) -> list[str]:
@@ -86,20 +89,37 @@ class _Window:
     idents: frozenset[str]
 
 
+def _windows_bytes(key: tuple[str, object], entry: tuple[list[str], list[_Window]]) -> int:
+    lines, wins = entry
+    return (
+        sys.getsizeof(lines)
+        + strings_bytes(lines)
+        + sys.getsizeof(wins)
+        + sum(sys.getsizeof(w) + set_bytes(w.idents) for w in wins)
+    )
+
+
 class CrossFileRanker:
     """Ranks windows of other documents against the identifiers around the cursor."""
 
-    def __init__(self, window_lines: int = 16, step: int = 8, cache_size: int = 64) -> None:
+    def __init__(
+        self, window_lines: int = 16, step: int = 8, cache_size: int = 64, max_bytes: int = RANKER_BYTES
+    ) -> None:
         self.window_lines = window_lines
         self.step = step
-        self._cache: OrderedDict[tuple[str, object], tuple[list[str], list[_Window]]] = OrderedDict()
-        self._cache_size = cache_size
+        # Per document version: its lines (a copy of its text) and windows.
+        self._cache: ByteLRU[tuple[str, object], tuple[list[str], list[_Window]]] = ByteLRU(
+            max_bytes, _windows_bytes, cache_size
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return self._cache.nbytes
 
     def _windows(self, doc: SourceDoc) -> tuple[list[str], list[_Window]]:
         key = (doc.key, doc.version)
         hit = self._cache.get(key)
         if hit is not None:
-            self._cache.move_to_end(key)
             return hit
         lines = doc.text.split("\n")
         per_line = [identifiers(line) for line in lines]
@@ -114,9 +134,7 @@ class CrossFileRanker:
                 wins.append(_Window(start, end, frozenset(ids)))
             if end >= n:
                 break
-        self._cache[key] = (lines, wins)
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cache.put(key, (lines, wins))
         return lines, wins
 
     def rank(

@@ -27,12 +27,13 @@ Consecutive keystrokes on one line therefore share every token but the last one 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
+import sys
 
 from lsp_assist.context.crossfile import clip_lines
 from lsp_assist.context.templates import comment_syntax
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, PromptPart, Snippet
+from lsp_assist.memory import ByteLRU
 
 LAYOUTS = ("trimmed", "stable")
 HEAD_SHARE = 0.2  # of the budget, for the file's first lines when the window misses them
@@ -40,13 +41,20 @@ SNIPPET_SHARE = 0.07  # reserved for cross-file snippets (the builder's own shar
 STEP_SHARE = 1 / 3  # grid step of the anchor, as a share of the window budget
 LINE_SHARE = 0.5  # the typed part of a very long cursor line is cut to this share
 MEMO_ENTRIES = 64
+MEMO_BYTES = 1 << 20  # the frozen snippets (the cross-file share of each budget)
+
+
+def _snippets_bytes(key: tuple[str, int], snippets: tuple[Snippet, ...]) -> int:
+    return sys.getsizeof(snippets) + sum(sys.getsizeof(s.text) + sys.getsizeof(s) for s in snippets)
 
 
 class StableLayout:
     """Turns the builder's context into the stable layout; remembers frozen snippets."""
 
     def __init__(self) -> None:
-        self._snippets: OrderedDict[tuple[str, int], tuple[Snippet, ...]] = OrderedDict()
+        self._snippets: ByteLRU[tuple[str, int], tuple[Snippet, ...]] = ByteLRU(
+            MEMO_BYTES, _snippets_bytes, MEMO_ENTRIES
+        )
 
     @staticmethod
     def reservation(budget: int) -> int:
@@ -90,16 +98,15 @@ class StableLayout:
         got = self._snippets.get(key)
         if got is None:
             got = tuple(sorted(snippets, key=lambda s: (s.path, s.text)))
-            self._snippets[key] = got
-            while len(self._snippets) > MEMO_ENTRIES:
-                self._snippets.popitem(last=False)
-        else:
-            self._snippets.move_to_end(key)
+            self._snippets.put(key, got)
         return got
 
     def forget(self, uri: str) -> None:
-        for key in [k for k in self._snippets if k[0] == uri]:
-            del self._snippets[key]
+        self._snippets.discard_where(lambda key: key[0] == uri)
+
+    @property
+    def nbytes(self) -> int:
+        return self._snippets.nbytes
 
     def apply(self, ctx: PromptContext, doc: Document, cursor: Cursor, budget: int) -> PromptContext:
         """`ctx` (from the builder) with the stable prefix, snippets and parts."""

@@ -13,9 +13,9 @@ in file order, so consecutive requests send the same bytes first.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +38,7 @@ from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, line_comment, profile, tuning_for
 from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
+from lsp_assist.memory import ByteLRU, strings_bytes
 
 # Per-language values of the cross-file step: `languages/tuning.py`, measured in docs/tuning.md.
 MAX_CANDIDATES = DEFAULT_TUNING.max_candidates  # fewer files, more of each
@@ -216,10 +217,32 @@ def _statement_refs(module: str, line: str, kind: str) -> list[ImportRef]:
     return [ImportRef("::".join(path), tuple(names), line, kind) for path, names in by_module.items()]
 
 
-@functools.lru_cache(maxsize=512)
+def _imports_bytes(key: tuple[tuple[str, ...], str], refs: tuple[ImportRef, ...]) -> int:
+    head = key[0]
+    return sys.getsizeof(head) + strings_bytes(head) + sys.getsizeof(refs) + _REF_BYTES * len(refs)
+
+
+# A file's head (up to `HEAD_ROWS` rows, its import block) and the imports parsed from it:
+# each edit that adds or removes a row there makes a new one.
+IMPORTS_MEMO_BYTES = 1 << 20
+_REF_BYTES = 400  # an `ImportRef`: the object, its module, names and line
+_IMPORTS: ByteLRU[tuple[tuple[str, ...], str], tuple[ImportRef, ...]] = ByteLRU(
+    IMPORTS_MEMO_BYTES, _imports_bytes, 512
+)
+
+
+def imports_memo_bytes() -> int:
+    return _IMPORTS.nbytes
+
+
 def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...]:
     """`parse_imports` of a file's head, reused while its import rows stay the same."""
-    return tuple(parse_imports(head, language))
+    key = (head, language)
+    got = _IMPORTS.get(key)
+    if got is None:
+        got = tuple(parse_imports(head, language))
+        _IMPORTS.put(key, got)
+    return got
 
 
 class PathResolver:

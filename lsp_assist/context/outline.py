@@ -13,9 +13,9 @@ What counts as a definition, a container and a member is data, per grammar
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -24,6 +24,7 @@ from tree_sitter import Node, Parser, Tree
 
 from lsp_assist.languages import IDENTIFIER_NODE_TYPES, PROFILES, canonical, get_language, line_comment
 from lsp_assist.languages.rules import OutlineRules
+from lsp_assist.memory import ByteLRU, set_bytes
 
 log = logging.getLogger(__name__)
 
@@ -187,25 +188,51 @@ class FileOutline:
         return got
 
 
-@functools.lru_cache(maxsize=1 << 16)  # a pure function of the name, asked again per file read
+# Pure functions of a name, asked again per file read: memoized, in bytes (a name can be
+# as long as a minified line's longest run of word characters).
+NAME_MEMO_BYTES = 2 << 20  # per function: ~10,000 names
+
+
+def _family_bytes(name: str, stem: str) -> int:
+    return sys.getsizeof(name) + sys.getsizeof(stem)
+
+
+def _tail_bytes(name: str, words: frozenset[str]) -> int:
+    return sys.getsizeof(name) + set_bytes(words)
+
+
+_FAMILIES: ByteLRU[str, str] = ByteLRU(NAME_MEMO_BYTES, _family_bytes)
+_TAILS: ByteLRU[str, frozenset[str]] = ByteLRU(NAME_MEMO_BYTES, _tail_bytes)
+
+
 def family_of(name: str) -> str:
     """The stem that ties a name to its siblings: all its words but the last, lower case
     (`directoryHeaderLen` -> "directory|header", `TYPE_BLOCK` and `TypeBlock` -> "type");
     "" for a one-word name or a stem too short to say anything (`getX`, `is_ok`)."""
-    words = _WORD.findall(name)
-    if len(words) < 2:
-        return ""
-    stem = "|".join(w.lower() for w in words[:-1])
-    return stem if len(stem) >= 4 else ""
+    got = _FAMILIES.get(name)
+    if got is None:
+        words = _WORD.findall(name)
+        stem = "|".join(w.lower() for w in words[:-1]) if len(words) >= 2 else ""
+        got = stem if len(stem) >= 4 else ""
+        _FAMILIES.put(name, got)
+    return got
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def tail_words(name: str) -> frozenset[str]:
     """The words that tell a name from its family's other names, lower case: those past its
     first two (`ts_subtree_total_bytes` -> total, bytes), or all of a name of one or two
     (a struct's `field_names` -> field, names)."""
-    words = _WORD.findall(name)
-    return frozenset(w.lower() for w in (words[2:] if len(words) > 2 else words))
+    got = _TAILS.get(name)
+    if got is None:
+        words = _WORD.findall(name)
+        got = frozenset(w.lower() for w in (words[2:] if len(words) > 2 else words))
+        _TAILS.put(name, got)
+    return got
+
+
+def name_memo_bytes() -> int:
+    """What the two memos above hold (for the server's memory report)."""
+    return _FAMILIES.nbytes + _TAILS.nbytes
 
 
 def words_of(names: Iterable[str]) -> frozenset[str]:
