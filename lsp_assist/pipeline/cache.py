@@ -3,20 +3,28 @@
 Keys are `PromptContext.key(tier, model)`: a hash of everything that changes what the
 model would produce, so a hit is exact. The memory layer answers in microseconds; the
 disk layer keeps warm suggestions across restarts (a diskcache `get` is ~7 µs, a `set`
-~50 µs with a ~0.4 ms p99, so sets go to a worker thread off the request path).
+~50 µs with a ~0.4 ms p99, so sets go to a worker thread off the request path). The memory
+layer is bounded in entries (`cache.memory_entries`) and in bytes (`MEMORY_BYTES`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+import sys
 from pathlib import Path
 from typing import Any
+
+from lsp_assist.memory import ByteLRU
 
 log = logging.getLogger(__name__)
 
 _DISK_DELAY_S = 0.05
+MEMORY_BYTES = 2 << 20  # the memory layer: ~8,000 one-line suggestions, fewer long ones
+
+
+def _entry_bytes(key: str, value: str) -> int:
+    return sys.getsizeof(key) + sys.getsizeof(value)
 
 
 class SuggestionCache:
@@ -28,8 +36,7 @@ class SuggestionCache:
         disk_size_mb: int = 256,
         ttl_s: int = 7 * 24 * 3600,
     ) -> None:
-        self._mem: OrderedDict[str, str] = OrderedDict()
-        self._max = max(16, memory_entries)
+        self._mem: ByteLRU[str, str] = ByteLRU(MEMORY_BYTES, _entry_bytes, max(16, memory_entries))
         self._ttl = ttl_s
         self._disk: Any = None
         self.hits = 0
@@ -54,7 +61,6 @@ class SuggestionCache:
     def get(self, key: str) -> str | None:
         value = self._mem.get(key)
         if value is not None:
-            self._mem.move_to_end(key)
             self.hits += 1
             return value
         if self._disk is not None:
@@ -92,7 +98,7 @@ class SuggestionCache:
         task.add_done_callback(self._pending.discard)
 
     def delete(self, key: str) -> None:
-        self._mem.pop(key, None)
+        self._mem.pop(key)
         if self._disk is not None:
             try:
                 self._disk.delete(key)
@@ -100,10 +106,11 @@ class SuggestionCache:
                 log.debug("suggestion cache: disk delete failed: %s", exc)
 
     def _remember(self, key: str, value: str) -> None:
-        self._mem[key] = value
-        self._mem.move_to_end(key)
-        while len(self._mem) > self._max:
-            self._mem.popitem(last=False)
+        self._mem.put(key, value)
+
+    @property
+    def memory_bytes(self) -> int:
+        return self._mem.nbytes
 
     def _disk_set(self, key: str, value: str) -> None:
         try:

@@ -12,6 +12,7 @@ So a warmed or prefetched suggestion is stored under exactly the key a request c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,7 @@ from lsp_assist.providers.base import Provider
 # Optional context gathering (cross-file, definitions) stops here; the same on every path,
 # so keys computed by warmup and by the request path agree.
 CONTEXT_DEADLINE_MS = 15.0
+_PIECE_BYTES = 250  # a snippet's or a part's object and its reason string
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,18 @@ class Prompt:
     tier: str
     key: str
     redactions: int = 0  # key-like strings removed from it (for the audit line)
+
+
+def prompt_bytes(prompt: Prompt) -> int:
+    """What a kept prompt holds: its texts, and the labelled parts (a reason string each)."""
+    ctx = prompt.context
+    texts = (ctx.prefix, ctx.suffix, ctx.line_prefix, ctx.line_suffix, prompt.key)
+    return (
+        sum(map(sys.getsizeof, texts))
+        + sum(sys.getsizeof(s.text) + _PIECE_BYTES for s in ctx.snippets)
+        + _PIECE_BYTES * len(ctx.parts)
+        + 2 * _PIECE_BYTES
+    )
 
 
 class PromptBuilder:
@@ -57,8 +71,12 @@ class PromptBuilder:
         # Recent prompts per document, reused while nothing they depend on changed (a request
         # repeated at the same text and cursor: Invoked after Automatic, a revisit, an undo,
         # the buffer reopened, the quality tier after the fast one on the same budget).
-        self._memo: PromptMemo[Prompt] = PromptMemo()
+        self._memo: PromptMemo[Prompt] = PromptMemo(sizer=prompt_bytes)
         self.reused = 0
+
+    @property
+    def memo_bytes(self) -> int:
+        return self._memo.nbytes
 
     def excluded(self, snap: DocumentSnapshot) -> str | None:
         """Why this document must not reach a model, or None.

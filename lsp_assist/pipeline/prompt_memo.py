@@ -10,13 +10,15 @@ The symbol index changes whenever any file is indexed; a document's own entry ne
 its own context (the cross-file step leaves its own path out), so a prompt stays valid
 while every index change since it was built was a change to that document's own entry
 (re-indexed when it is closed or edited). Kept for the last few states of each of the
-most recent documents, also after a close.
+most recent documents, also after a close, within `MEMO_BYTES` (an entry keeps the text it
+was built from: an old version of a big file weighs what the file does).
 """
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -25,6 +27,8 @@ from lsp_assist.documents.store import Document
 
 MEMO_DOCS = 32
 STATES_PER_DOC = 4  # an undo or a reopen finds one of the last few states
+MEMO_BYTES = 6 << 20  # texts (counted whole, also when the document still shares them) and values
+_ENTRY_OVERHEAD = 400  # the entry and its inputs tuple
 
 V = TypeVar("V")
 
@@ -37,13 +41,24 @@ class _Entry(Generic[V]):
     generation: int  # the symbol index's generation when built
     own_changes: int  # how much of it the document's own entry had caused
     value: V
+    nbytes: int  # the estimate of what the entry keeps alive
 
 
 class PromptMemo(Generic[V]):
-    def __init__(self, docs: int = MEMO_DOCS, states: int = STATES_PER_DOC) -> None:
+    def __init__(
+        self,
+        docs: int = MEMO_DOCS,
+        states: int = STATES_PER_DOC,
+        *,
+        max_bytes: int = MEMO_BYTES,
+        sizer: Callable[[V], int] = sys.getsizeof,
+    ) -> None:
         self._docs: OrderedDict[str, list[_Entry[V]]] = OrderedDict()
         self._max_docs = docs
         self._states = states
+        self.max_bytes = max_bytes
+        self._sizer = sizer
+        self.nbytes = 0
 
     def get(self, doc: Document, inputs: tuple[Hashable, ...], symbols: SymbolIndex) -> V | None:
         entries = self._docs.get(doc.uri)
@@ -64,18 +79,32 @@ class PromptMemo(Generic[V]):
 
     def put(self, doc: Document, inputs: tuple[Hashable, ...], symbols: SymbolIndex, value: V) -> None:
         text = doc.text
+        size = sys.getsizeof(text) + self._sizer(value) + _ENTRY_OVERHEAD
+        if size > self.max_bytes:
+            return  # a prompt of a file larger than the whole memo: not kept
         entry = _Entry(
-            text, hash(text), inputs, symbols.generation, symbols.changes_of(doc.display_path), value
+            text, hash(text), inputs, symbols.generation, symbols.changes_of(doc.display_path), value, size
         )
-        entries = [e for e in self._docs.get(doc.uri, ()) if not _same_state(e, entry)]
+        old = self._docs.pop(doc.uri, [])
+        entries = [e for e in old if not _same_state(e, entry)]
         entries.append(entry)
-        self._docs[doc.uri] = entries[-self._states :]
-        self._docs.move_to_end(doc.uri)
+        kept = entries[-self._states :]
+        self.nbytes += sum(e.nbytes for e in kept) - sum(e.nbytes for e in old)
+        self._docs[doc.uri] = kept
         while len(self._docs) > self._max_docs:
-            self._docs.popitem(last=False)
+            self._drop_doc(next(iter(self._docs)))
+        # Over the bytes: the oldest states of the least recent documents go first.
+        while self.nbytes > self.max_bytes:
+            uri, states = next(iter(self._docs.items()))
+            self.nbytes -= states.pop(0).nbytes
+            if not states:
+                del self._docs[uri]
+
+    def _drop_doc(self, uri: str) -> None:
+        self.nbytes -= sum(e.nbytes for e in self._docs.pop(uri, ()))
 
     def forget(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        self._drop_doc(uri)
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._docs.values())

@@ -8,16 +8,20 @@ before the cursor extends the entry's by characters that are a prefix of the sug
 of the suggestion. Backspacing to an earlier state matches that state's own entry.
 
 Comparing bounded windows instead of whole documents keeps a lookup O(window), not O(file).
+At most `_PER_DOC` entries per document, and `TYPING_BYTES` over all documents (the oldest
+entries anywhere go first): each entry copies up to 5 KB of the text around its cursor.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 
 _TAIL = 4096  # chars of text before the cursor kept per entry
 _HEAD = 1024  # chars of text after the cursor kept per entry
 _PER_DOC = 64
+TYPING_BYTES = 2 << 20  # ~350 suggestions with their windows of text
 
 
 @dataclass(frozen=True)
@@ -37,19 +41,41 @@ class TypingHit:
 
 
 class TypingIndex:
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int = TYPING_BYTES) -> None:
         self._docs: dict[str, OrderedDict[tuple[int, str], _Entry]] = {}
+        # Every entry, oldest first, with its estimated bytes.
+        self._order: OrderedDict[tuple[str, tuple[int, str]], int] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.nbytes = 0
 
     def remember(self, uri: str, text: str, offset: int, suggestion: str, tier: str) -> None:
         if not suggestion:
             return
-        entries = self._docs.setdefault(uri, OrderedDict())
         tail = text[max(0, offset - _TAIL) : offset]
         key = (offset, tail[-64:])
-        entries.pop(key, None)
-        entries[key] = _Entry(offset, tail, text[offset : offset + _HEAD], suggestion, tier)
+        entry = _Entry(offset, tail, text[offset : offset + _HEAD], suggestion, tier)
+        size = _entry_bytes(key, entry)
+        if size > self.max_bytes:
+            return
+        self._drop(uri, key)
+        entries = self._docs.setdefault(uri, OrderedDict())
+        entries[key] = entry
+        self._order[(uri, key)] = size
+        self.nbytes += size
         while len(entries) > _PER_DOC:
-            entries.popitem(last=False)
+            self._drop(uri, next(iter(entries)))
+        while self.nbytes > self.max_bytes:
+            self._drop(*next(iter(self._order)))
+
+    def _drop(self, uri: str, key: tuple[int, str]) -> None:
+        size = self._order.pop((uri, key), None)
+        if size is None:
+            return
+        self.nbytes -= size
+        entries = self._docs[uri]
+        del entries[key]
+        if not entries:
+            del self._docs[uri]
 
     def lookup(self, uri: str, text: str, offset: int) -> TypingHit | None:
         entries = self._docs.get(uri)
@@ -77,4 +103,11 @@ class TypingIndex:
         return best
 
     def forget(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        for key in list(self._docs.get(uri, ())):
+            self._drop(uri, key)
+
+
+def _entry_bytes(key: tuple[int, str], e: _Entry) -> int:
+    # The entry, its key (a tuple, an int, a string) and the order's node, plus its strings.
+    texts = (key[1], e.before_tail, e.after_head, e.suggestion)
+    return sum(map(sys.getsizeof, texts)) + 300

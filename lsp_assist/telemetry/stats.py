@@ -1,8 +1,9 @@
 """Latency statistics: percentiles per stage and outcome, waste, hit rate, budget overruns.
 
-The server keeps a bounded in-memory window for `lspAssist.stats` and appends one JSON
-line per request to `stats.jsonl` under the cache dir (metadata only, never code) so
-`lsp-assist stats` can report across sessions.
+The server keeps a bounded in-memory window for `lspAssist.stats` (the last `window`
+requests, within `WINDOW_BYTES`) and appends one JSON line per request to `stats.jsonl`
+under the cache dir (metadata only, never code) so `lsp-assist stats` can report across
+sessions.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 STATS_FILE = "stats.jsonl"
 _MAX_FILE_BYTES = 8 * 1024 * 1024
+WINDOW_BYTES = 4 << 20  # the in-memory window: ~5,000 records of ~10 stages each
 
 
 @dataclass
@@ -38,6 +41,17 @@ class RequestRecord:
     model_call: bool = False  # a model stream was started for this request
     wasted_tokens: int = 0  # tokens streamed after the result was no longer wanted
     over_budget: list[str] = field(default_factory=list)
+
+
+def _record_bytes(rec: RequestRecord) -> int:
+    # The record and its attribute dict, the stages (a dict of floats) and the overrun list.
+    return (
+        sys.getsizeof(rec)
+        + sys.getsizeof(rec.__dict__)
+        + sys.getsizeof(rec.stages)
+        + 24 * len(rec.stages)
+        + sys.getsizeof(rec.over_budget)
+    )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -61,10 +75,20 @@ def check_budget(tier: str, stages: Mapping[str, float], budget: BudgetConfig) -
 
 
 class StatsCollector:
-    def __init__(self, budget: BudgetConfig, path: Path | None = None, window: int = 5000) -> None:
+    def __init__(
+        self,
+        budget: BudgetConfig,
+        path: Path | None = None,
+        window: int = 5000,
+        max_bytes: int = WINDOW_BYTES,
+    ) -> None:
         self.budget = budget
         self.path = path
-        self.records: deque[RequestRecord] = deque(maxlen=window)
+        self.records: deque[RequestRecord] = deque()
+        self._sizes: deque[int] = deque()  # the estimated bytes of each record, in step
+        self.window = window
+        self.max_bytes = max_bytes
+        self.nbytes = 0
         self.accepted = 0
         self.model_calls = 0
         self.wasted_tokens = 0
@@ -91,7 +115,7 @@ class StatsCollector:
             model_call=model_call,
             over_budget=check_budget(tier, stages, self.budget) if outcome == "model" else [],
         )
-        self.records.append(rec)
+        self._keep(rec)
         if model_call:
             self.model_calls += 1
         self._append(asdict(rec))
@@ -101,6 +125,15 @@ class StatsCollector:
             except Exception as exc:  # telemetry must never break the request path
                 log.debug("stats observer failed: %s", exc)
         return rec
+
+    def _keep(self, rec: RequestRecord) -> None:
+        size = _record_bytes(rec)
+        self.records.append(rec)
+        self._sizes.append(size)
+        self.nbytes += size
+        while len(self.records) > self.window or (self.nbytes > self.max_bytes and len(self.records) > 1):
+            self.records.popleft()
+            self.nbytes -= self._sizes.popleft()
 
     def record_waste(self, tokens: int) -> None:
         self.wasted_tokens += tokens

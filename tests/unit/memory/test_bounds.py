@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from lsp_assist.config.schema import BudgetConfig
 from lsp_assist.context import neighbours, outline
 from lsp_assist.context.builder import IDENTS_BYTES, WINDOWS_BYTES, ContextEngine
 from lsp_assist.context.crossfile import RANKER_BYTES, CrossFileRanker, SourceDoc
@@ -18,9 +19,17 @@ from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.neighbours import IMPORTS_MEMO_BYTES, cached_imports
 from lsp_assist.context.outline import NAME_MEMO_BYTES, family_of, tail_words
+from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.context.trimming import LineSelection
 from lsp_assist.documents.store import Document
-from lsp_assist.domain import Snippet
+from lsp_assist.domain import Cursor, PromptContext, Snippet
+from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
+from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.prompt import Prompt, prompt_bytes
+from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
+from lsp_assist.pipeline.prompt_memo import PromptMemo
+from lsp_assist.pipeline.typing_index import TYPING_BYTES, TypingIndex
+from lsp_assist.telemetry.stats import WINDOW_BYTES, StatsCollector
 from tests.unit.memory.retained import SLACK, retained_bytes
 
 
@@ -106,3 +115,62 @@ def test_name_family_and_tail_memos() -> None:
 
     assert retained_bytes(fill) <= 2 * NAME_MEMO_BYTES * SLACK
     assert outline.name_memo_bytes() <= 2 * NAME_MEMO_BYTES
+
+
+def _prompt(text: str) -> Prompt:
+    ctx = PromptContext("python", "/w/a.py", prefix=text[:3000], suffix=text[3000:4000])
+    return Prompt(ctx, "fast", "k" * 32)
+
+
+def test_prompt_memo_keeps_old_texts_within_its_bytes() -> None:
+    memo: PromptMemo[Prompt] = PromptMemo(sizer=prompt_bytes)
+    symbols = SymbolIndex()
+
+    def fill() -> None:
+        for d in range(32):
+            for state in range(4):  # the last states of 32 documents of ~400 KB
+                text = f"# {d} {state}\n" + "x = compute(y)\n" * 28_000
+                doc = Document(f"file:///w/{d}.py", "python", state, text)
+                memo.put(doc, (Cursor(1, 0),), symbols, _prompt(text))
+
+    assert retained_bytes(fill) <= PROMPT_MEMO_BYTES * SLACK
+    assert memo.nbytes <= PROMPT_MEMO_BYTES
+
+
+def test_typing_index() -> None:
+    index = TypingIndex()
+    text = "y = compute(x)\n" * 2000
+
+    def fill() -> None:
+        for d in range(40):  # 40 documents, 64 answers each
+            for k in range(64):
+                offset = 10_000 + 15 * k
+                index.remember(
+                    f"file:///w/{d}.py", text[:offset] + f"#{d}" + text[offset:], offset, "z" * 80, "fast"
+                )
+
+    assert retained_bytes(fill) <= TYPING_BYTES * SLACK
+    assert index.nbytes <= TYPING_BYTES
+
+
+def test_suggestion_cache_memory_layer() -> None:
+    cache = SuggestionCache(None, memory_entries=4096)
+
+    def fill() -> None:
+        for i in range(4096):  # long multi-line suggestions
+            cache.put(f"{i:032x}", f"line {i}\n" * 300)
+
+    assert retained_bytes(fill) <= SUGGESTION_BYTES * SLACK
+    assert cache.memory_bytes <= SUGGESTION_BYTES
+
+
+def test_stats_window() -> None:
+    stats = StatsCollector(BudgetConfig(), None)
+    stages = {f"stage_{k}": 1.5 for k in range(40)}
+
+    def fill() -> None:
+        for _ in range(5000):
+            stats.record("model", "fast", stages)
+
+    assert retained_bytes(fill) <= WINDOW_BYTES * SLACK
+    assert stats.nbytes <= WINDOW_BYTES
