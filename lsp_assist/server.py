@@ -327,6 +327,19 @@ class Runtime:
                 except Exception as exc:
                     log.debug("closing provider %s: %s", name, exc)
 
+    def memory_report(self) -> dict[str, int]:
+        """Estimated bytes each long-lived memo holds (every one bounded in bytes), and their
+        total: what `lspAssist.stats` reports under "memory"."""
+        out = self.context.memory()
+        out["typing"] = self.typing.nbytes
+        if self.engine is not None:
+            out["prompts"] = self.engine.prompts.memo_bytes
+            out["suggestions"] = self.engine.c.cache.memory_bytes
+        if self.stats is not None:
+            out["stats"] = self.stats.nbytes
+        out["total"] = sum(out.values())
+        return out
+
     def local_models(self) -> list[EmbeddedModel]:
         """The in-process embedded models among the tiers (one per model file)."""
         unique = {id(p): p for p in self.providers.values()}.values()

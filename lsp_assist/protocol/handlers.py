@@ -451,6 +451,7 @@ def _register(server: AssistServer) -> None:
             "governance": _jsonable(gov),
             # Futures pygls holds (this request's own included): stays small unless they leak.
             "protocol": {"pendingFutures": pending},
+            "memory": ls.rt.memory_report(),  # bytes per bounded memo, and "total"
         }
 
     async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:
