@@ -30,11 +30,6 @@ ENTRY_OVERHEAD = 100
 _getsizeof = sys.getsizeof
 
 
-def str_bytes(s: str) -> int:
-    """Bytes of one string object (its header and its characters)."""
-    return _getsizeof(s)
-
-
 def strings_bytes(strings: Iterable[str]) -> int:
     """Bytes of the strings themselves (not of the container holding them)."""
     return sum(map(_getsizeof, strings))
@@ -74,10 +69,6 @@ class ByteLRU(Generic[K, V]):
         if value is not None:
             self._data.move_to_end(key)
         return value
-
-    def peek(self, key: K) -> V | None:
-        """The value without making it recent."""
-        return self._data.get(key)
 
     def put(self, key: K, value: V) -> None:
         old = self._data.pop(key, None)
@@ -121,9 +112,6 @@ class ByteLRU(Generic[K, V]):
 
     def keys(self) -> Iterator[K]:
         return iter(list(self._data))
-
-    def values(self) -> Iterator[V]:
-        return iter(list(self._data.values()))
 
     def items(self) -> Iterator[tuple[K, V]]:
         return iter(list(self._data.items()))

@@ -195,3 +195,15 @@ def test_edited_only_on_one_row_until_a_line_or_another_row_changes() -> None:
     store.change(doc.uri, 5, [TextChange(Cursor(1, 14), Cursor(1, 14), "\n")])  # a line added
     assert not doc.syntax.edited_only_on(start, 1, structural_anywhere=True)
     assert not doc.syntax.edited_only_on(-1, 1)  # nothing read yet
+
+
+def test_line_length_is_the_length_of_line_without_copying_it() -> None:
+    text = "first\r\n\nthird line\r\nlast, no newline"
+    doc = Document("file:///w/a.txt", "plaintext", 1, text)
+    assert [doc.line_length(r) for r in range(-1, doc.line_count + 1)] == [
+        0,
+        *(len(doc.line(r)) for r in range(doc.line_count)),
+        0,
+    ]
+    assert doc.clamp(Cursor(0, 99)) == Cursor(0, 5)  # not past the "\r"
+    assert doc.clamp(Cursor(9, 0)) == Cursor(3, len("last, no newline"))
