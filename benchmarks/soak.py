@@ -25,6 +25,11 @@ another file one character at a time with a request after each keystroke (every 
 cancelled), then deletes the line again, so the positions keep changing and the documents
 keep their size. Target: RSS after all requests <= RSS after a third of them + 5 MB.
 `--root` runs the server from another checkout (the same session's baseline).
+
+Measured (20 documents, seed 1, one session): main at 6edf1cf, 10,000 requests: RSS 154.7
+MB at 1,000, 169.2 at 3,000, 179.9 at 10,000, still rising. With every memo bounded in
+bytes, 30,000 requests: 138.3 MB at 1,000, 149.2 at 10,000, 150.3 at 20,000, 151.2 at
+30,000 (+2.0 MB over the last 20,000; the memos' total 23.3 MB from 9,000 on).
 """
 
 from __future__ import annotations
