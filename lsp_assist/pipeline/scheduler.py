@@ -4,8 +4,14 @@ Every inline-completion request takes a ticket for its document. A newer ticket
 supersedes the older ones at once: a request still waiting in its debounce returns
 (empty) without touching a model, and the live model stream of an older document version
 is aborted by whoever owns it (see `inflight`). The debounce adapts to the typing rhythm
-measured from `didChange` timestamps: short when the user pauses, longer while they type
-fast. It is trailing-edge, so the last keystroke of a burst always gets its request.
+measured from `didChange` timestamps:
+- the first key after a pause goes to the model at once: no later key can merge with it
+  (the user's next key is hundreds of ms away or never comes), so any wait is pure delay;
+- within a burst it waits a little more than the user's own keystroke gap (between the
+  minimum and the maximum), so the next key supersedes the request before it reaches the
+  model. It is trailing-edge: the last keystroke of a burst always gets its request;
+- with `word_triggers`, a key that ends a word (`.`, `(`, a space, a newline) fires at
+  once too, and only the keys inside a word wait.
 Invoked requests (the user asked explicitly) skip it.
 """
 
@@ -25,6 +31,9 @@ class _DocState:
 
 
 _FAST_GAP_S = 0.25  # keystrokes closer than this are one typing burst
+#: Characters after which a word-trigger scheduler fires at once: the user is likely to
+#: want a suggestion there (a member, the arguments, the next token or line).
+TRIGGER_CHARACTERS = frozenset(".( \t\n")
 
 
 class Superseded(Exception):
@@ -32,9 +41,10 @@ class Superseded(Exception):
 
 
 class Scheduler:
-    def __init__(self, min_ms: int = 10, max_ms: int = 90) -> None:
+    def __init__(self, min_ms: int = 10, max_ms: int = 90, *, word_triggers: bool = False) -> None:
         self.min_s = min_ms / 1000.0
         self.max_s = max(min_ms, max_ms) / 1000.0
+        self.word_triggers = word_triggers
         self._docs: dict[str, _DocState] = {}
         self.superseded = 0
 
@@ -59,14 +69,18 @@ class Scheduler:
                 st.interval_ewma = 1.0
         st.last_change = now
 
-    def debounce_for(self, uri: str) -> float:
-        """Seconds to wait: the minimum after a pause; while typing fast, a little more than
-        the user's own keystroke gap (so the next key supersedes this request before it
-        reaches the model), capped at the maximum."""
+    def debounce_for(self, uri: str, typed: str = "") -> float:
+        """Seconds to wait after the key that typed `typed` (its last character counts; ""
+        when unknown): none after a pause, nor (with `word_triggers`) after a key that ends
+        a word; while typing fast, a little more than the user's own keystroke gap (so the
+        next key supersedes this request before it reaches the model), between the minimum
+        and the maximum."""
         st = self._state(uri)
         since = time.monotonic() - st.last_change if st.last_change else 10.0
         if st.interval_ewma >= _FAST_GAP_S or since >= _FAST_GAP_S:
-            return self.min_s
+            return 0.0
+        if self.word_triggers and typed and typed[-1] in TRIGGER_CHARACTERS:
+            return 0.0
         return min(self.max_s, max(self.min_s, 1.5 * st.interval_ewma))
 
     def ticket(self, uri: str) -> int:
@@ -84,13 +98,14 @@ class Scheduler:
         st = self._docs.get(uri)
         return st is not None and st.seq == ticket
 
-    async def debounce(self, uri: str, ticket: int, *, invoked: bool) -> float:
-        """Wait the debounce; raise Superseded if a newer request arrives meanwhile."""
+    async def debounce(self, uri: str, ticket: int, *, invoked: bool, typed: str = "") -> float:
+        """Wait the debounce (`debounce_for`); raise Superseded if a newer request arrives
+        meanwhile. Returns the seconds waited; 0.0 without awaiting anything."""
         if invoked:
             if not self.is_current(uri, ticket):
                 raise Superseded
             return 0.0
-        delay = self.debounce_for(uri)
+        delay = self.debounce_for(uri, typed)
         st = self._state(uri)
         ev = st.wakeup
         if st.last_change:

@@ -20,6 +20,7 @@ from lsp_assist.errors import PolicyError, ProviderError
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher
 from lsp_assist.pipeline.scheduler import Superseded
+from lsp_assist.pipeline.stages.debounce import typed_before
 from lsp_assist.pipeline.stages.services import Services
 from lsp_assist.pipeline.state import RequestState
 
@@ -70,7 +71,7 @@ async def attach(s: RequestState, sv: Services) -> Suggestion | None:
         # Time passed while waiting on the stream: if the user is still typing fast, the next
         # key is due; wait for it as the debounce would instead of starting a call it ends.
         try:
-            await sv.scheduler.debounce(s.req.uri, s.ticket, invoked=False)
+            await sv.scheduler.debounce(s.req.uri, s.ticket, invoked=False, typed=typed_before(s))
         except Superseded:
             s.clock.lap("debounce")
             return Suggestion("", Outcome.CANCELLED, s.req.tier)

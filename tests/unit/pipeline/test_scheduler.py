@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -32,18 +33,16 @@ async def test_invoked_requests_skip_the_debounce() -> None:
 
 def test_debounce_adapts_to_the_typing_rhythm() -> None:
     s = Scheduler(min_ms=10, max_ms=90)
-    assert s.debounce_for("u") == pytest.approx(0.010)  # no typing seen: minimum
+    assert s.debounce_for("u") == 0.0  # no typing seen: at once
     st = s._state("u")
     # A fast burst (40 ms between keys) asks for a little more than the gap.
-    import time
-
     st.last_change = time.monotonic()
     st.interval_ewma = 0.04
     assert s.debounce_for("u") == pytest.approx(0.06)
     st.interval_ewma = 0.2  # slower typing: capped at the maximum
     assert s.debounce_for("u") == pytest.approx(0.09)
-    st.last_change = time.monotonic() - 1.0  # a pause: back to the minimum
-    assert s.debounce_for("u") == pytest.approx(0.010)
+    st.last_change = time.monotonic() - 1.0  # a pause: at once
+    assert s.debounce_for("u") == 0.0
 
 
 async def test_trailing_edge_the_last_keystroke_gets_its_request() -> None:
@@ -67,3 +66,36 @@ async def test_the_debounce_runs_from_the_keystroke_not_from_the_request() -> No
     ticket = sched.ticket("u")
     await asyncio.sleep(0.15)  # the request waited elsewhere longer than the debounce (no pause)
     assert await sched.debounce("u", ticket, invoked=False) == 0.0
+
+
+async def test_the_first_key_after_a_pause_fires_at_once() -> None:
+    # A minimum far longer than the test's bound: a request that slept on it could not return.
+    s = Scheduler(min_ms=5000, max_ms=9000)
+    s.note_change("u")  # the first key seen (nothing before it): after a pause
+    ticket = s.ticket("u")
+    assert await asyncio.wait_for(s.debounce("u", ticket, invoked=False), 1.0) == 0.0
+    assert s.debounce_for("u") == 0.0
+
+
+async def test_a_key_after_a_pause_in_a_burst_document_fires_at_once() -> None:
+    s = Scheduler(min_ms=5000, max_ms=9000)
+    st = s._state("u")
+    st.interval_ewma = 0.05  # the user was typing fast ...
+    st.last_change = time.monotonic() - 2.0  # ... then paused two seconds
+    s.note_change("u")  # and typed one key
+    ticket = s.ticket("u")
+    assert await asyncio.wait_for(s.debounce("u", ticket, invoked=False), 1.0) == 0.0
+
+
+def test_word_triggers_fire_at_once_after_a_word_ends_and_wait_inside_one() -> None:
+    s = Scheduler(min_ms=10, max_ms=90, word_triggers=True)
+    st = s._state("u")
+    st.last_change = time.monotonic()
+    st.interval_ewma = 0.04  # in a fast burst
+    for ch in (".", "(", " ", "\n", "\t"):
+        assert s.debounce_for("u", "x" + ch) == 0.0, repr(ch)
+    assert s.debounce_for("u", "a") == pytest.approx(0.06)  # inside a word: the burst's wait
+    assert s.debounce_for("u", "") == pytest.approx(0.06)  # unknown: the burst's wait
+    plain = Scheduler(min_ms=10, max_ms=90)  # without word triggers every key waits in a burst
+    plain._state("u").last_change, plain._state("u").interval_ewma = st.last_change, 0.04
+    assert plain.debounce_for("u", ".") == pytest.approx(0.06)

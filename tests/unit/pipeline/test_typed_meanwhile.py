@@ -19,12 +19,14 @@ async def test_the_previous_keys_stream_ending_during_the_debounce_answers_the_n
     tmp_path: Path, isolated: Path, fake: FakeModelServer
 ) -> None:
     fake.default = Script(text="otal = sum(items)\n", ttft_ms=80)
-    # A debounce longer than the first stream takes, so it ends while the second key waits.
+    # A burst's debounce longer than the first stream takes, so it ends while the second key
+    # waits (the first key after a pause would not wait at all).
     rt = openai_runtime(fake, tmp_path / "ws", completion={"debounce_min_ms": 400, "debounce_max_ms": 400})
     assert rt.engine is not None
     try:
         uri = (tmp_path / "ws" / "t.py").as_uri()
         rt.store.open(uri, "python", 1, TEXT + "t", None)
+        rt.engine.note_change(uri)  # the key that typed "t": the next one is in the same burst
         first = asyncio.ensure_future(
             rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 5), invoked=True))
         )
