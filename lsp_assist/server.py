@@ -36,6 +36,7 @@ from lsp_assist.pipeline.boundary import admits
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
+from lsp_assist.pipeline.prebuild import PromptPrebuilder
 from lsp_assist.pipeline.scheduler import Scheduler
 from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.attribution import Attribution, attribution_wanted
@@ -126,6 +127,10 @@ class Runtime:
         self.store.on_change.append(self.workspace.note_change)
         self.store.on_close.append(self.workspace.note_closed)
         self.scheduler = Scheduler()
+        # The fast tier's prompt, built where each edit ends, ahead of the request it prompts.
+        self.prebuilder = PromptPrebuilder(self.store, lambda: self.engine.prompts if self.engine else None)
+        self.store.on_change.append(self.prebuilder.note_change)
+        self.store.on_close.append(lambda doc: self.prebuilder.forget(doc.uri))
         self.typing = TypingIndex()
         self.clients = ClientPool()
         self.config = Config()

@@ -40,6 +40,10 @@ class TextChange:
     text: str
 
 
+#: Changes that are one typed opening bracket or quote with the editor's closing one.
+_AUTO_CLOSED = frozenset({"()", "[]", "{}", '""', "''", "``"})
+
+
 def looks_binary(text: str) -> bool:
     """True for text that is probably not source code (NUL bytes or many control characters)."""
     head = text[:8192]
@@ -88,6 +92,10 @@ class Document:
         self._max_syntax_chars = max_syntax_chars
         self.syntax: SyntaxState | None = None
         self._setup_syntax()
+        #: Where the cursor of the user who typed the last applied change most likely is:
+        #: the end of its text, or inside a bracket pair the editor closed (`()` typed as
+        #: one change); None after a full replacement. The prompt prebuilder builds there.
+        self.edit_end: Cursor | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -201,6 +209,7 @@ class Document:
     def _apply(self, change: TextChange) -> None:
         if change.start is None or change.end is None:
             self._replace_all(change.text)
+            self.edit_end = None
             return
         a, b = self.clamp(change.start), self.clamp(change.end)
         if (b.line, b.character) < (a.line, a.character):
@@ -224,6 +233,13 @@ class Document:
                 new_end_point = (a.line + ins.count("\n"), _blen(ins[nl + 1 :]))
         self._text = text[:s] + ins + text[e:]
         self._bytes = None
+        last_nl = ins.rfind("\n")
+        if ins in _AUTO_CLOSED:  # the editor closed the bracket or quote the user typed
+            self.edit_end = Cursor(a.line, a.character + 1)
+        elif last_nl < 0:
+            self.edit_end = Cursor(a.line, a.character + len(ins))
+        else:
+            self.edit_end = Cursor(a.line + ins.count("\n"), len(ins) - last_nl - 1)
         # Patch the line-start table: replace the starts of the lines inside the old range,
         # then shift the following ones by the length difference.
         new_starts = [s + m.end() for m in _NEWLINE.finditer(ins)]

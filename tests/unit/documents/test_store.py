@@ -207,3 +207,19 @@ def test_line_length_is_the_length_of_line_without_copying_it() -> None:
     ]
     assert doc.clamp(Cursor(0, 99)) == Cursor(0, 5)  # not past the "\r"
     assert doc.clamp(Cursor(9, 0)) == Cursor(3, len("last, no newline"))
+
+
+def test_edit_end_is_where_the_inserted_text_ends() -> None:
+    store = DocumentStore()
+    doc = store.open("file:///e.py", "python", 1, "ab\ncd\n", "/e.py")
+    assert doc.edit_end is None
+    store.change("file:///e.py", 2, [TextChange(Cursor(0, 1), Cursor(0, 1), "xy")])
+    assert doc.edit_end == Cursor(0, 3)
+    store.change("file:///e.py", 3, [TextChange(Cursor(1, 2), Cursor(1, 2), "\n    ")])
+    assert doc.edit_end == Cursor(2, 4)
+    store.change("file:///e.py", 4, [TextChange(Cursor(0, 0), Cursor(1, 1), "")])  # a deletion
+    assert doc.edit_end == Cursor(0, 0)
+    store.change("file:///e.py", 5, [TextChange(Cursor(0, 1), Cursor(0, 1), "()")])  # auto-closed
+    assert doc.edit_end == Cursor(0, 2)
+    store.change("file:///e.py", 6, [TextChange(None, None, "new\n")])
+    assert doc.edit_end is None
