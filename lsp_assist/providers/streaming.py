@@ -84,6 +84,7 @@ class StreamingProvider:
         # and total deadlines, this is only the safety net (as in OpenAIProvider).
         read_s = max(tier.total_timeout_ms, tier.first_token_timeout_ms) / 1000 + 1.0
         self._timeout = httpx.Timeout(connect=min(2.0, read_s), read=read_s, write=5.0, pool=1.0)
+        self._urls: dict[str, httpx.URL] = {}
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -140,13 +141,16 @@ class StreamingProvider:
         ctx = request.context
         secrets = (self._api_key, ctx.prefix, ctx.suffix)
         client = self._clients.get(self._base)
+        target = self._urls.get(url)
+        if target is None:  # parsed once per endpoint, not on every request (30-40 us each)
+            target = self._urls[url] = httpx.URL(url)
         streaming = False
         ended = False  # the body was read to its end (the connection goes back to the pool)
         connect = ConnectTimer()
         try:
             async with client.stream(
                 "POST",
-                url,
+                target,
                 json=body,
                 headers=headers,
                 timeout=self._timeout,
