@@ -37,7 +37,7 @@ from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
 from lsp_assist.pipeline.prebuild import PromptPrebuilder
-from lsp_assist.pipeline.scheduler import Scheduler
+from lsp_assist.pipeline.scheduler import Scheduler, debounce_policy
 from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.attribution import Attribution, attribution_wanted
 from lsp_assist.providers.base import EmbeddedModel, HttpEndpoint, LoadEvent, Provider
@@ -256,10 +256,7 @@ class Runtime:
         else:
             self.stats.budget = config.budget
         self._wire_telemetry(config, errors)
-        self.scheduler.min_s = config.completion.debounce_min_ms / 1000.0
-        self.scheduler.max_s = (
-            max(config.completion.debounce_min_ms, config.completion.debounce_max_ms) / 1000.0
-        )
+        self.scheduler.configure(debounce_policy(config.completion, config.tier("fast").provider))
         cache = SuggestionCache(
             self.cache_dir / "suggestions" if config.cache.enabled else None,
             memory_entries=config.cache.memory_entries,

@@ -76,8 +76,13 @@ class CompletionConfig:
 
     # Every request is answered by then, possibly empty.
     deadline_ms: int = field(default=8000, metadata=bounded(50, _MS_10_MIN))
-    debounce_min_ms: int = field(default=10, metadata=bounded(0, 2000))  # when the user pauses
-    debounce_max_ms: int = field(default=90, metadata=bounded(0, 2000))  # while typing fast
+    # The debounce (pipeline/scheduler.py: none after a pause; within a typing burst a little
+    # more than the user's keystroke gap, from min to max). A key left unset takes the
+    # default of the fast tier's provider kind (DEBOUNCE_DEFAULTS there, chosen from the
+    # burst curve in docs/latency.md); a value set here wins.
+    debounce_min_ms: int | None = field(default=None, metadata=bounded(0, 2000))  # least wait in a burst
+    debounce_max_ms: int | None = field(default=None, metadata=bounded(0, 2000))  # most wait in a burst
+    debounce_word_triggers: bool | None = None  # in a burst, no wait after . ( space newline
     enrichment: bool = True  # continue in the background to a multi-line suggestion
     grow: bool = True  # the ghost text grows line by line while the model streams (suggestionReady)
     enrichment_max_tokens: int = field(default=96, metadata=bounded(1, 8192))

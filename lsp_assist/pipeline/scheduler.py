@@ -21,6 +21,8 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from lsp_assist.config.schema import CompletionConfig
+
 
 @dataclass
 class _DocState:
@@ -36,6 +38,46 @@ _FAST_GAP_S = 0.25  # keystrokes closer than this are one typing burst
 TRIGGER_CHARACTERS = frozenset(".( \t\n")
 
 
+@dataclass(frozen=True)
+class DebouncePolicy:
+    min_ms: int
+    max_ms: int
+    word_triggers: bool
+
+
+#: The debounce per kind of fast-tier provider, chosen from the burst curve that
+#: `benchmarks/latency.py --sweep` prints (docs/latency.md):
+#: - "local": the embedded model (or the offline engine): free, interrupted between
+#:   tokens, so the point with the fastest last key;
+#: - "remote": a paid or shared server: a point that saves at least 40% of calls for at most
+#:   40 ms more on the last key when the curve has one, else the fastest.
+#: The curve has no such point (saving 40% takes a wait inside words longer than most
+#: keystroke gaps, +80 ms or more on the last key), so both kinds send every key; the
+#: trailing debounce and the word triggers stay for users who set them.
+DEBOUNCE_DEFAULTS: dict[str, DebouncePolicy] = {
+    "local": DebouncePolicy(0, 0, False),
+    "remote": DebouncePolicy(0, 0, False),
+}
+
+
+def provider_kind(provider: str) -> str:
+    """ "local" for the embedded model and the offline engine, else "remote"."""
+    return "local" if provider in ("local", "offline") else "remote"
+
+
+def debounce_policy(completion: CompletionConfig, fast_provider: str) -> DebouncePolicy:
+    """The debounce for a fast tier served by `fast_provider` (its resolved provider name):
+    the kind's default, with every key the user set winning."""
+    base = DEBOUNCE_DEFAULTS[provider_kind(fast_provider)]
+    return DebouncePolicy(
+        base.min_ms if completion.debounce_min_ms is None else completion.debounce_min_ms,
+        base.max_ms if completion.debounce_max_ms is None else completion.debounce_max_ms,
+        base.word_triggers
+        if completion.debounce_word_triggers is None
+        else completion.debounce_word_triggers,
+    )
+
+
 class Superseded(Exception):
     """A newer request for the same document arrived."""
 
@@ -47,6 +89,11 @@ class Scheduler:
         self.word_triggers = word_triggers
         self._docs: dict[str, _DocState] = {}
         self.superseded = 0
+
+    def configure(self, policy: DebouncePolicy) -> None:
+        self.min_s = max(0, policy.min_ms) / 1000.0
+        self.max_s = max(policy.min_ms, policy.max_ms, 0) / 1000.0
+        self.word_triggers = policy.word_triggers
 
     def _state(self, uri: str) -> _DocState:
         st = self._docs.get(uri)

@@ -46,7 +46,9 @@ async def test_typing_burst_supersedes_and_closes_streams(tmp_path: Path, fake: 
     # Slow enough that a superseded stream would still be running when the next key comes.
     fake.default = Script(text="value = compute(a, b)\n", ttft_ms=150, tokens_per_s=50)
     opts = openai_tiers(fake.base_url)
-    opts["completion"] = {"prefetch": False, "enrichment": False}
+    # The trailing debounce within a burst (the defaults send every key: docs/latency.md).
+    debounce = {"debounce_min_ms": 10, "debounce_max_ms": 90}
+    opts["completion"] = {"prefetch": False, "enrichment": False, **debounce}
     async with lsp_session(tmp_path, opts) as client:
         uri = doc_uri(tmp_path, "burst.py")
         open_doc(client, uri, SOURCE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,40 @@ def test_word_triggers_fire_at_once_after_a_word_ends_and_wait_inside_one() -> N
     plain = Scheduler(min_ms=10, max_ms=90)  # without word triggers every key waits in a burst
     plain._state("u").last_change, plain._state("u").interval_ewma = st.last_change, 0.04
     assert plain.debounce_for("u", ".") == pytest.approx(0.06)
+
+
+def test_the_debounce_defaults_follow_the_fast_tiers_provider_and_a_set_key_wins() -> None:
+    from lsp_assist.config.loader import config_from_dict
+    from lsp_assist.pipeline.scheduler import DEBOUNCE_DEFAULTS, debounce_policy
+
+    unset, errors = config_from_dict({})
+    assert errors == [] and unset.completion.debounce_min_ms is None
+    assert debounce_policy(unset.completion, "local") == DEBOUNCE_DEFAULTS["local"]
+    assert debounce_policy(unset.completion, "offline") == DEBOUNCE_DEFAULTS["local"]
+    for remote in ("openai", "ollama", "llamacpp", "anthropic", "mistral"):
+        assert debounce_policy(unset.completion, remote) == DEBOUNCE_DEFAULTS["remote"]
+    # The keys as they always were: a value set by the user wins over the kind's default.
+    set_, errors = config_from_dict({"completion": {"debounce_min_ms": 10, "debounce_max_ms": 300}})
+    assert errors == []
+    for kind in ("local", "openai"):
+        policy = debounce_policy(set_.completion, kind)
+        assert (policy.min_ms, policy.max_ms) == (10, 300)
+    triggers, _ = config_from_dict({"completion": {"debounce_word_triggers": True}})
+    assert debounce_policy(triggers.completion, "local").word_triggers is True
+
+
+def test_the_runtime_configures_its_scheduler_from_the_policy(tmp_path: Path, isolated: Path) -> None:
+    from lsp_assist.config.loader import ConfigLayers
+    from lsp_assist.pipeline.scheduler import DEBOUNCE_DEFAULTS
+    from lsp_assist.server import Runtime
+
+    tier = {"provider": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    rt = Runtime(ConfigLayers(init_options={"tiers": {"fast": tier}}), [tmp_path])
+    rt.build()
+    remote = DEBOUNCE_DEFAULTS["remote"]
+    assert (rt.scheduler.min_s, rt.scheduler.word_triggers) == (remote.min_ms / 1000, remote.word_triggers)
+    rt.layers.client = {
+        "completion": {"debounce_min_ms": 20, "debounce_max_ms": 200, "debounce_word_triggers": True}
+    }
+    rt.build()
+    assert (rt.scheduler.min_s, rt.scheduler.max_s, rt.scheduler.word_triggers) == (0.02, 0.2, True)
