@@ -12,7 +12,8 @@ answering Tabby when a stream would send the token that ends the first line). Me
 - typing bursts of 12 keys with inter-key gaps drawn from log-normal typing profiles
   (`benchmarks/typing_trace.py`), each key a didChange plus an Automatic request, the
   previous one cancelled as VS Code does: model calls started per burst, and the latency
-  of the last key's answer, for lsp-assist, lsp-assist with the debounce off, and naive.
+  of the last key's answer, for lsp-assist, lsp-assist with a 10-90 ms debounce in bursts,
+  and naive.
 Both clocks are `time.monotonic()` (CLOCK_MONOTONIC, system-wide on Linux), so times taken
 in the fake model's process and in this client compare. Figures are printed, not asserted.
 
@@ -21,7 +22,15 @@ its figures are its own processing, like ours for Invoked requests; install it f
 `sh benchmarks/setup_peers.sh` (into the gitignored benchmarks/.peers/); without it the
 benchmark says why and runs the others.
 
+Also (issue 23): the first key after a pause at four kinds of positions in two real files of
+the standard library (`benchmarks/positions.py`), Automatic and Invoked, each answer split into
+the server's time before the model call and after the token that ends the first line, next
+to the first-line and full-stream floors; and with --sweep, the debounce curve (calls per
+burst against the last key's latency) on bursts typing real code, with the points chosen for
+the embedded model and for a paid remote tier (docs/latency.md).
+
 Usage: python benchmarks/latency.py [--ttft-ms 120] [--tokens-per-s 125] [--n 20] [--bursts 4]
+       [--per-kind 3] [--skip-singles] [--skip-positions] [--skip-bursts] [--sweep]
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.positions import FILES, KINDS, Position, stdlib_positions  # noqa: E402
 from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
 from benchmarks.typing_trace import PROFILES, RECORDED_DIR, burst_gaps, recorded_bursts  # noqa: E402
 from tests.fakes.fake_model_server import Script, split_tokens  # noqa: E402
@@ -51,6 +61,13 @@ TABBY_CLI = ROOT / "benchmarks" / ".peers" / "node_modules" / "tabby-agent" / "d
 CURSOR = (8, 4)
 PREFETCH_TOKENS = 31  # a distinctive size: prefetch calls are told apart in the fake's log
 BURST_WORD = "total = items"
+# The positions' model answer (issue 23's scenario): the first line ends at token 8 of 12.
+POSITION_COMPLETION = "value = compute(x)\n    return value\n"
+POSITION_NEWLINE = next(i for i, t in enumerate(split_tokens(POSITION_COMPLETION)) if "\n" in t)
+POSITION_TOKENS = len(split_tokens(POSITION_COMPLETION))
+# VS Code asks for inline completions 50 ms after the change that prompts them
+# (InlineCompletionsDebounce, min = max = 50 ms); Neovim 0.12 200 ms.
+EDITOR_GAP_MS = 50.0
 
 
 def pct(values: list[float], q: float) -> float:
@@ -207,14 +224,150 @@ async def timed(c: RpcClient, peer: Peer, uri: str, line: int, ch: int, invoked:
     return Timed(c.sent_at[msg_id], c.received_at[msg_id], first_text(resp))
 
 
-def split(fake: FakeModelProcess, t: Timed, first_stream: int) -> tuple[float, float] | None:
+def split(
+    fake: FakeModelProcess, t: Timed, first_stream: int, newline: int = NEWLINE_TOKEN
+) -> tuple[float, float] | None:
     """(before the model call, after the needed token) in ms for the stream `t` waited on."""
+    found = stream_of(fake, t, first_stream, newline)
+    if found is None:
+        return None
+    t_request, times = found
+    return (t_request - t.sent) * 1000.0, (t.received - times[min(newline, len(times) - 1)]) * 1000.0
+
+
+def stream_of(
+    fake: FakeModelProcess, t: Timed, first_stream: int, newline: int
+) -> tuple[float, list[float]] | None:
+    """The model stream the answer `t` came from: started after the request was sent, its
+    first line's last token written before the answer arrived."""
     for t_request, times in fake.stream_times[first_stream:]:
         if t.sent <= t_request <= t.received and times:
-            needed = times[min(NEWLINE_TOKEN, len(times) - 1)]
-            if needed <= t.received:
-                return (t_request - t.sent) * 1000.0, (t.received - needed) * 1000.0
+            if times[min(newline, len(times) - 1)] <= t.received:
+                return t_request, times
     return None
+
+
+@dataclass
+class PositionFigures:
+    """Per (trigger, kind): the split of each answer that came from a model stream."""
+
+    before: list[float] = field(default_factory=list)  # request sent -> model server read it
+    after: list[float] = field(default_factory=list)  # first line's last token -> answer parsed
+    answer: list[float] = field(default_factory=list)  # request sent -> answer parsed
+    first_line: list[float] = field(default_factory=list)  # request sent -> first line's last token
+    full: list[float] = field(default_factory=list)  # request sent -> the stream's last token
+    other: int = 0  # answers that came from no stream of their own (cache, typing-through, empty)
+
+
+async def position_requests(
+    peer: Peer,
+    fake: FakeModelProcess,
+    args: argparse.Namespace,
+    tmp: Path,
+    places: list[Position],
+    runs: list[tuple[str, bool, float]],
+) -> dict[tuple[str, str], PositionFigures]:
+    """Each position reached by its last keystroke (a didChange), then a request after the
+    editor's gap, the user having paused before that key: the first key after a pause.
+    `runs`: (label, invoked, gap between the didChange and the request in ms)."""
+    out: dict[tuple[str, str], PositionFigures] = {}
+    fake.reset()
+    fake.set_default(Script(text=POSITION_COMPLETION, ttft_ms=args.ttft_ms, tokens_per_s=args.tokens_per_s))
+    c = await start(peer, tmp / f"{peer.name}-positions")
+    try:
+        open_doc(c, "file:///bench/warm.py", doc_text(999))
+        await timed(c, peer, "file:///bench/warm.py", *CURSOR)  # connections, imports: not counted
+        for label, invoked, gap_ms in runs:
+            for n, pos in enumerate(places):
+                # A URI of its own per request: no answer may come from another's cache.
+                uri = f"file:///bench/{label.replace(' ', '-')}/{pos.file.replace('/', '_')}.{n}.py"
+                open_doc(c, uri, pos.text)
+                await asyncio.sleep(0.3)  # a pause before the key (and the didOpen settled)
+                line, col, ins = pos.change
+                insert(c, uri, 2, line, col, ins)
+                await asyncio.sleep(gap_ms / 1000.0)
+                n_streams = len(fake.stream_times)
+                t = await timed(c, peer, uri, *pos.cursor, invoked=invoked)
+                fig = out.setdefault((label, pos.kind), PositionFigures())
+                await asyncio.sleep(0.15)  # let the stream end (enrichment, prefetch) settle
+                found = stream_of(fake, t, n_streams, POSITION_NEWLINE)
+                if found is None:
+                    fig.other += 1
+                else:
+                    t_request, times = found
+                    fig.before.append((t_request - t.sent) * 1000.0)
+                    fig.after.append((t.received - times[POSITION_NEWLINE]) * 1000.0)
+                    fig.answer.append(t.ms)
+                    fig.first_line.append((times[POSITION_NEWLINE] - t.sent) * 1000.0)
+                    if len(times) == POSITION_TOKENS:  # read to its end (not closed at the first line)
+                        fig.full.append((times[-1] - t.sent) * 1000.0)
+                c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    finally:
+        await c.close()
+    return out
+
+
+def position_runs(peer: Peer) -> list[tuple[str, bool, float]]:
+    if peer.method != "textDocument/inlineCompletion":
+        return [("completion", True, EDITOR_GAP_MS)]  # one kind of request (tabby-agent)
+    return [
+        ("Automatic", False, EDITOR_GAP_MS),
+        ("Automatic, no gap", False, 0.0),
+        ("Invoked", True, EDITOR_GAP_MS),
+    ]
+
+
+def print_positions(by_peer: dict[str, dict[tuple[str, str], PositionFigures]], per_kind: int) -> None:
+    print(
+        f"first key after a pause at {len(KINDS)} kinds of positions x {per_kind} per file in "
+        f"{', '.join(FILES)} (benchmarks/positions.py), the model streaming"
+        f" {POSITION_COMPLETION!r} ({len(split_tokens(POSITION_COMPLETION))} tokens, the first"
+        f" line ends at token {POSITION_NEWLINE + 1}); the request {EDITOR_GAP_MS:.0f} ms after"
+        ' the keystroke\'s didChange as VS Code sends it ("no gap": right after it); p50 (p95) in ms'
+    )
+    head = ("", "before call", "after token", "answer", "first line", "full stream")
+    widths = (44, 16, 16, 16, 12, 13)
+    print(
+        "".join(f"{h:>{w}}" if i else f"{h:<{w}}" for i, (h, w) in enumerate(zip(head, widths, strict=True)))
+    )
+    for name, figs in by_peer.items():
+        labels = list(dict.fromkeys(label for label, _ in figs))
+        for label in labels:
+            for kind in (*KINDS, "all"):
+                if kind == "all":
+                    parts = [f for (lb, _), f in figs.items() if lb == label]
+                    fig = PositionFigures(other=sum(f.other for f in parts))
+                    for f in parts:
+                        for a in ("before", "after", "answer", "first_line", "full"):
+                            getattr(fig, a).extend(getattr(f, a))
+                else:
+                    got = figs.get((label, kind))
+                    if got is None:
+                        continue
+                    fig = got
+                cells = [
+                    f"{p50v(fig.before)} ({p95v(fig.before)})",
+                    f"{p50v(fig.after)} ({p95v(fig.after)})",
+                    f"{p50v(fig.answer)} ({p95v(fig.answer)})",
+                    p50v(fig.first_line),
+                    p50v(fig.full),
+                ]
+                note = f"  ({fig.other} not from a stream of their own)" if fig.other else ""
+                title = f"{name}, {label}: {kind}" if kind != "all" else f"{name}, {label}: ALL"
+                print(
+                    f"{title:<44}"
+                    + "".join(f"{c:>{w}}" for c, w in zip(cells, widths[1:], strict=True))
+                    + note
+                )
+    print()
+
+
+def p50v(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f}" if values else "-"
+
+
+def p95v(values: list[float]) -> str:
+    return f"{pct(values, 95):.1f}" if values else "-"
 
 
 async def single_requests(
@@ -351,6 +504,144 @@ async def bursts(
     return out
 
 
+# The debounce settings the sweep compares (completion.* keys; pipeline/scheduler.py).
+SWEEP: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("off", {"debounce_min_ms": 0, "debounce_max_ms": 0, "debounce_word_triggers": False}),
+    ("burst 10-90", {"debounce_min_ms": 10, "debounce_max_ms": 90, "debounce_word_triggers": False}),
+    ("burst 10-150", {"debounce_min_ms": 10, "debounce_max_ms": 150, "debounce_word_triggers": False}),
+    ("burst 10-300", {"debounce_min_ms": 10, "debounce_max_ms": 300, "debounce_word_triggers": False}),
+    ("words, 10-90", {"debounce_min_ms": 10, "debounce_max_ms": 90, "debounce_word_triggers": True}),
+    ("words, 10-150", {"debounce_min_ms": 10, "debounce_max_ms": 150, "debounce_word_triggers": True}),
+    ("words, 10-300", {"debounce_min_ms": 10, "debounce_max_ms": 300, "debounce_word_triggers": True}),
+    ("words, 150-300", {"debounce_min_ms": 150, "debounce_max_ms": 300, "debounce_word_triggers": True}),
+)
+SAVE_AT_LEAST = 0.40  # a paid tier's point: at least this share of calls saved ...
+COST_AT_MOST_MS = 40.0  # ... for at most this much more on the last key (mean, vs the fastest)
+
+
+async def code_bursts(
+    peer: Peer,
+    fake: FakeModelProcess,
+    args: argparse.Namespace,
+    tmp: Path,
+    profiles: dict[str, list[list[float]]],
+) -> dict[str, list[tuple[int, float, str]]]:
+    """Bursts of 12 keys typing real statements of json/decoder.py again on their own row
+    (each key a didChange plus an Automatic request, the previous cancelled, as VS Code
+    does): per profile, (model calls, the last key's latency, the last key) per burst."""
+    import json as json_pkg
+
+    from benchmarks.positions import typing_lines
+
+    out: dict[str, list[tuple[int, float, str]]] = {}
+    fake.reset()
+    fake.set_default(burst_script("parallel", args))
+    c = await start(peer, tmp / f"{peer.name}-code-burst")
+    n_bursts = max(len(g) for g in profiles.values())
+    lines = typing_lines(Path(json_pkg.__file__).parent / "decoder.py", n_bursts)
+    try:
+        open_doc(c, "file:///bench/warm.py", doc_text(999))
+        await timed(c, peer, "file:///bench/warm.py", *CURSOR)
+        for profile, all_gaps in profiles.items():
+            rows: list[tuple[int, float, str]] = []
+            for b, gaps in enumerate(all_gaps):
+                doc, row, keys = lines[b % len(lines)]
+                await asyncio.sleep(0.6)
+                uri = f"file:///bench/code_{profile}_{b}.py"
+                open_doc(c, uri, doc)
+                col = len(doc.split("\n")[row])
+                n_bodies = len(fake.model_bodies())
+                pending: int | None = None
+                fut: asyncio.Future[Any] | None = None
+                for k, ch in enumerate(keys):
+                    if pending is not None:
+                        c.cancel(pending)
+                    insert(c, uri, 2 + k, row, col + k, ch)
+                    pending, fut = c.request(peer.method, params(peer, uri, row, col + k + 1, invoked=False))
+                    if k < len(keys) - 1:
+                        await asyncio.sleep(gaps[k])
+                assert fut is not None and pending is not None
+                await asyncio.wait_for(fut, 20)
+                last = (c.received_at[pending] - c.sent_at[pending]) * 1000.0
+                await asyncio.sleep(0.5)
+                bodies = fake.model_bodies()[n_bodies:]
+                calls = sum(1 for body in bodies if body.get("max_tokens") != PREFETCH_TOKENS)
+                rows.append((calls, last, keys[-1]))
+                c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            out[profile] = rows
+    finally:
+        await c.close()
+    return out
+
+
+def print_sweep(sweep: dict[str, dict[str, list[tuple[int, float, str]]]]) -> dict[str, str]:
+    """The curve (calls per burst against the last key's latency) and the chosen points."""
+    from lsp_assist.pipeline.scheduler import TRIGGER_CHARACTERS
+
+    print(
+        "debounce sweep: 12-key bursts typing real statements of json/decoder.py again, the"
+        " parallel fake model; per setting, all profiles together (the last key: mean, p50; split"
+        " by whether it ends a word)"
+    )
+    head = (
+        "setting",
+        "calls/burst",
+        "saved",
+        "last key mean",
+        "p50",
+        "vs fastest",
+        "at . ( space",
+        "in a word",
+    )
+    widths = (18, 12, 8, 14, 9, 11, 13, 11)
+    print(
+        "".join(
+            f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(head, widths, strict=True))
+        )
+    )
+    flat = {name: [r for rows in by_profile.values() for r in rows] for name, by_profile in sweep.items()}
+    off_calls = statistics.mean(r[0] for r in flat["off"])
+    means = {name: statistics.mean(r[1] for r in rows) for name, rows in flat.items()}
+    fastest = min(means, key=lambda n: means[n])
+    curve: dict[str, tuple[float, float, float]] = {}
+    for name, rows in flat.items():
+        calls = statistics.mean(r[0] for r in rows)
+        saved = 1.0 - calls / off_calls if off_calls else 0.0
+        at_trigger = [r[1] for r in rows if r[2] in TRIGGER_CHARACTERS]
+        in_word = [r[1] for r in rows if r[2] not in TRIGGER_CHARACTERS]
+        curve[name] = (calls, saved, means[name] - means[fastest])
+        cells = (
+            name,
+            f"{calls:.2f}",
+            f"{saved * 100:.0f}%",
+            f"{means[name]:.1f} ms",
+            f"{statistics.median(r[1] for r in rows):.1f}",
+            f"+{means[name] - means[fastest]:.1f}",
+            f"{statistics.median(at_trigger):.1f} ({len(at_trigger)})" if at_trigger else "-",
+            f"{statistics.median(in_word):.1f} ({len(in_word)})" if in_word else "-",
+        )
+        print(
+            "".join(
+                f"{c:<{w}}" if i == 0 else f"{c:>{w}}"
+                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            )
+        )
+    qualifying = [
+        n for n, (_, saved, cost) in curve.items() if saved >= SAVE_AT_LEAST and cost <= COST_AT_MOST_MS
+    ]
+    remote = max(qualifying, key=lambda n: (curve[n][1], -curve[n][2])) if qualifying else fastest
+    why = (
+        f"saves {curve[remote][1] * 100:.0f}% of calls for +{curve[remote][2]:.1f} ms"
+        if qualifying
+        else f"no point saves >= {SAVE_AT_LEAST * 100:.0f}% of calls for <= {COST_AT_MOST_MS:.0f} ms:"
+        " the fastest"
+    )
+    print(f"chosen: embedded model (local): {fastest!r} (the fastest last key)")
+    print(f"chosen: a paid remote tier: {remote!r} ({why})")
+    print()
+    return {"local": fastest, "remote": remote}
+
+
 def context_reuse(keys: int) -> dict[str, list[float]]:
     """The prompt stage per keystroke while typing in a 350-line module with 3 other tabs open
     (json/decoder.py; json/encoder.py, scanner.py, __init__.py), in-process: as the server
@@ -481,6 +772,14 @@ async def main() -> int:
     ap.add_argument("--skip-singles", action="store_true", help="bursts only")
     ap.add_argument("--profiles", default="average,fast,recorded", help="typing profiles for the bursts")
     ap.add_argument("--debounce-sweep", default="", help="extra debounce_max_ms values, e.g. 45,150,300")
+    ap.add_argument(
+        "--sweep",
+        action="store_true",
+        help="the debounce curve on real-code bursts (SWEEP) and the chosen points",
+    )
+    ap.add_argument("--per-kind", type=int, default=3, help="positions per kind per file")
+    ap.add_argument("--skip-positions", action="store_true", help="no position requests")
+    ap.add_argument("--skip-bursts", action="store_true", help="no typing bursts (--sweep still runs)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as td, FakeModelProcess() as fake:
         tmp = Path(td)
@@ -498,8 +797,18 @@ async def main() -> int:
             if tabby is not None:
                 singles["tabby-agent"] = await single_requests(tabby, fake, args, tmp)
             singles["naive"] = await single_requests(naive, fake, args, tmp)
-        no_debounce = lsp_peer(
-            "lsp-assist", fake.base_url, tmp / "nodebounce", {"debounce_min_ms": 0, "debounce_max_ms": 0}
+        placed: dict[str, dict[tuple[str, str], PositionFigures]] = {}
+        if not args.skip_positions:
+            places = stdlib_positions(args.per_kind)
+            for peer in (ours, *([tabby] if tabby is not None else []), naive):
+                name = peer.name if peer is not ours else "lsp-assist (defaults)"
+                placed[name] = await position_requests(
+                    peer, fake, args, tmp / "pos", places, position_runs(peer)
+                )
+        # The defaults send every key (docs/latency.md); beside them the trailing debounce
+        # of 10-90 ms within a burst, the defaults before.
+        debounced = lsp_peer(
+            "lsp-assist", fake.base_url, tmp / "debounced", {"debounce_min_ms": 10, "debounce_max_ms": 90}
         )
         profiles: dict[str, list[list[float]]] = {
             name: [burst_gaps(name, b) for b in range(args.bursts)] for name in PROFILES
@@ -516,11 +825,16 @@ async def main() -> int:
             ))
             for ms in (int(x) for x in args.debounce_sweep.split(",") if x)
         ]  # fmt: skip
+        swept: dict[str, dict[str, list[tuple[int, float, str]]]] = {}
+        if args.sweep:
+            for i, (label, opts) in enumerate(SWEEP):
+                peer = lsp_peer("lsp-assist", fake.base_url, tmp / f"sweep-{i}", opts)
+                swept[label] = await code_bursts(peer, fake, args, tmp / f"sw{i}", profiles)
         burst: dict[str, dict[str, Any]] = {}
-        for mode in args.models.split(","):
+        for mode in [] if args.skip_bursts else args.models.split(","):
             burst[mode] = {
                 "lsp-assist": await bursts(ours, fake, args, tmp, profiles, mode),
-                "lsp-assist, no debounce": await bursts(no_debounce, fake, args, tmp / "nd", profiles, mode),
+                "lsp-assist, debounce 10-90": await bursts(debounced, fake, args, tmp / "nd", profiles, mode),
             }
             for i, (label, peer) in enumerate(sweep):
                 burst[mode][label] = await bursts(peer, fake, args, tmp / f"s{i}", profiles, mode)
@@ -531,6 +845,12 @@ async def main() -> int:
     )
     if singles:
         print_singles(singles, tabby, why_not)
+    if placed:
+        if tabby is None and singles == {}:
+            print(f"tabby-agent 1.5.0: not run ({why_not})")
+        print_positions(placed, args.per_kind)
+    if swept:
+        print_sweep(swept)
     reuse = context_reuse(args.n * 10)
     print(
         f"prompt stage per keystroke, json/decoder.py (350 lines) + 3 tabs, in-process,"
