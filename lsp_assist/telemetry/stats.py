@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,21 @@ def _record_bytes(rec: RequestRecord) -> int:
         + 24 * len(rec.stages)
         + sys.getsizeof(rec.over_budget)
     )
+
+
+def record_row(rec: RequestRecord) -> dict[str, Any]:
+    """`asdict(rec)` for this flat record, without its recursive deep copy (which cost the
+    request path ~0.1 ms before every answer)."""
+    return {
+        "time": rec.time,
+        "outcome": rec.outcome,
+        "tier": rec.tier,
+        "stages": dict(rec.stages),
+        "feature": rec.feature,
+        "model_call": rec.model_call,
+        "wasted_tokens": rec.wasted_tokens,
+        "over_budget": list(rec.over_budget),
+    }
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -118,7 +133,7 @@ class StatsCollector:
         self._keep(rec)
         if model_call:
             self.model_calls += 1
-        self._append(asdict(rec))
+        self._append(record_row(rec))
         for observe in self.observers:
             try:
                 observe(rec)

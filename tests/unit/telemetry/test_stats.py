@@ -59,3 +59,13 @@ def test_report_counts_hits_waste_and_calls_per_accept(tmp_path: Path) -> None:
     records, accepted, wasted = load_records(path)
     assert len(records) == 4 and accepted == 1 and wasted == 7
     assert summarize(records, accepted=accepted, wasted=wasted)["requests"] == 4
+
+
+def test_the_stats_row_is_the_records_asdict() -> None:
+    from dataclasses import asdict
+
+    from lsp_assist.telemetry.stats import RequestRecord, record_row
+
+    rec = RequestRecord(1.5, "model", "fast", {"total": 3.0}, "completion", True, 2, ["ttft"])
+    assert record_row(rec) == asdict(rec)
+    assert record_row(rec)["stages"] is not rec.stages
