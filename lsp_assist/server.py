@@ -127,11 +127,13 @@ class Runtime:
         self.store.on_change.append(self.workspace.note_change)
         self.store.on_close.append(self.workspace.note_closed)
         self.scheduler = Scheduler()
+        self.typing = TypingIndex()
         # The fast tier's prompt, built where each edit ends, ahead of the request it prompts.
-        self.prebuilder = PromptPrebuilder(self.store, lambda: self.engine.prompts if self.engine else None)
+        self.prebuilder = PromptPrebuilder(
+            self.store, lambda: self.engine.prompts if self.engine else None, self.typing
+        )
         self.store.on_change.append(self.prebuilder.note_change)
         self.store.on_close.append(lambda doc: self.prebuilder.forget(doc.uri))
-        self.typing = TypingIndex()
         self.clients = ClientPool()
         self.config = Config()
         self.cache_dir = resolve_cache_dir(self.config)
