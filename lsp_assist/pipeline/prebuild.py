@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 TIER = "fast"  # Automatic requests ask the fast tier
 DELAY_S = 0.003  # after the edit: a request sent with it runs first (VS Code asks 50 ms later)
+# Larger documents are built by their requests only: on a huge file (minified, generated)
+# a build per keystroke could cost more than the requests that actually come.
+MAX_CHARS = 512_000
 
 
 class PromptPrebuilder:
@@ -94,4 +97,4 @@ def _wanted(config: Config, doc: Document) -> bool:
     completion = config.completion
     if doc.language_id in completion.languages_disabled:
         return False
-    return len(doc.text) <= completion.max_document_bytes
+    return len(doc.text) <= min(MAX_CHARS, completion.max_document_bytes)

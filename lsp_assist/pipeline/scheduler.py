@@ -61,7 +61,8 @@ DEBOUNCE_DEFAULTS: dict[str, DebouncePolicy] = {
 
 
 def provider_kind(provider: str) -> str:
-    """ "local" for the embedded model and the offline engine, else "remote"."""
+    """The kind of a fast tier's provider: "local" for the embedded model and the offline
+    engine, "remote" for every other."""
     return "local" if provider in ("local", "offline") else "remote"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore, TextChange
 from lsp_assist.domain import Cursor
@@ -87,3 +89,14 @@ async def test_no_prompt_is_built_where_typing_through_answers() -> None:
     store.change("file:///a.py", 3, [TextChange(Cursor(4, 13), Cursor(4, 13), "-")])  # not as shown
     await asyncio.sleep(0.05)
     assert context.builds == 1
+
+
+async def test_a_huge_document_is_left_to_its_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lsp_assist.pipeline.prebuild as prebuild
+
+    monkeypatch.setattr(prebuild, "MAX_CHARS", len(TEXT) - 1)
+    _, store, context = _setup()
+    store.open("file:///a.py", "python", 1, TEXT, "/a.py")
+    store.change("file:///a.py", 2, [TextChange(Cursor(3, 9), Cursor(3, 9), "\n    ")])
+    await asyncio.sleep(0.05)
+    assert context.builds == 0
