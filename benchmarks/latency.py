@@ -323,7 +323,9 @@ def print_positions(by_peer: dict[str, dict[tuple[str, str], PositionFigures]], 
         f"{', '.join(FILES)} (benchmarks/positions.py), the model streaming"
         f" {POSITION_COMPLETION!r} ({len(split_tokens(POSITION_COMPLETION))} tokens, the first"
         f" line ends at token {POSITION_NEWLINE + 1}); the request {EDITOR_GAP_MS:.0f} ms after"
-        ' the keystroke\'s didChange as VS Code sends it ("no gap": right after it); p50 (p95) in ms'
+        ' the keystroke\'s didChange as VS Code sends it ("no gap": right after it); "first line" and'
+        ' "full stream": when the model wrote the first line\'s last token and its last token (read'
+        " to the end only), all from the request; p50 (p95) in ms"
     )
     head = ("", "before call", "after token", "answer", "first line", "full stream")
     widths = (44, 16, 16, 16, 12, 13)
