@@ -30,19 +30,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
+from benchmarks.rpc_client import RpcClient, server_at  # noqa: E402
 from tests.fakes.fake_model_server import Script  # noqa: E402
 from tests.fakes.process import FakeModelProcess  # noqa: E402
 
 SOURCES = ROOT / "editors" / "vscode" / "src"
-
-
-def server_at(root: Path) -> list[str]:
-    """`lsp-assist serve` from the checkout at `root` (first on the path, before the cwd)."""
-    if root == ROOT:
-        return server_cmd()
-    code = f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom lsp_assist.cli.main import main\n"
-    return [sys.executable, "-c", code + "main(['serve'])"]
 
 
 def minified(size: int) -> str:

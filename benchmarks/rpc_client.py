@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -117,3 +118,12 @@ class RpcClient:
 
 def server_cmd() -> list[str]:
     return [sys.executable, "-m", "lsp_assist", "serve"]
+
+
+def server_at(root: Path) -> list[str]:
+    """`lsp-assist serve` from the checkout at `root` (first on the path, before the cwd):
+    a baseline checkout beside this one, in the same run."""
+    if root.resolve() == Path(__file__).resolve().parents[1]:
+        return server_cmd()
+    code = f"import sys\nsys.path.insert(0, {str(root)!r})\nfrom lsp_assist.cli.main import main\n"
+    return [sys.executable, "-c", code + "main(['serve'])"]
