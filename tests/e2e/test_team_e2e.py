@@ -173,7 +173,12 @@ async def test_redis_killed_mid_run_then_back(
         assert calls(fake) == quota + PROCESSES * quota
         # 3. Store back (empty, as a restarted cache is): shared limits apply again.
         redis_server.start()
-        await asyncio.sleep(1.5)  # the reconnect probe runs every 0.5 s
+        # The reconnect probe runs every 0.5 s: wait (bounded) until each process has seen
+        # the store come back rather than sleeping a guess that a loaded machine outlasts.
+        for _ in range(300):
+            if all(any("reachable again" in m.message for m in c.messages) for c in clients):
+                break
+            await asyncio.sleep(0.05)
         before = calls(fake)
         assert all(await ask("c", 2))
         assert calls(fake) - before == quota

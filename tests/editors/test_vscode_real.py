@@ -186,32 +186,32 @@ def test_ghost_grows_in_place_while_the_model_streams(
     shown = seen[start:]
     first, head = shown[0], BODY_LINES[0].removeprefix(BODY_TYPED)
     lasted = [round(b["t"] - a["t"]) for a, b in itertools.pairwise(shown)] + [10_000]
-    # States that stayed on screen longer than a frame (VS Code paints at most every ~17 ms);
-    # the others are the one-frame hide of later growth steps, reported below.
-    stable = [v for v, ms in zip(shown, lasted, strict=True) if ms >= 20]
+    # A state without the inline part is VS Code hiding the ghost to re-show it grown (it
+    # asks only once per version and position after an explicit trigger); how long each hide
+    # lasts depends on the machine's load, so it is reported, never judged by its duration.
+    visible = [v for v in shown if v["inline"]]
+    blinks = [ms for v, ms in zip(shown, lasted, strict=True) if not v["inline"]]
     # The server answered at the first line; then the ghost grew while the model streamed:
     # one line, two, three, at the same place, the cursor never moving.
     assert first["inline"] == head and first["below"] == [], shown
-    assert all(v["inline"] == head for v in stable), stable
+    assert all(v["inline"] == head for v in visible), visible
     where = (first["selection"], first["cursorAt"])
     assert all((v["selection"], v["cursorAt"]) == where for v in shown), shown
-    counts = [v["lines"] for v in stable]
-    assert counts[-1] == len(BODY_LINES) and stable[-1]["below"] == BODY_LINES[1:], stable
+    counts = [v["lines"] for v in visible]
+    assert counts[-1] == len(BODY_LINES) and visible[-1]["below"] == BODY_LINES[1:], visible
     grew = [n for i, n in enumerate(counts) if i == 0 or n > max(counts[:i])]
     assert grew == [1, 2, 3], counts
-    assert counts == sorted(counts), counts  # never fewer lines for longer than a frame
+    # Every line shown stays the model's line (a partial render shows a prefix of them).
+    assert all(v["below"] == BODY_LINES[1 : len(v["below"]) + 1] for v in visible), visible
     # From one line to two in place: VS Code re-asked while showing the ghost, nothing vanished.
     two = next(i for i, v in enumerate(shown) if v["lines"] == 2)
     assert all(v["lines"] == 1 and v["inline"] == head for v in shown[:two]), shown[: two + 1]
-    # Later steps hide first (VS Code asks only once per version and position after an
-    # explicit trigger): how long the ghost was incomplete, reported.
-    blinks = [ms for v, ms in zip(shown, lasted, strict=True) if ms < 20]
     # Tab inserts the whole grown suggestion.
     assert [line.rstrip() for line in r["afterTab"]][2:5] == BODY_LINES, r["afterTab"]
     report = {
         "editor": "vscode",
         "ghost_line_counts": counts,
-        "ms_from_first_line_to_full": round(stable[-1]["t"] - first["t"]),
+        "ms_from_first_line_to_full": round(visible[-1]["t"] - first["t"]),
         "blinks_ms": blinks,
         "typed_to_first_ghost_ms": round(first["t"] - r["typedAt"]),
     }
