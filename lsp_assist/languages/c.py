@@ -190,6 +190,6 @@ PROFILES = (
         transitive_imports=True,
         import_extensions=("",),
         companions=(".h", ".hpp", ".hh", ".cc", ".cpp", ".cxx"),
-        tuning=CrossFileTuning(member_evidence=0.1, affinity_weight=0.8),
+        tuning=CrossFileTuning(member_evidence=0.1),
     ),
 )

@@ -64,6 +64,6 @@ PROFILES = (
         top_level_stops=("\nfunc ", "\ntype ", "\nimport "),
         package_by_directory=True,
         import_block="import (",
-        tuning=CrossFileTuning(max_candidates=6, package_share=0.2, spread=0.6),
+        tuning=CrossFileTuning(max_candidates=6, spread=0.6),
     ),
 )
