@@ -41,6 +41,7 @@ CMD_RECOMPUTE = "lspAssist.recompute"
 CMD_WARM = "lspAssist.warmCache"
 CMD_STATS = "lspAssist.stats"
 CMD_ACCEPTED = "lspAssist.accepted"
+CMD_EVENT = "lspAssist.suggestionEvent"
 NOTIFY_READY = "lspAssist/suggestionReady"
 NOTIFY_STATUS = "lspAssist/status"
 NOTIFY_DEFINITIONS = "lspAssist/definitions"  # client -> server (context/editor_definitions.py)
@@ -447,23 +448,13 @@ def _register(server: AssistServer) -> None:
 
     @server.feature(NOTIFY_EVENT)
     def suggestion_event(ls: AssistServer, params: Any) -> None:
-        # {id, event, chars?, offset?, unit?}: counts and labels only reach the records.
-        p = _plain(params)
-        if not isinstance(p, dict):
-            return
-        sid, kind = p.get("id"), p.get("event")
-        if not isinstance(sid, str) or not isinstance(kind, str):
-            log.debug("%s: bad params; ignored", NOTIFY_EVENT)
-            return
-        known = ls.rt.suggestions.event(
-            sid,
-            kind,
-            chars=_int_or_none(p.get("chars")),
-            offset=_int_or_none(p.get("offset")),
-            unit=str(p.get("unit") or ""),
-        )
-        if known and kind == "accepted" and ls.rt.stats is not None:
-            ls.rt.stats.record_accept()
+        _suggestion_event(ls, _plain(params))
+
+    @server.command(CMD_EVENT)
+    def suggestion_event_command(ls: AssistServer, *args: Any) -> dict[str, bool]:
+        # The same as the notification, as a request: a client sends its pending didChange
+        # before a request, so an accept's position is read against the text it refers to.
+        return {"ok": _suggestion_event(ls, _plain(args[0]) if args else None)}
 
     @server.command(CMD_ACCEPTED)
     def accepted(ls: AssistServer, *args: Any) -> dict[str, bool]:
@@ -551,6 +542,43 @@ def _register(server: AssistServer) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _suggestion_event(ls: AssistServer, p: Any) -> bool:
+    """`{id, event, chars?, offset?, position?, unit?}` from a client: counts and labels only
+    reach the records. `position` (where an accepted text starts) wins over `offset`."""
+    if not isinstance(p, dict):
+        return False
+    sid, kind = p.get("id"), p.get("event")
+    if not isinstance(sid, str) or not isinstance(kind, str):
+        log.debug("%s: bad params; ignored", NOTIFY_EVENT)
+        return False
+    at = None
+    pos = p.get("position")
+    uri = p.get("uri")
+    if isinstance(pos, dict) and isinstance(uri, str) and ls.rt.store.get(uri) is not None:
+        try:
+            cursor = convert.to_cursor(
+                ls.rt.store,
+                uri,
+                types.Position(line=int(pos["line"]), character=int(pos["character"])),
+                ls.encoding,
+            )
+            doc = ls.rt.store.get(uri)
+            at = doc.offset(cursor) if doc is not None else None
+        except (KeyError, TypeError, ValueError):
+            at = None
+    known = ls.rt.suggestions.event(
+        sid,
+        kind,
+        chars=_int_or_none(p.get("chars")),
+        offset=_int_or_none(p.get("offset")),
+        at=at,
+        unit=str(p.get("unit") or ""),
+    )
+    if known and kind == "accepted" and ls.rt.stats is not None:
+        ls.rt.stats.record_accept()
+    return known
 
 
 def _wire_load_progress(ls: AssistServer) -> None:

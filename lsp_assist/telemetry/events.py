@@ -190,14 +190,23 @@ class SuggestionEvents:
     # --- events -------------------------------------------------------------------------
 
     def event(
-        self, sid: str, kind: str, *, chars: int | None = None, offset: int | None = None, unit: str = ""
+        self,
+        sid: str,
+        kind: str,
+        *,
+        chars: int | None = None,
+        offset: int | None = None,
+        at: int | None = None,
+        unit: str = "",
     ) -> bool:
         """A client's event for suggestion `sid`. False when the id or the kind is unknown.
 
         For accepts, `offset` is how many characters of the item's text were already in the
         document (typed through, or accepted in part before) and `chars` how many this
         accept inserted; without them, the rest of the item after what was typed when it
-        was answered.
+        was answered. `at` (a code-point offset in the document) says where the accepted
+        text starts instead of `offset`: it holds even when the client's copy of the item is
+        older than the server's latest continuation of it.
         """
         if kind not in CLIENT_KINDS:
             return False
@@ -215,6 +224,8 @@ class SuggestionEvents:
             if not entry.shown:  # accepting it means it was on screen
                 entry.shown = True
                 self._emit(entry, "shown")
+            if at is not None:
+                offset = at - entry.start
             begin = entry.typed if offset is None else max(0, min(offset, len(entry.text)))
             stop = len(entry.text) if chars is None else min(len(entry.text), begin + max(0, chars))
             span = entry.text[begin:stop]

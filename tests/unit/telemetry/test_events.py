@@ -127,3 +127,17 @@ def test_no_row_holds_the_suggestion_or_the_code() -> None:
     assert len(w.rows) == 5
     assert MARKER not in dumped and "check(" not in dumped and "token" not in dumped
     assert w.events.report()["accepted_chars"] == len(text)
+
+
+def test_an_accept_at_a_position_holds_for_an_older_copy_of_the_item() -> None:
+    # The client still shows the item it got before the server continued it (its reply to
+    # the newer request was dropped as superseded): the accept's document position decides.
+    w = World("x = ")
+    sid = w.events.issue("u", 4, "compute()", 0, LABELS)
+    w.edit(4, 4, "co")
+    assert w.events.issue("u", 6, "mpute()", 0, LABELS) == sid  # the server's newer copy
+    w.edit(6, 6, "mpute()")
+    assert w.events.event(sid, "accepted", chars=7, at=6)  # accepted at the cursor after "co"
+    assert w.rows[-1]["accepted_chars"] == 7
+    w.clock.advance(30)
+    assert w.rows[-1]["retained_chars"] == 7
