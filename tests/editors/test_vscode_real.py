@@ -120,6 +120,16 @@ def test_ghost_text_tab_status_latency_and_escalate(
     # Escalation went to the quality model and its suggestion was accepted.
     assert QUALITY_MODEL in [req.body.get("model") for req in fake.model_requests() if req.body]
     assert QUALITY_LINE2 in [line.strip() for line in r["afterEscalate"]]
+    # Suggestion events: the accepted fast line was one suggestion, shown (750 ms on screen, or
+    # implied by the accept) and accepted whole by its id, its typed prefix not counted.
+    audit = tmp_path / "cache" / "audit" / "audit.jsonl"
+    rows = [json.loads(x) for x in audit.read_text().splitlines() if x.strip()] if audit.exists() else []
+    events = [row for row in rows if "event" in row]
+    accepted = [row for row in events if row["event"] == "accepted"]
+    assert accepted, events
+    first = accepted[0]
+    assert first["accepted_chars"] == len(FAST_LINE) - len(TYPED), first
+    assert ("shown", first["suggestion_id"]) in [(row["event"], row["suggestion_id"]) for row in events]
     ms = first_token_to_ghost_ms(fake, r["ghostLog"], FAST_LINE.removeprefix(TYPED))
     report = {"editor": "vscode (code-server 4.100.3, chromium)", "first_token_to_ghost_ms": round(ms, 1)}
     print(json.dumps(report))
