@@ -87,10 +87,18 @@ def first_token_to_ghost_ms(fake: FakeModelServer, ghost_log: list[dict[str, Any
     return (shown - max(before)) * 1000.0
 
 
+def _audit_events(tmp_path: Path) -> list[dict[str, Any]]:
+    audit = tmp_path / "cache" / "audit" / "audit.jsonl"
+    rows = [json.loads(x) for x in audit.read_text().splitlines() if x.strip()] if audit.exists() else []
+    return [row for row in rows if "event" in row]
+
+
 def test_ghost_text_tab_status_latency_and_escalate(
-    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install, vsix = vscode_install
+    # The server's retention clock (inherited through code-server): 10 min after 1.2 s.
+    monkeypatch.setenv("LSP_ASSIST_TIME_SCALE", "0.002")
     fake.default = _answer({FAST_MODEL: [FAST_LINE, FAST_LINE2], QUALITY_MODEL: [QUALITY_LINE2]})
     files = {"billing.py": HEADER}
     with vscode_real.CodeServer(install, vsix, tmp_path, _settings(fake.base_url, tmp_path), files) as server:
@@ -108,6 +116,10 @@ def test_ghost_text_tab_status_latency_and_escalate(
             qualityGhost=QUALITY_LINE2.removeprefix(TYPED2),
             qualityAccepted=QUALITY_LINE2,
         )
+        for _ in range(100):  # bounded: the accepted line's three retention checkpoints
+            if sum(1 for e in _audit_events(tmp_path) if e["event"] == "retained") >= 3:
+                break
+            time.sleep(0.1)
     assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
     # The ghost text is a decoration: the line itself still holds only what was typed.
     assert any(line.strip().startswith(TYPED) for line in r["linesWithGhost"])
@@ -122,14 +134,23 @@ def test_ghost_text_tab_status_latency_and_escalate(
     assert QUALITY_LINE2 in [line.strip() for line in r["afterEscalate"]]
     # Suggestion events: the accepted fast line was one suggestion, shown (750 ms on screen, or
     # implied by the accept) and accepted whole by its id, its typed prefix not counted.
-    audit = tmp_path / "cache" / "audit" / "audit.jsonl"
-    rows = [json.loads(x) for x in audit.read_text().splitlines() if x.strip()] if audit.exists() else []
-    events = [row for row in rows if "event" in row]
+    events = _audit_events(tmp_path)
     accepted = [row for row in events if row["event"] == "accepted"]
     assert accepted, events
     first = accepted[0]
     assert first["accepted_chars"] == len(FAST_LINE) - len(TYPED), first
     assert ("shown", first["suggestion_id"]) in [(row["event"], row["suggestion_id"]) for row in events]
+    # The accepted line was not edited afterwards: all of it is still there at each checkpoint.
+    kept = [
+        (e["checkpoint_s"], e["retained_chars"])
+        for e in events
+        if e["event"] == "retained" and e["suggestion_id"] == first["suggestion_id"]
+    ]
+    assert kept == [
+        (30, first["accepted_chars"]),
+        (120, first["accepted_chars"]),
+        (600, first["accepted_chars"]),
+    ]
     ms = first_token_to_ghost_ms(fake, r["ghostLog"], FAST_LINE.removeprefix(TYPED))
     report = {"editor": "vscode (code-server 4.100.3, chromium)", "first_token_to_ghost_ms": round(ms, 1)}
     print(json.dumps(report))
