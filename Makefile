@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
-	$(BIN)/pip install --quiet -e '.[local,team,otel,test]'
+	$(BIN)/pip install --quiet -e '.[local,team,otel,report,test]'
 	touch $(STAMP)
 
 setup: $(STAMP)

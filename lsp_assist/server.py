@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import importlib.util
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,6 +33,7 @@ from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.breaker import BreakerState
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
+from lsp_assist.languages.registry import canonical
 from lsp_assist.pipeline.boundary import admits
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
@@ -45,8 +47,11 @@ from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
 from lsp_assist.providers.streaming import StreamingProvider
+from lsp_assist.telemetry.events import Labels, SuggestionEvents
 from lsp_assist.telemetry.otel import Telemetry, build_telemetry
+from lsp_assist.telemetry.retention import scheduler_from_env
 from lsp_assist.telemetry.stats import STATS_FILE, StatsCollector
+from lsp_assist.telemetry.usage import cost_of
 from lsp_assist.workspace.service import WorkspaceService
 from lsp_assist.workspace.warmup import run_warmup
 
@@ -138,6 +143,11 @@ class Runtime:
         self.config = Config()
         self.cache_dir = resolve_cache_dir(self.config)
         self.stats: StatsCollector | None = None
+        # Suggestion ids, client events and retention of accepted text (memory + audit rows).
+        self.suggestions = SuggestionEvents(
+            self._record_suggestion_event, self._document_text, schedule=scheduler_from_env(os.environ)
+        )
+        self.store.on_close.append(lambda doc: self.suggestions.on_close(doc.uri))
         self.engine: CompletionEngine | None = None
         self.governance: Governance | None = None
         self.providers: dict[str, Provider] = {}
@@ -341,6 +351,7 @@ class Runtime:
             out["suggestions"] = self.engine.c.cache.memory_bytes
         if self.stats is not None:
             out["stats"] = self.stats.nbytes
+        out["suggestion_events"] = self.suggestions.nbytes
         out["total"] = sum(out.values())
         return out
 
@@ -522,6 +533,46 @@ class Runtime:
             out[name] = await self.clients.unreachable(url) or "ok"
         return out
 
+    # ------------------------------------------------------------------ suggestion events
+
+    def _document_text(self, uri: str) -> str | None:
+        doc = self.store.get(uri)
+        return None if doc is None else doc.text
+
+    def _record_suggestion_event(self, row: dict[str, object]) -> None:
+        """One suggestion event: the audit log (beside the model calls) and OpenTelemetry."""
+        if self.governance is not None:
+            self.governance.record_event(row)
+        if self.telemetry is not None:
+            self.telemetry.observe_event(row)
+
+    def suggestion_labels(self, uri: str, tier: str, provider: str, model: str, source: str) -> Labels:
+        """What an answered suggestion is counted under: the tier's provider and model when
+        the answer came from a cache or typing-through (which do not name them)."""
+        built = self.providers.get(tier)
+        if built is not None:
+            provider = provider or built.name
+            model = model or built.model
+        doc = self.store.get(uri)
+        return Labels(
+            feature="completion",
+            tier=tier,
+            provider=provider,
+            model=model,
+            language=(canonical(doc.language_id) or doc.language_id) if doc is not None else "",
+            source=source,
+        )
+
+    def issue_suggestion(self, uri: str, at: Cursor, text: str, typed: int, labels: Labels) -> str:
+        """The suggestion id of an answer inserting `text` at `at` (its range start)."""
+        doc = self.store.get(uri)
+        start = doc.offset(at) if doc is not None else 0
+        return self.suggestions.issue(uri, start, text, typed, labels)
+
+    def _cost_of(self, record: Mapping[str, object]) -> float:
+        """A model call's estimated cost at the prices configured now."""
+        return cost_of(record, self.governance.settings.prices) if self.governance is not None else 0.0
+
     def _wire_telemetry(self, config: Config, errors: list[str]) -> None:
         """OpenTelemetry export: (re)built when its settings change, hooked to stats and calls."""
         gov = self.governance
@@ -535,7 +586,10 @@ class Runtime:
             if old is not None:
                 threading.Thread(target=old.shutdown, name="otel-shutdown", daemon=True).start()
             self.telemetry, terrs = build_telemetry(
-                config.telemetry, business_line=business_line, environment=environment
+                config.telemetry,
+                business_line=business_line,
+                environment=environment,
+                cost_of=self._cost_of,
             )
             errors.extend(terrs)
             self._telemetry_key = key
@@ -546,6 +600,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         self.workspace.close()
+        self.suggestions.close()
         if self.telemetry is not None:
             # Flushes what is queued; bounded by the exporters' timeouts, off the loop.
             await asyncio.to_thread(self.telemetry.shutdown)

@@ -12,7 +12,8 @@ from typing import Any
 from lsp_assist.governance.guard import default_audit_path
 from lsp_assist.governance.policy import apply_policy, load_policy
 from lsp_assist.governance.settings import GovernanceSettings, parse_settings
-from lsp_assist.telemetry.usage import build_report, parse_since, read_records, render_html, render_text
+from lsp_assist.telemetry.usage import build_report, parse_since, read_records, render_text
+from lsp_assist.telemetry.usage_html import render_html
 
 
 def add_parser(sub: Any) -> None:

@@ -1,4 +1,4 @@
-"""The audit log: one JSON line per model call, metadata only.
+"""The audit log: one JSON line per model call or suggestion event, metadata only.
 
 Never code, prompts, completions, error messages or keys: `AuditLog.write` keeps only the
 fields in `FIELDS`, each with its expected type (strings capped at 128 characters), so a
@@ -58,6 +58,17 @@ FIELDS: dict[str, tuple[type, ...]] = {
     "redactions": (int,),
     "workspace": (str, type(None)),
     "pid": (int,),
+    # A model call's language id, and suggestion events (telemetry/events.py): labels and
+    # counts only, never the suggestion's text.
+    "language": (str,),
+    "event": (str,),
+    "suggestion_id": (str,),
+    "source": (str,),
+    "unit": (str,),
+    "accepted_chars": (int,),
+    "first_accept": (bool,),
+    "checkpoint_s": (int,),
+    "retained_chars": (int,),
 }
 MAX_STR = 128
 

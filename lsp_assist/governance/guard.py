@@ -402,6 +402,8 @@ class Governance:
             "redactions": record.redactions,
             "workspace": self._workspace_hash,
         }
+        if record.language:
+            line["language"] = record.language
         if self.audit.enabled:
             self.audit.write(line)
         for observe in self.call_observers:
@@ -409,6 +411,14 @@ class Governance:
                 observe(line)
             except Exception as exc:  # telemetry must never break a model call
                 log.debug("call observer failed: %s", exc)
+
+    def record_event(self, row: Mapping[str, object]) -> None:
+        """A suggestion event (telemetry/events.py) into the audit log, beside the model calls
+        `lsp-assist usage` reads: its labels and counts, the environment and workspace hash."""
+        if self.audit.enabled:
+            self.audit.write(
+                {**row, "environment": self.settings.environment, "workspace": self._workspace_hash}
+            )
 
     def status(self) -> dict[str, object]:
         """For the status bar and `doctor`: breaker states, spent quotas, skips. No secrets."""

@@ -30,6 +30,7 @@ class CallRecord:
     retries: int = 0
     redactions: int = 0  # secrets removed from this call's prompt
     http_status: int | None = None
+    language: str = ""  # the document's language id (a label)
 
     @property
     def status(self) -> int | None:

@@ -213,6 +213,7 @@ class StreamLauncher:
                     retries=spec.retries,
                     redactions=spec.prompt.redactions,
                     http_status=flight.http_status,
+                    language=ctx.language,
                 )
             )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lsprotocol import types
@@ -38,9 +38,13 @@ def apply_changes(
     version: int,
     changes: Sequence[types.TextDocumentContentChangeEvent],
     encoding: str,
+    observe: Callable[[int | None, int | None, int], None] | None = None,
 ) -> None:
     """Apply content changes in order: each range refers to the text after the previous one,
-    so each is converted to code points against the store's text of that moment."""
+    so each is converted to code points against the store's text of that moment.
+
+    `observe(start, end, new_len)` sees each change first, in code-point offsets of the text
+    before it (None, None for a full replacement): the retention tracker follows spans so."""
     for change in changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
             r = change.range
@@ -48,8 +52,13 @@ def apply_changes(
             end = to_cursor(store, uri, r.end, encoding)
             if (end.line, end.character) < (start.line, start.character):
                 start, end = end, start
+            doc = store.get(uri)
+            if observe is not None and doc is not None:
+                observe(doc.offset(start), doc.offset(end), len(change.text))
             store.change(uri, version, [TextChange(start=start, end=end, text=change.text)])
         else:
+            if observe is not None:
+                observe(None, None, len(change.text))
             store.change(uri, version, [TextChange(start=None, end=None, text=change.text)])
 
 
@@ -59,8 +68,12 @@ def completion_list(
     typed: str = "",
     start: types.Position | None = None,
     alternatives: Sequence[str] = (),
+    ids: Sequence[str] = (),
 ) -> types.InlineCompletionList:
     """One item inserting `text` at the cursor (then one per alternative).
+
+    `ids`: the suggestion id of each item, in order (telemetry/events.py), the argument of
+    its `lspAssist.accepted` command; the clients report shown/dismissed/... by it.
 
     `typed`: what the user typed of this suggestion since it was computed, on this line,
     ending at the cursor; `start` is where it begins. The item then covers it (LSP 3.18):
@@ -70,26 +83,29 @@ def completion_list(
     """
     if not text:
         return types.InlineCompletionList(items=[])
+
+    def accepted(i: int) -> types.Command:
+        return types.Command(title="accepted", command="lspAssist.accepted", arguments=list(ids[i : i + 1]))
+
     if typed and start is not None:
         item = types.InlineCompletionItem(
             insert_text=typed + text,
             filter_text=typed + text,
             range=types.Range(start=start, end=position),
-            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+            command=accepted(0),
         )
     else:
         item = types.InlineCompletionItem(
             insert_text=text,
             range=types.Range(start=position, end=position),
-            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+            command=accepted(0),
         )
     others = [
         types.InlineCompletionItem(
             insert_text=alt,
             range=types.Range(start=position, end=position),
-            command=types.Command(title="accepted", command="lspAssist.accepted", arguments=[]),
+            command=accepted(i),
         )
-        for alt in alternatives
-        if alt
+        for i, alt in enumerate((a for a in alternatives if a), start=1)
     ]
     return types.InlineCompletionList(items=[item, *others])

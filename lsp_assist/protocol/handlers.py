@@ -41,9 +41,11 @@ CMD_RECOMPUTE = "lspAssist.recompute"
 CMD_WARM = "lspAssist.warmCache"
 CMD_STATS = "lspAssist.stats"
 CMD_ACCEPTED = "lspAssist.accepted"
+CMD_EVENT = "lspAssist.suggestionEvent"
 NOTIFY_READY = "lspAssist/suggestionReady"
 NOTIFY_STATUS = "lspAssist/status"
 NOTIFY_DEFINITIONS = "lspAssist/definitions"  # client -> server (context/editor_definitions.py)
+NOTIFY_EVENT = "lspAssist/suggestionEvent"  # client -> server (telemetry/events.py)
 
 
 class AssistProtocol(LanguageServerProtocol):
@@ -337,10 +339,17 @@ def _register(server: AssistServer) -> None:
         if ls.rt.store.is_stale(uri, version):
             log.warning("didChange for version %d after version %d dropped", version, _version(ls, uri))
             return
+        events = ls.rt.suggestions
+
+        def observe(start: int | None, end: int | None, new_len: int) -> None:
+            if start is not None and end is not None:
+                events.on_change(uri, start, end, new_len)
+
         try:
-            convert.apply_changes(ls.rt.store, uri, version, params.content_changes, ls.encoding)
+            convert.apply_changes(ls.rt.store, uri, version, params.content_changes, ls.encoding, observe)
         except Exception:
             log.exception("didChange could not be applied; resyncing needs a didOpen")
+        events.after_changes(uri)
         if ls.rt.engine is not None:
             ls.rt.engine.note_change(uri)
         ls.rt.touch()
@@ -401,9 +410,14 @@ def _register(server: AssistServer) -> None:
             start = convert.to_position(
                 ls.rt.store, uri, Cursor(cursor.line, cursor.character - len(typed)), ls.encoding
             )
-        return convert.completion_list(
-            result.text, position, typed if start else "", start, result.alternatives
+        shown_typed = typed if start else ""
+        labels = ls.rt.suggestion_labels(
+            uri, result.tier, result.provider, result.model, result.outcome.value
         )
+        anchor = Cursor(cursor.line, cursor.character - len(shown_typed))
+        ids = [ls.rt.issue_suggestion(uri, anchor, shown_typed + result.text, len(shown_typed), labels)]
+        ids += [ls.rt.issue_suggestion(uri, cursor, alt, 0, labels) for alt in result.alternatives if alt]
+        return convert.completion_list(result.text, position, shown_typed, start, result.alternatives, ids)
 
     @server.feature(NOTIFY_DEFINITIONS)
     def did_send_definitions(ls: AssistServer, params: Any) -> None:
@@ -432,8 +446,23 @@ def _register(server: AssistServer) -> None:
         logsink.detach(ls.log_handler)
         ls.log_handler = None
 
+    @server.feature(NOTIFY_EVENT)
+    def suggestion_event(ls: AssistServer, params: Any) -> None:
+        _suggestion_event(ls, _plain(params))
+
+    @server.command(CMD_EVENT)
+    def suggestion_event_command(ls: AssistServer, *args: Any) -> dict[str, bool]:
+        # The same as the notification, as a request: a client sends its pending didChange
+        # before a request, so an accept's position is read against the text it refers to.
+        return {"ok": _suggestion_event(ls, _plain(args[0]) if args else None)}
+
     @server.command(CMD_ACCEPTED)
     def accepted(ls: AssistServer, *args: Any) -> dict[str, bool]:
+        # The item's command, run by the editor after it inserted the item: a whole accept of
+        # suggestion args[0] (clients that report accepts themselves do not run it).
+        sid = args[0] if args and isinstance(args[0], str) else None
+        if sid is not None:
+            ls.rt.suggestions.event(sid, "accepted")
         if ls.rt.stats is not None:
             ls.rt.stats.record_accept()
         return {"ok": True}
@@ -452,6 +481,7 @@ def _register(server: AssistServer) -> None:
             # Futures pygls holds (this request's own included): stays small unless they leak.
             "protocol": {"pendingFutures": pending},
             "memory": ls.rt.memory_report(),  # bytes per bounded memo, and "total"
+            "suggestions": _jsonable(ls.rt.suggestions.report()),
         }
 
     async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:
@@ -512,6 +542,43 @@ def _register(server: AssistServer) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _suggestion_event(ls: AssistServer, p: Any) -> bool:
+    """`{id, event, chars?, offset?, position?, unit?}` from a client: counts and labels only
+    reach the records. `position` (where an accepted text starts) wins over `offset`."""
+    if not isinstance(p, dict):
+        return False
+    sid, kind = p.get("id"), p.get("event")
+    if not isinstance(sid, str) or not isinstance(kind, str):
+        log.debug("%s: bad params; ignored", NOTIFY_EVENT)
+        return False
+    at = None
+    pos = p.get("position")
+    uri = p.get("uri")
+    if isinstance(pos, dict) and isinstance(uri, str) and ls.rt.store.get(uri) is not None:
+        try:
+            cursor = convert.to_cursor(
+                ls.rt.store,
+                uri,
+                types.Position(line=int(pos["line"]), character=int(pos["character"])),
+                ls.encoding,
+            )
+            doc = ls.rt.store.get(uri)
+            at = doc.offset(cursor) if doc is not None else None
+        except (KeyError, TypeError, ValueError):
+            at = None
+    known = ls.rt.suggestions.event(
+        sid,
+        kind,
+        chars=_int_or_none(p.get("chars")),
+        offset=_int_or_none(p.get("offset")),
+        at=at,
+        unit=str(p.get("unit") or ""),
+    )
+    if known and kind == "accepted" and ls.rt.stats is not None:
+        ls.rt.stats.record_accept()
+    return known
 
 
 def _wire_load_progress(ls: AssistServer) -> None:
@@ -632,6 +699,10 @@ class _Progress:
         if self.enabled:
             self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
             self.enabled = False
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _jsonable(value: Any) -> Any:

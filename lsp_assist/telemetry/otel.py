@@ -14,7 +14,22 @@ gen_ai.server.time_to_first_token      s          one model call, to its first t
 gen_ai.client.token.usage              {token}    per call, ``gen_ai.token.type`` input|output
 lsp_assist.request.duration            s          one editor request, with its outcome
 lsp_assist.fallbacks                   {call}     model calls serving another tier's request
+lsp_assist.model_calls                 {call}     model calls, by feature, tier, model, language
+lsp_assist.prompt_tokens               {token}    prompt tokens of those calls (same labels)
+lsp_assist.cost                        {cost}     estimated cost of those calls (prices, keyed by model)
+lsp_assist.suggestion.events           {event}    client events, ``lsp_assist.event`` = shown,
+                                                  accepted, accepted_partial, dismissed, typed_over
+lsp_assist.suggestion.accepted         {suggestion}  suggestions accepted (their first accept)
+lsp_assist.suggestion.accepted_chars   {char}     characters accepted
+lsp_assist.suggestion.measured_chars   {char}     accepted characters measured at a checkpoint
+lsp_assist.suggestion.retained_chars   {char}     of those, still there (``lsp_assist.checkpoint``
+                                                  = 30s, 2m, 10m)
 =====================================  =========  ===========================================
+
+The ``lsp_assist.*`` counters share the labels ``lsp_assist.feature``, ``lsp_assist.tier``,
+``gen_ai.request.model`` and ``lsp_assist.language``, so acceptance rate (accepted / shown),
+characters per model call or per 1,000 prompt tokens and cost per retained character are
+ratios of two counters over the same labels (`dashboards/lsp-assist.json`).
 
 Attributes are labels only: ``gen_ai.operation.name``, ``gen_ai.provider.name``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``,
@@ -32,7 +47,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lsp_assist.config.schema import TelemetryConfig
@@ -62,7 +77,14 @@ def _scalar(v: object) -> str | int | float | bool | None:
 class Telemetry:
     """The tracer and meter of one server; `observe_request` and `observe_call` are the hooks."""
 
-    def __init__(self, cfg: TelemetryConfig, *, business_line: str = "", environment: str = "") -> None:
+    def __init__(
+        self,
+        cfg: TelemetryConfig,
+        *,
+        business_line: str = "",
+        environment: str = "",
+        cost_of: Callable[[Mapping[str, object]], float] | None = None,
+    ) -> None:
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.metrics import MeterProvider
@@ -108,6 +130,39 @@ class Telemetry:
         self.fallbacks = meter.create_counter(
             "lsp_assist.fallbacks", unit="{call}", description="Model calls serving another tier's request"
         )
+        self.model_calls = meter.create_counter(
+            "lsp_assist.model_calls", unit="{call}", description="Model calls"
+        )
+        self.prompt_tokens = meter.create_counter(
+            "lsp_assist.prompt_tokens", unit="{token}", description="Prompt tokens of the model calls"
+        )
+        self.cost = meter.create_counter(
+            "lsp_assist.cost",
+            unit="{cost}",
+            description="Estimated cost of the model calls (governance.prices)",
+        )
+        self.suggestion_events = meter.create_counter(
+            "lsp_assist.suggestion.events",
+            unit="{event}",
+            description="Suggestion events reported by editors",
+        )
+        self.suggestions_accepted = meter.create_counter(
+            "lsp_assist.suggestion.accepted", unit="{suggestion}", description="Suggestions accepted"
+        )
+        self.accepted_chars = meter.create_counter(
+            "lsp_assist.suggestion.accepted_chars", unit="{char}", description="Characters accepted"
+        )
+        self.measured_chars = meter.create_counter(
+            "lsp_assist.suggestion.measured_chars",
+            unit="{char}",
+            description="Accepted characters measured at a retention checkpoint",
+        )
+        self.retained_chars = meter.create_counter(
+            "lsp_assist.suggestion.retained_chars",
+            unit="{char}",
+            description="Accepted characters still present at a retention checkpoint",
+        )
+        self.cost_of = cost_of
         self.business_line = business_line
         self.environment = environment
         self.errors = 0
@@ -198,6 +253,47 @@ class Telemetry:
             self.tokens.record(completion, {**metric_attrs, "gen_ai.token.type": "output"})
         if record.get("fallback_from"):
             self.fallbacks.add(1, metric_attrs)
+        labels = self._labels(record)
+        self.model_calls.add(1, labels)
+        if prompt:
+            self.prompt_tokens.add(prompt, labels)
+        if self.cost_of is not None:
+            cost = self.cost_of(record)
+            if cost > 0:
+                self.cost.add(cost, labels)
+
+    def _labels(self, row: Mapping[str, object]) -> dict[str, str]:
+        """The labels the usage counters share (so that their ratios line up)."""
+        attrs = {
+            "lsp_assist.feature": str(row.get("feature") or ""),
+            "lsp_assist.tier": str(row.get("tier") or ""),
+            "gen_ai.request.model": str(row.get("model") or ""),
+            "lsp_assist.language": str(row.get("language") or ""),
+        }
+        if self.business_line:
+            attrs["lsp_assist.business_line"] = self.business_line
+        return attrs
+
+    def observe_event(self, row: Mapping[str, object]) -> None:
+        """One suggestion event (telemetry/events.py): counters only, labels and counts."""
+        from lsp_assist.telemetry.retention import checkpoint_label
+
+        kind = str(row.get("event") or "")
+        labels = self._labels(row)
+        accepted = int(_scalar(row.get("accepted_chars")) or 0)
+        if kind == "retained":
+            at = {
+                **labels,
+                "lsp_assist.checkpoint": checkpoint_label(float(_scalar(row.get("checkpoint_s")) or 0)),
+            }
+            self.measured_chars.add(accepted, at)
+            self.retained_chars.add(int(_scalar(row.get("retained_chars")) or 0), at)
+            return
+        self.suggestion_events.add(1, {**labels, "lsp_assist.event": kind})
+        if kind in ("accepted", "accepted_partial"):
+            self.accepted_chars.add(accepted, labels)
+            if row.get("first_accept"):
+                self.suggestions_accepted.add(1, labels)
 
     def shutdown(self) -> None:
         """Flush what is queued (bounded by the exporters' timeouts) and stop the threads."""
@@ -209,7 +305,11 @@ class Telemetry:
 
 
 def build_telemetry(
-    cfg: TelemetryConfig, *, business_line: str = "", environment: str = ""
+    cfg: TelemetryConfig,
+    *,
+    business_line: str = "",
+    environment: str = "",
+    cost_of: Callable[[Mapping[str, object]], float] | None = None,
 ) -> tuple[Telemetry | None, list[str]]:
     """The exporter for this configuration, or None (with the reason) when off or unavailable."""
     if not cfg.otlp_endpoint:
@@ -217,7 +317,7 @@ def build_telemetry(
     if not cfg.otlp_endpoint.startswith(("http://", "https://")):
         return None, ["telemetry.otlp_endpoint: expected an http(s):// URL (OTLP/HTTP)"]
     try:
-        return Telemetry(cfg, business_line=business_line, environment=environment), []
+        return Telemetry(cfg, business_line=business_line, environment=environment, cost_of=cost_of), []
     except ImportError:
         return None, [
             "telemetry.otlp_endpoint: OpenTelemetry is not installed (pip install 'lsp-assist[otel]')"

@@ -1,9 +1,11 @@
-"""The usage report: requests, tokens, cost, error and fallback rates, latency percentiles.
+"""The usage report: requests, tokens, cost, error and fallback rates, latency percentiles,
+and what users keep: acceptance rate, accepted and retained characters per model call and
+per 1,000 prompt tokens, cost per retained character.
 
 Reads audit JSONL files (the current one and rotated backups; malformed lines are
-skipped and counted), filters by `since`, groups by feature, tier and model, and renders
-text or a self-contained HTML page with inline SVG plots (latency histograms of time to
-first token and end-to-end, cost per feature per day). No external JS or CSS.
+skipped and counted), filters by `since`, groups by feature, tier, model and language, and
+renders text, JSON or a self-contained HTML page (`usage_html.py`). A line with an
+``event`` field is a suggestion event (telemetry/events.py); any other line is a model call.
 
 Latency comes from the record's `stages_ms`: `ttft` (time to first token) and `total`.
 Cost is `prompt_tokens/1000 * prompt_per_1k + completion_tokens/1000 * completion_per_1k`
@@ -13,7 +15,6 @@ from `governance.prices`, keyed by model name.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import math
 import os
@@ -27,6 +28,12 @@ from lsp_assist.governance.settings import Price
 
 ERROR_OUTCOMES = frozenset({"error", "timeout"})
 FALLBACK_OUTCOMES = frozenset({"fallback"})
+DIMENSIONS = ("feature", "tier", "model", "language")
+CHECKPOINTS = ("30s", "2m", "10m")
+HEADLINE_CHECKPOINT = "2m"
+"""The checkpoint the one-number figures use (retained chars per call, cost per retained char)."""
+_CHECKPOINT_OF_SECONDS = {30: "30s", 120: "2m", 600: "10m"}
+EVENT_KINDS = ("shown", "accepted", "accepted_partial", "dismissed", "typed_over")
 
 
 def parse_since(value: str, now: _dt.datetime | None = None) -> _dt.datetime:
@@ -120,6 +127,68 @@ class Group:
     cost: float = 0.0
     ttft: list[float] = field(default_factory=list)
     total: list[float] = field(default_factory=list)
+    events: dict[str, int] = field(default_factory=dict)  # event kind -> count
+    accepted_ids: set[str] = field(default_factory=set)
+    accepted_chars: int = 0
+    retained_chars: dict[str, int] = field(default_factory=dict)  # checkpoint -> chars kept
+    measured_chars: dict[str, int] = field(default_factory=dict)  # checkpoint -> chars measured
+
+    def add_event(self, rec: Mapping[str, object]) -> None:
+        kind = str(rec.get("event", ""))
+        if kind == "retained":
+            label = _CHECKPOINT_OF_SECONDS.get(int(_num(rec.get("checkpoint_s"))))
+            if label is None:
+                return
+            self.retained_chars[label] = self.retained_chars.get(label, 0) + int(
+                _num(rec.get("retained_chars"))
+            )
+            self.measured_chars[label] = self.measured_chars.get(label, 0) + int(
+                _num(rec.get("accepted_chars"))
+            )
+            return
+        if kind not in EVENT_KINDS:
+            return
+        self.events[kind] = self.events.get(kind, 0) + 1
+        if kind in ("accepted", "accepted_partial"):
+            self.accepted_chars += int(_num(rec.get("accepted_chars")))
+            sid = rec.get("suggestion_id")
+            if isinstance(sid, str):
+                self.accepted_ids.add(sid)
+
+    @property
+    def shown(self) -> int:
+        return self.events.get("shown", 0)
+
+    def acceptance(self) -> dict[str, object]:
+        """The suggestion figures: counts, rates and characters per call, token and cost."""
+        shown = self.shown
+        accepted = len(self.accepted_ids)
+        retained = {cp: self.retained_chars.get(cp, 0) for cp in CHECKPOINTS}
+        head = retained[HEADLINE_CHECKPOINT]
+        measured_head = self.measured_chars.get(HEADLINE_CHECKPOINT, 0)
+        k_tokens = self.prompt_tokens / 1000
+
+        def ratio(a: float, b: float, digits: int = 4) -> float | None:
+            return round(a / b, digits) if b else None
+
+        return {
+            "shown": shown,
+            "accepted": accepted,
+            "accepted_whole": self.events.get("accepted", 0),
+            "accepted_partial": self.events.get("accepted_partial", 0),
+            "dismissed": self.events.get("dismissed", 0),
+            "typed_over": self.events.get("typed_over", 0),
+            "acceptance_rate": ratio(accepted, shown),
+            "accepted_chars": self.accepted_chars,
+            "retained_chars": retained,
+            "measured_chars": {cp: self.measured_chars.get(cp, 0) for cp in CHECKPOINTS},
+            "retention_rate": {cp: ratio(retained[cp], self.measured_chars.get(cp, 0)) for cp in CHECKPOINTS},
+            "accepted_chars_per_call": ratio(self.accepted_chars, self.requests, 2),
+            "retained_chars_per_call": ratio(head, self.requests, 2) if measured_head else None,
+            "accepted_chars_per_1k_prompt_tokens": ratio(self.accepted_chars, k_tokens, 2),
+            "retained_chars_per_1k_prompt_tokens": ratio(head, k_tokens, 2) if measured_head else None,
+            "cost_per_retained_char": ratio(self.cost, head, 8) if self.cost and measured_head else None,
+        }
 
     def add(self, rec: Mapping[str, object], cost: float) -> None:
         self.requests += 1
@@ -151,6 +220,7 @@ class Group:
             "cost": round(self.cost, 6),
             "ttft_ms": {f"p{q}": percentile(self.ttft, q) for q in (50, 95, 99)},
             "total_ms": {f"p{q}": percentile(self.total, q) for q in (50, 95, 99)},
+            "suggestions": self.acceptance(),
         }
 
 
@@ -158,7 +228,7 @@ class Group:
 class UsageReport:
     since: _dt.datetime | None
     overall: Group
-    by: dict[str, dict[str, Group]]  # "feature" | "tier" | "model" -> name -> group
+    by: dict[str, dict[str, Group]]  # "feature" | "tier" | "model" | "language" -> name -> group
     cost_by_day: dict[str, dict[str, float]]  # day -> feature -> cost
     malformed: int = 0
     first: str | None = None
@@ -171,6 +241,7 @@ class UsageReport:
             "by": {dim: {k: g.summary() for k, g in groups.items()} for dim, groups in self.by.items()},
             "cost_by_day": self.cost_by_day,
             "malformed_lines": self.malformed,
+            "headline_checkpoint": HEADLINE_CHECKPOINT,
         }
 
 
@@ -182,10 +253,15 @@ def build_report(
 ) -> UsageReport:
     prices = prices or {}
     overall = Group()
-    by: dict[str, dict[str, Group]] = {"feature": {}, "tier": {}, "model": {}}
+    by: dict[str, dict[str, Group]] = {dim: {} for dim in DIMENSIONS}
     cost_by_day: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     stamps: list[str] = []
     for rec in records:
+        if "event" in rec:
+            overall.add_event(rec)
+            for dim in by:
+                by[dim].setdefault(str(rec.get(dim) or "-"), Group()).add_event(rec)
+            continue
         c = cost_of(rec, prices)
         overall.add(rec, c)
         for dim in by:
@@ -221,7 +297,7 @@ def render_text(report: UsageReport) -> str:
         f"{'':<22}{'requests':>9}{'err%':>7}{'fallb%':>7}{'prompt tok':>12}{'compl tok':>11}"
         f"{'cost':>11}{'ttft p50/p95/p99':>20}{'total p50/p95/p99':>20}"
     )
-    for dim in ("feature", "tier", "model"):
+    for dim in DIMENSIONS:
         lines.append("")
         lines.append(f"by {dim}")
         lines.append(header)
@@ -239,6 +315,7 @@ def render_text(report: UsageReport) -> str:
                 f"{g.cost:>11.4f}{'/'.join(_ms(t[k]) for k in ('p50', 'p95', 'p99')):>20}"
                 f"{'/'.join(_ms(tot[k]) for k in ('p50', 'p95', 'p99')):>20}"
             )
+    lines.extend(render_acceptance_text(report))
     if report.overall.estimated:
         lines.append("")
         lines.append(
@@ -249,126 +326,69 @@ def render_text(report: UsageReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- HTML with inline SVG ---------------------------------------------------------------
-
-_COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
-
-
-def svg_histogram(
-    values: list[float], title: str, width: int = 460, height: int = 220, bins: int = 30
-) -> str:
-    pad_l, pad_b, pad_t = 40, 30, 24
-    w, h = width - pad_l - 10, height - pad_b - pad_t
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">',
-        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{html.escape(title)}</text>',
-    ]
-    if not values:
-        parts.append(
-            f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>'
-        )
-        return "".join(parts)
-    hi = percentile(values, 99) or max(values)
-    hi = max(hi, 1.0)
-    step = hi / bins
-    counts = [0] * bins
-    for v in values:
-        counts[min(bins - 1, int(v / step))] += 1
-    top = max(counts) or 1
-    bw = w / bins
-    for i, c in enumerate(counts):
-        bh = h * c / top
-        parts.append(
-            f'<rect x="{pad_l + i * bw:.1f}" y="{pad_t + h - bh:.1f}" width="{max(bw - 1, 1):.1f}" '
-            f'height="{bh:.1f}" fill="{_COLORS[0]}">'
-            f"<title>{i * step:.0f}-{(i + 1) * step:.0f} ms: {c}</title></rect>"
-        )
-    base = pad_t + h
-    parts.append(f'<line x1="{pad_l}" y1="{base}" x2="{pad_l + w}" y2="{base}" stroke="#333"/>')
-    for frac in (0, 0.5, 1):
-        x = pad_l + w * frac
-        parts.append(
-            f'<text x="{x:.1f}" y="{base + 16}" text-anchor="middle" font-size="11">{hi * frac:.0f} ms</text>'
-        )
-    parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top}</text>')
-    for q in (50, 95):
-        p = percentile(values, q) or 0.0
-        x = pad_l + w * min(p, hi) / hi
-        parts.append(
-            f'<line x1="{x:.1f}" y1="{pad_t}" x2="{x:.1f}" y2="{base}" stroke="{_COLORS[3]}" '
-            'stroke-dasharray="4 3"/>'
-            f'<text x="{x + 3:.1f}" y="{pad_t + 12}" font-size="11" fill="{_COLORS[3]}">p{q}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+ACCEPTANCE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("shown", "shown"),
+    ("accepted", "accepted"),
+    ("acceptance_rate", "acc. rate"),
+    ("accepted_chars", "acc. chars"),
+    ("retained_30s", "kept 30s"),
+    ("retained_2m", "kept 2m"),
+    ("retained_10m", "kept 10m"),
+    ("accepted_chars_per_call", "acc./call"),
+    ("retained_chars_per_call", "kept/call"),
+    ("accepted_chars_per_1k_prompt_tokens", "acc./1k tok"),
+    ("retained_chars_per_1k_prompt_tokens", "kept/1k tok"),
+    ("cost_per_retained_char", "cost/kept char"),
+)
+"""The acceptance table's columns (key in `acceptance_row`, header); the text and HTML
+reports show the same ones. "kept" figures are at the headline checkpoint unless named."""
 
 
-def svg_cost_by_day(
-    cost_by_day: Mapping[str, Mapping[str, float]], width: int = 940, height: int = 260
-) -> str:
-    pad_l, pad_b, pad_t, pad_r = 60, 40, 24, 140
-    w, h = width - pad_l - pad_r, height - pad_b - pad_t
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img">',
-        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">'
-        "Estimated cost per feature per day</text>",
-    ]
-    days = sorted(cost_by_day)
-    features = sorted({f for d in days for f in cost_by_day[d]})
-    if not days:
-        parts.append(
-            f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no data</text></svg>'
+def acceptance_row(g: Group) -> dict[str, object]:
+    """One row of the acceptance table, flat: the checkpoints' retained chars as columns."""
+    a = g.acceptance()
+    row = dict(a)
+    retained = a["retained_chars"]
+    assert isinstance(retained, dict)
+    for cp in CHECKPOINTS:
+        row[f"retained_{cp}"] = retained[cp]
+    return row
+
+
+def format_figure(key: str, v: object) -> str:
+    """How a figure is printed, the same in text and HTML (the render test compares them)."""
+    if v is None:
+        return "-"
+    if key == "acceptance_rate" and isinstance(v, (int, float)):
+        return f"{100 * v:.1f}%"
+    if key == "cost_per_retained_char" and isinstance(v, (int, float)):
+        return f"{v:.6f}"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def acceptance_rows(report: UsageReport, dim: str) -> list[tuple[str, dict[str, object]]]:
+    rows = [("(all)", acceptance_row(report.overall))] if dim == "feature" else []
+    rows += [(name, acceptance_row(g)) for name, g in sorted(report.by[dim].items())]
+    return rows
+
+
+def render_acceptance_text(report: UsageReport) -> list[str]:
+    if not report.overall.shown and not report.overall.accepted_chars:
+        return ["", "suggestions: no editor events recorded (shown, accepted, ...) in this period"]
+    lines = ["", f"suggestions (kept = retained characters; per call and cost at {HEADLINE_CHECKPOINT})"]
+    widths = [max(len(h), 8) + 2 for _, h in ACCEPTANCE_COLUMNS]
+    for dim in DIMENSIONS:
+        lines.append("")
+        lines.append(f"by {dim}")
+        lines.append(
+            f"{'':<22}" + "".join(f"{h:>{w}}" for (_, h), w in zip(ACCEPTANCE_COLUMNS, widths, strict=True))
         )
-        return "".join(parts)
-    top = max(sum(cost_by_day[d].values()) for d in days) or 1.0
-    bw = w / len(days)
-    for i, d in enumerate(days):
-        y: float = pad_t + h
-        for j, f in enumerate(features):
-            c = cost_by_day[d].get(f, 0.0)
-            bh = h * c / top
-            y -= bh
-            parts.append(
-                f'<rect x="{pad_l + i * bw + 1:.1f}" y="{y:.1f}" width="{max(bw - 2, 1):.1f}" '
-                f'height="{bh:.1f}" fill="{_COLORS[j % len(_COLORS)]}">'
-                f"<title>{html.escape(d)} {html.escape(f)}: {c:.4f}</title></rect>"
+        for name, row in acceptance_rows(report, dim):
+            cells = "".join(
+                f"{format_figure(k, row.get(k)):>{w}}"
+                for (k, _), w in zip(ACCEPTANCE_COLUMNS, widths, strict=True)
             )
-        if len(days) <= 16 or i % max(1, len(days) // 8) == 0:
-            parts.append(
-                f'<text x="{pad_l + (i + 0.5) * bw:.1f}" y="{pad_t + h + 16}" text-anchor="middle" '
-                f'font-size="10">{html.escape(d[5:])}</text>'
-            )
-    parts.append(f'<text x="4" y="{pad_t + 10}" font-size="11">{top:.4f}</text>')
-    parts.append(f'<line x1="{pad_l}" y1="{pad_t + h}" x2="{pad_l + w}" y2="{pad_t + h}" stroke="#333"/>')
-    for j, f in enumerate(features):
-        ly = pad_t + 14 + j * 18
-        parts.append(
-            f'<rect x="{pad_l + w + 16}" y="{ly - 10}" width="12" height="12" '
-            f'fill="{_COLORS[j % len(_COLORS)]}"/>'
-            f'<text x="{pad_l + w + 34}" y="{ly}" font-size="12">{html.escape(f)}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def render_html(report: UsageReport) -> str:
-    ttft = report.overall.ttft
-    total = report.overall.total
-    text = html.escape(render_text(report))
-    per_feature = "".join(
-        f"<div class='fig'>{svg_histogram(g.ttft, f'{name}: time to first token (ms)')}"
-        f"{svg_histogram(g.total, f'{name}: end-to-end (ms)')}</div>"
-        for name, g in sorted(report.by["feature"].items())
-    )
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>lsp-assist usage</title>"
-        "<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}"
-        "pre{background:#f6f6f6;padding:12px;overflow:auto;font-size:12px}"
-        ".fig{display:flex;gap:16px;flex-wrap:wrap}</style></head><body>"
-        "<h1>lsp-assist usage</h1>"
-        f"<div class='fig'>{svg_histogram(ttft, 'All calls: time to first token (ms)')}"
-        f"{svg_histogram(total, 'All calls: end-to-end (ms)')}</div>"
-        f"<div class='fig'>{svg_cost_by_day(report.cost_by_day)}</div>"
-        f"<h2>By feature</h2>{per_feature}"
-        f"<h2>Tables</h2><pre>{text}</pre></body></html>\n"
-    )
+            lines.append(f"{name[:21]:<22}{cells}")
+    return lines

@@ -646,6 +646,81 @@ scenarios.builtin = {
   },
 }
 
+-- Suggestion events (tests/editors/test_nvim_events.py): a word accepted then the rest
+-- dismissed, an edit's suggestion accepted whole with <Tab>, one typed over on a new line,
+-- then an edit inside the accepted text in Normal mode; then a wait for the retention
+-- checkpoints (the server's clock is scaled by the test: 10 min after a few seconds).
+scenarios.events = {
+  { name = "shown", act = enter_insert_at_end, wait = ghost_is(params.ghost) },
+  {
+    name = "accept_word",
+    act = function()
+      feed("<M-Right>", "m")
+    end,
+    wait = function()
+      return line(row) == params.after_word
+    end,
+    settle = 300,
+  },
+  {
+    name = "dismiss",
+    act = function()
+      feed("<C-]>", "m")
+    end,
+    wait = function()
+      return #ghost_marks() == 0
+    end,
+    settle = 200,
+  },
+  {
+    name = "edit_brings_one",
+    act = function()
+      feed(params.type_after_dismiss)
+    end,
+    wait = ghost_is(params.ghost_after_edit),
+  },
+  {
+    name = "accept_all",
+    act = function()
+      feed("<Tab>", "m")
+    end,
+    wait = function()
+      return line(row) == params.full_line
+    end,
+    settle = 300,
+  },
+  {
+    name = "new_line_suggestion",
+    act = function()
+      feed("<CR>")
+    end,
+    wait = ghost_is(params.new_line_ghost),
+  },
+  {
+    name = "typed_over",
+    act = function()
+      feed(params.type_over)
+    end,
+    wait = function()
+      return line(row + 1) == params.type_over and #ghost_marks() == 0
+    end,
+    settle = 300,
+  },
+  {
+    name = "edit_accepted_text",
+    act = function()
+      feed("<Esc>")
+      vim.schedule(function()
+        vim.api.nvim_buf_set_text(buf, row, params.cut_from, row, params.cut_to, { "" })
+      end)
+    end,
+    wait = function()
+      return line(row) == params.after_cut and vim.fn.mode() == "n"
+    end,
+    settle = tonumber(params.checkpoint_wait_ms or 3000),
+  },
+}
+
 local steps = scenarios[env.LSP_ASSIST_SCENARIO]
 if not steps then
   fail("unknown scenario " .. tostring(env.LSP_ASSIST_SCENARIO))

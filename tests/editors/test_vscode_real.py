@@ -15,6 +15,8 @@ import itertools
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,10 +89,18 @@ def first_token_to_ghost_ms(fake: FakeModelServer, ghost_log: list[dict[str, Any
     return (shown - max(before)) * 1000.0
 
 
+def _audit_events(tmp_path: Path) -> list[dict[str, Any]]:
+    audit = tmp_path / "cache" / "audit" / "audit.jsonl"
+    rows = [json.loads(x) for x in audit.read_text().splitlines() if x.strip()] if audit.exists() else []
+    return [row for row in rows if "event" in row]
+
+
 def test_ghost_text_tab_status_latency_and_escalate(
-    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     install, vsix = vscode_install
+    # The server's retention clock (inherited through code-server): 10 min after 1.2 s.
+    monkeypatch.setenv("LSP_ASSIST_TIME_SCALE", "0.002")
     fake.default = _answer({FAST_MODEL: [FAST_LINE, FAST_LINE2], QUALITY_MODEL: [QUALITY_LINE2]})
     files = {"billing.py": HEADER}
     with vscode_real.CodeServer(install, vsix, tmp_path, _settings(fake.base_url, tmp_path), files) as server:
@@ -108,6 +118,10 @@ def test_ghost_text_tab_status_latency_and_escalate(
             qualityGhost=QUALITY_LINE2.removeprefix(TYPED2),
             qualityAccepted=QUALITY_LINE2,
         )
+        for _ in range(100):  # bounded: the accepted line's three retention checkpoints
+            if sum(1 for e in _audit_events(tmp_path) if e["event"] == "retained") >= 3:
+                break
+            time.sleep(0.1)
     assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
     # The ghost text is a decoration: the line itself still holds only what was typed.
     assert any(line.strip().startswith(TYPED) for line in r["linesWithGhost"])
@@ -120,10 +134,84 @@ def test_ghost_text_tab_status_latency_and_escalate(
     # Escalation went to the quality model and its suggestion was accepted.
     assert QUALITY_MODEL in [req.body.get("model") for req in fake.model_requests() if req.body]
     assert QUALITY_LINE2 in [line.strip() for line in r["afterEscalate"]]
+    # Suggestion events: the accepted fast line was one suggestion, shown (750 ms on screen, or
+    # implied by the accept) and accepted whole by its id, its typed prefix not counted.
+    events = _audit_events(tmp_path)
+    accepted = [row for row in events if row["event"] == "accepted"]
+    assert accepted, events
+    first = accepted[0]
+    assert first["accepted_chars"] == len(FAST_LINE) - len(TYPED), first
+    assert ("shown", first["suggestion_id"]) in [(row["event"], row["suggestion_id"]) for row in events]
+    # The accepted line was not edited afterwards: all of it is still there at each checkpoint.
+    kept = [
+        (e["checkpoint_s"], e["retained_chars"])
+        for e in events
+        if e["event"] == "retained" and e["suggestion_id"] == first["suggestion_id"]
+    ]
+    assert kept == [
+        (30, first["accepted_chars"]),
+        (120, first["accepted_chars"]),
+        (600, first["accepted_chars"]),
+    ]
     ms = first_token_to_ghost_ms(fake, r["ghostLog"], FAST_LINE.removeprefix(TYPED))
     report = {"editor": "vscode (code-server 4.100.3, chromium)", "first_token_to_ghost_ms": round(ms, 1)}
     print(json.dumps(report))
     (tmp_path / "timing.json").write_text(json.dumps(report))
+
+
+def test_events_accept_type_over_and_edit(
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scripted session: a suggestion shown and accepted with Tab, the next one typed over,
+    then the end of the accepted line deleted; `lsp-assist usage --json` has the counts and
+    the characters still there 10 min later (the server's retention clock runs 50x)."""
+    install, vsix = vscode_install
+    monkeypatch.setenv("LSP_ASSIST_TIME_SCALE", "0.02")  # 10 min after 12 s
+    fake.default = _answer({FAST_MODEL: [FAST_LINE, FAST_LINE2]})
+    cut = 5  # "=0.2)"
+    with vscode_real.CodeServer(
+        install, vsix, tmp_path, _settings(fake.base_url, tmp_path), {"billing.py": HEADER}
+    ) as server:
+        r = vscode_real.drive(
+            install,
+            server,
+            _shots(tmp_path),
+            file="billing.py",
+            marker="def compute_total",
+            mode="events",
+            typed=TYPED,
+            ghost=FAST_LINE.removeprefix(TYPED),
+            accepted=FAST_LINE,
+            typed2=TYPED2,
+            ghost2=FAST_LINE2.removeprefix(TYPED2),
+            typeOver="X",
+            backspaces=cut,
+            edited=FAST_LINE[:-cut],
+        )
+        assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
+        for _ in range(300):  # bounded: the accepted line's 10 min checkpoint
+            if any(e["event"] == "retained" and e["checkpoint_s"] == 600 for e in _audit_events(tmp_path)):
+                break
+            time.sleep(0.1)
+    env = {**server.env, "LSP_ASSIST_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run(
+        [sys.executable, "-m", "lsp_assist", "usage", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)["overall"]["suggestions"]
+    accepted = len(FAST_LINE) - len(TYPED)
+    assert s["accepted"] == 1 and s["accepted_whole"] == 1 and s["accepted_chars"] == accepted, s
+    assert s["shown"] >= 2 and s["typed_over"] >= 1, s
+    events = _audit_events(tmp_path)
+    sid = next(e["suggestion_id"] for e in events if e["event"] == "accepted")
+    over = {e["suggestion_id"] for e in events if e["event"] == "typed_over"}
+    assert sid not in over and over <= {e["suggestion_id"] for e in events if e["event"] == "shown"}
+    assert s["retained_chars"]["10m"] == accepted - cut, s
+    assert {s["retained_chars"]["30s"], s["retained_chars"]["2m"]} <= {accepted, accepted - cut}, s
 
 
 def test_unreachable_model_shows_one_toast_naming_the_endpoint(

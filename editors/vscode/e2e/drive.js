@@ -255,6 +255,41 @@ async function main() {
       return;
     }
 
+    if (spec.mode === 'events') {
+      // Suggestion events: accept one (Tab), type over the next, then edit the accepted line.
+      const ghostIs = (want) => waitFor(page, `ghost ${want}`, (w) => {
+        const g = [...document.querySelectorAll('[class*="ghost-text-decoration"], .ghost-text')]
+          .map((e) => e.textContent.replace(/\u00a0/g, ' ')).join('');
+        return g.includes(w) ? g : null;
+      }, 20_000, want);
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      await typeLine(page, spec.typed);
+      await ghostIs(spec.ghost);
+      await sleep(1200); // on screen past 750 ms: shown
+      await page.keyboard.press('Tab');
+      await waitFor(page, 'accepted', (want) => [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).some((l) => l.trim() === want), 10_000, spec.accepted);
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await typeLine(page, spec.typed2);
+      await ghostIs(spec.ghost2);
+      await sleep(1200);
+      await typeLine(page, spec.typeOver); // not what it predicted: typed over
+      await sleep(1500);
+      await shot(page, 'typed-over');
+      // Back on the accepted line: delete its last characters.
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('End');
+      for (let i = 0; i < spec.backspaces; i++) {
+        await page.keyboard.press('Backspace');
+      }
+      await page.keyboard.press('Escape');
+      result.afterEdit = await waitFor(page, 'edited', (want) => [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).some((l) => l.trim() === want), 10_000, spec.edited);
+      await shot(page, 'events');
+      return;
+    }
+
     if (spec.mode === 'newUser') {
       // No settings but the server path: the embedded model loads (progress), then ghost text.
       await page.keyboard.down('Control');

@@ -23,6 +23,7 @@ import {
 
 import { OnceNotifier, RestartBackoff } from './backoff';
 import { DefinitionsFeature } from './definitionsFeature';
+import { ShownTracker, suggestionId } from './events';
 import { CHOICES_WAIT_MS, docKey, GrowPolicy } from './grow';
 import { resolveServer, Resolved } from './serverPath';
 import { StatusParams, statusView } from './status';
@@ -60,6 +61,10 @@ class Extension implements vscode.Disposable {
   /** Alt+] waiting for the server's choices at a document state (see `cycle`). */
   private readonly choiceWaiters = new Map<string, () => void>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** Suggestion events by id (shown after 750 ms not superseded, typed over, dismissed). */
+  private readonly shown = new ShownTracker((id, event) => {
+    void this.client?.sendNotification('lspAssist/suggestionEvent', { id, event }).catch(() => undefined);
+  });
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
@@ -80,6 +85,12 @@ class Extension implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       // Definitions the language's own server resolves near the cursor (lspAssist/definitions).
       new DefinitionsFeature(() => this.client),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length > 0) {
+          this.shown.changed(e.document.uri.toString());
+        }
+      }),
+      vscode.workspace.onDidCloseTextDocument((d) => this.shown.closed(d.uri.toString())),
     );
     this.setStatus('$(sync~spin) lsp-assist', 'Starting the lsp-assist server');
     this.status.show();
@@ -276,13 +287,24 @@ class Extension implements vscode.Disposable {
           const invoked = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
           const decided = this.grow.onRequest(key, invoked ? 'invoked' : 'automatic');
           const count = (r: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | null | undefined) => {
-            this.grow.answered(key, r ? (Array.isArray(r) ? r.length : r.items.length) : 0);
+            const items = r ? (Array.isArray(r) ? r : r.items) : [];
+            this.grow.answered(key, items.length);
+            if (!token.isCancellationRequested) {
+              this.shown.returned(document.uri.toString(), suggestionId(items[0]));
+            }
             return r;
           };
           if (decided.prepared !== undefined) {
             return count(decided.prepared);
           }
           return Promise.resolve(next(document, position, context, token)).then(count);
+        },
+        executeCommand: (command, args, next) => {
+          // VS Code runs an accepted item's command: the server records the accept by its id.
+          if (command === 'lspAssist.accepted' && typeof args[0] === 'string') {
+            this.shown.accepted(args[0]);
+          }
+          return next(command, args);
         },
       },
       initializationFailedHandler: (error) => {

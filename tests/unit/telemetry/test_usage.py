@@ -16,9 +16,9 @@ from lsp_assist.telemetry.usage import (
     parse_since,
     percentile,
     read_records,
-    render_html,
     render_text,
 )
+from lsp_assist.telemetry.usage_html import render_html
 
 NOW = dt.datetime(2025, 3, 10, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -85,10 +85,23 @@ def test_html_is_self_contained(tmp_path: Path) -> None:
     synth(path)
     records, _ = read_records([path])
     page = render_html(build_report(records, {"small": Price(0.001, 0.002)}))
-    assert page.count("<svg") >= 5  # two overall histograms, cost chart, two per feature
-    assert "<script" not in page and "<link" not in page
+    assert page.count("<svg") == 3  # time to first token, end-to-end, cost per day
+    assert "<script" not in page and "<link" not in page and "<img" not in page
     assert "http" not in page.replace("http://www.w3.org", "")
-    assert "time to first token" in page and "Estimated cost per feature per day" in page
+    assert 'aria-label="Time to first token"' in page and "Estimated cost per feature per day" in page
+    assert page.count("<table") == 4  # model calls by feature/tier/model/language
+    # No editor events in this log: one sentence saying why instead of charts and tables.
+    assert page.count("no editor reported suggestion events") == 1
+
+
+def test_html_says_why_a_chart_is_empty(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    synth(path)
+    records, _ = read_records([path])
+    page = render_html(build_report(records, {}))  # no prices
+    assert "No cost chart: no model called in this period has a price" in page
+    empty = render_html(build_report([], {}))
+    assert "<svg" not in empty and "No latency chart: no model calls in this period." in empty
 
 
 def test_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,6 +25,13 @@ function M.client_request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+function M.client_notify(client, method, params)
+  if has_011 then
+    return client:notify(method, params)
+  end
+  return client.notify(method, params)
+end
+
 function M.client_cancel(client, id)
   if has_011 then
     return client:cancel_request(id)
@@ -146,6 +153,7 @@ local function normalize(item, client, req_row, req_col, req_line)
       end_col = req_col
     end
   end
+  local args = item.command and item.command.arguments
   return {
     text = item_text(item),
     row = row,
@@ -153,8 +161,57 @@ local function normalize(item, client, req_row, req_col, req_line)
     end_from_eol = #req_line - end_col,
     command = item.command,
     client_id = client.id,
+    sid = type(args) == "table" and type(args[1]) == "string" and args[1] or nil,
+    base = 0,
   }
 end
+
+-- Suggestion events (the server's telemetry/events.py): shown when the extmark is drawn,
+-- accepted whole or in part, dismissed, typed over; by suggestion id, never any text.
+-- `st.events[sid]` is "shown" or "done" (resolved), so each is reported once.
+
+local MAX_EVENT_IDS = 200
+
+local function event_state(st)
+  if not st.events or st.event_count > MAX_EVENT_IDS then
+    st.events, st.event_count = {}, 0
+  end
+  return st.events
+end
+
+--- Report `event` for the suggestion `sugg` (no-op without an id or when already resolved).
+--- Accepts go as a request (Neovim sends the pending didChange first), the rest as notifications.
+local function report(buf, sugg, event, extra)
+  local st = states[buf]
+  if not st or not sugg or not sugg.sid then
+    return
+  end
+  local seen = event_state(st)
+  local state = seen[sugg.sid]
+  if state == "done" or (event == "shown" and state == "shown") then
+    return
+  end
+  if event ~= "shown" and state == nil and not vim.startswith(event, "accepted") then
+    return -- never shown: nothing to resolve
+  end
+  if state == nil then
+    st.event_count = st.event_count + 1
+  end
+  seen[sugg.sid] = (event == "shown" or event == "accepted_partial") and "shown" or "done"
+  local client = vim.lsp.get_client_by_id(sugg.client_id)
+  if not client then
+    return
+  end
+  local params = vim.tbl_extend("force", { id = sugg.sid, event = event }, extra or {})
+  if vim.startswith(event, "accepted") then
+    params.uri = vim.uri_from_bufnr(buf)
+    M.exec_command(client, { title = "event", command = "lspAssist.suggestionEvent", arguments = { params } }, buf)
+  else
+    pcall(M.client_notify, client, "lspAssist/suggestionEvent", params)
+  end
+end
+
+M.report = report
 
 --- Show this namespace's marks only in `win` (a buffer shown in two splits gets the ghost
 --- text only where the cursor is). 0.11 has nvim__ns_set, 0.10 nvim__win_add_ns, which
@@ -238,11 +295,13 @@ function M.render(buf)
   local cursor = vim.api.nvim_win_get_cursor(0)
   local row, col = cursor[1] - 1, cursor[2]
   if row ~= sugg.row or col < sugg.start_col then
+    report(buf, sugg, "dismissed") -- the cursor moved away from it
     return false
   end
   local line = current_line(buf, row)
   local typed = line:sub(sugg.start_col + 1, col)
   if sugg.text:sub(1, #typed) ~= typed then
+    report(buf, sugg, "typed_over")
     return false
   end
   local ghost = sugg.text:sub(#typed + 1)
@@ -276,6 +335,7 @@ function M.render(buf)
   opts = vim.tbl_extend("force", opts, scope_to_window(vim.api.nvim_get_current_win()))
   vim.api.nvim_buf_set_extmark(buf, M.ns, row, col, opts)
   st.shown = { sugg = sugg, typed = typed, ghost = ghost, end_col = end_col }
+  report(buf, sugg, "shown")
   return true
 end
 
@@ -424,14 +484,29 @@ function M.accept(kind)
   local client = vim.lsp.get_client_by_id(sugg.client_id)
   local cursor = vim.api.nvim_win_get_cursor(0)
   local row, col = cursor[1] - 1, cursor[2]
+  -- Where the accepted text starts (the cursor, in the client's encoding) and how much of
+  -- the item was already in the buffer before it: the server measures that span.
+  local function accepted_at()
+    if not client then
+      return nil
+    end
+    return vim.lsp.util.make_position_params(0, client.offset_encoding).position
+  end
   if kind == "all" then
+    local at = accepted_at()
     M.clear(buf)
     local lines = vim.split(sugg.text, "\n", { plain = true })
     vim.api.nvim_buf_set_text(buf, sugg.row, sugg.start_col, sugg.row, shown.end_col, lines)
     local last_row = sugg.row + #lines - 1
     local last_col = (#lines == 1 and sugg.start_col or 0) + #lines[#lines]
     vim.api.nvim_win_set_cursor(0, { last_row + 1, last_col })
-    if client and sugg.command then
+    if sugg.sid then
+      report(buf, sugg, "accepted", {
+        chars = vim.fn.strchars(shown.ghost),
+        offset = sugg.base + vim.fn.strchars(shown.typed),
+        position = at,
+      })
+    elseif client and sugg.command then
       M.exec_command(client, sugg.command, buf)
     end
     return true
@@ -439,6 +514,8 @@ function M.accept(kind)
   local ghost = shown.ghost
   local part = M.partial(ghost, kind)
   local rest = ghost:sub(#part + 1)
+  local at = accepted_at()
+  local offset = sugg.base + vim.fn.strchars(shown.typed)
   local lines = vim.split(part, "\n", { plain = true })
   vim.api.nvim_buf_set_text(buf, row, col, row, col, lines)
   local new_row = row + #lines - 1
@@ -447,11 +524,19 @@ function M.accept(kind)
   M.cancel(buf)
   if rest == "" then
     M.clear(buf)
-    if client and sugg.command then
+    if sugg.sid then
+      report(buf, sugg, "accepted", { chars = vim.fn.strchars(part), offset = offset, position = at })
+    elseif client and sugg.command then
       M.exec_command(client, sugg.command, buf)
     end
     return true
   end
+  report(buf, sugg, "accepted_partial", {
+    chars = vim.fn.strchars(part),
+    offset = offset,
+    position = at,
+    unit = kind,
+  })
   -- Re-anchor the remainder at the new cursor; it stays shown while typing matches it.
   local line = current_line(buf, new_row)
   st.items = {
@@ -462,6 +547,8 @@ function M.accept(kind)
       end_from_eol = #line - new_col,
       command = sugg.command,
       client_id = sugg.client_id,
+      sid = sugg.sid,
+      base = offset + vim.fn.strchars(part),
     },
   }
   st.index = 1
@@ -473,6 +560,10 @@ end
 --- not show a ghost the user already refused).
 function M.dismiss()
   local buf = vim.api.nvim_get_current_buf()
+  local st = states[buf]
+  if st and st.shown then
+    report(buf, st.shown.sugg, "dismissed")
+  end
   local had = M.visible(buf) or M.pending(buf)
   M.clear(buf)
   S(buf).dismissed = true
@@ -578,6 +669,10 @@ function M.attach(buf, auto)
     group = group,
     buffer = buf,
     callback = function()
+      local st = states[buf]
+      if st and st.shown then
+        report(buf, st.shown.sugg, "dismissed") -- left insert mode (or the window) with it shown
+      end
       M.clear(buf)
     end,
   })
