@@ -111,6 +111,9 @@ class StreamLauncher:
         self.offline = offline
         self._live: dict[str, InflightStream] = {}
         self._active: set[InflightStream] = set()  # every stream still reading
+        # Speculative streams (prefetch) by prompt key, until their answer is in the cache: a
+        # request for that very prompt waits for it instead of paying for a second call.
+        self._speculative: dict[str, InflightStream] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.aborted = 0
 
@@ -183,6 +186,9 @@ class StreamLauncher:
         flight.speculative = spec.speculative
         self._active.add(flight)
         uri = spec.target.uri
+        key = spec.prompt.key
+        if spec.speculative and key:
+            self._speculative[key] = flight
         if spec.live:
             old = self._live.get(uri)
             if old is not None and old is not flight and not old.done:
@@ -221,6 +227,14 @@ class StreamLauncher:
             flight.on_grow = self._grower(flight, spec, tier_name)
 
         async def run() -> None:
+            try:
+                await read_and_store()
+            finally:
+                # Only now, with the answer stored (or none to store), may a request for this
+                # prompt stop finding the stream: no moment where neither has it.
+                self._drop_speculative(key, flight)
+
+        async def read_and_store() -> None:
             result: StreamResult | None = None
             try:
                 result = await read_stream(
@@ -265,6 +279,7 @@ class StreamLauncher:
                 return
             finish("cancelled", None, {}, None)
             self._active.discard(flight)
+            self._drop_speculative(key, flight)
             if self._live.get(uri) is flight:
                 self._live.pop(uri, None)
             flight.aborted = True
@@ -301,6 +316,15 @@ class StreamLauncher:
 
     def live_stream(self, uri: str) -> InflightStream | None:
         return self._live.get(uri)
+
+    def speculative_for(self, key: str) -> InflightStream | None:
+        """The speculative stream (prefetch) computing the answer to this prompt, until the
+        answer is in the cache."""
+        return self._speculative.get(key)
+
+    def _drop_speculative(self, key: str, flight: InflightStream) -> None:
+        if self._speculative.get(key) is flight:
+            del self._speculative[key]
 
     def forget(self, uri: str) -> None:
         flight = self._live.pop(uri, None)

@@ -190,6 +190,29 @@ async def test_prefetch_makes_the_next_suggestion_instant_after_accepting(
         assert len(fake.model_requests()) == calls  # answered from the prefetch, no new call
 
 
+async def test_accepting_before_the_prefetch_ends_waits_for_it_not_a_second_call(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    """The user accepts while the prefetch for the state after the suggestion is still
+    streaming (a real model takes hundreds of ms): the request for that state waits for the
+    prefetch's answer instead of paying for the same prompt a second time. The prefetch
+    holds its first token until the request has been sent, so the order is fixed."""
+    fake.default = Script(text="return a + b\n")
+    fake.add_rule(r"return a \+ b$", Script(text=" * 2\n", ttft_ms=1500))
+    opts = openai_tiers(fake.base_url)
+    opts["completion"] = {"enrichment": False}
+    async with lsp_session(tmp_path, opts) as client:
+        uri = doc_uri(tmp_path, "prefetch.py")
+        open_doc(client, uri, SOURCE)
+        assert texts(await inline(client, uri, 1, 4)) == ["return a + b"]
+        assert await asyncio.to_thread(fake.wait_for, lambda s: s.streams_started >= 2, 10)
+        assert len(fake.model_requests()) == 2  # the answer's call and the prefetch, still open
+        change(client, uri, 2, 1, 4, "return a + b")  # accepted
+        res = await inline(client, uri, 1, 16, invoked=False)
+        assert texts(res) == [" * 2"]
+        assert len(fake.model_requests()) == 2  # the prefetch's answer, no second call
+
+
 async def test_answer_within_the_budget_then_the_longer_suggestion(
     tmp_path: Path, fake: FakeModelServer
 ) -> None:

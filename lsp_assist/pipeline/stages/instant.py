@@ -3,7 +3,9 @@
 - `typing_through` (before the debounce): the user typed what a shown suggestion said, or
   backspaced to a state that had one; the rest of it answers at once. `typed_meanwhile`
   looks again after the debounce (a suggestion may have arrived during the wait).
-- `cached` (after the prompt): the exact prompt was answered before.
+- `cached` (after the prompt): the exact prompt was answered before, or a prefetch is
+  computing its answer right now (the user accepted a suggestion before the prefetch for
+  the state after it had ended): wait for that stream rather than start a second call.
 - `attach` (after the prompt): the document's live stream is producing what the user is
   typing; wait on it instead of starting another call. A live stream the user moved away
   from is aborted here: nobody will see its answer.
@@ -45,10 +47,29 @@ async def typed_meanwhile(s: RequestState, sv: Services) -> Suggestion | None:
 async def cached(s: RequestState, sv: Services) -> Suggestion | None:
     text = sv.answers.cached(s.prompt.key)
     if text is None:
+        text = await _prefetched(sv, s.prompt.key, sv.config.tier(s.req.tier))
+    if text is None:
         return None
     s.clock.lap("queue")
     sv.answers.remember(s.target, text, s.req.tier)
     return Suggestion(text, Outcome.CACHE, s.req.tier)
+
+
+async def _prefetched(sv: Services, key: str, tier: TierConfig) -> str | None:
+    """The answer of a speculative stream still computing this prompt, waited for up to the
+    tier's first-token timeout (then the request calls the model itself)."""
+    flight = sv.launcher.speculative_for(key)
+    if flight is None:
+        return None
+    try:
+        result = await asyncio.wait_for(
+            asyncio.shield(flight.final), timeout=tier.first_token_timeout_ms / 1000.0
+        )
+    except asyncio.TimeoutError:
+        return None
+    if result.aborted or result.error is not None or not result.text:
+        return sv.answers.cached(key)
+    return result.text
 
 
 async def attach(s: RequestState, sv: Services) -> Suggestion | None:
