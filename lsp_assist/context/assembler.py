@@ -221,9 +221,10 @@ class Assembler:
             b.doc, others, b.tree, b.data, b.at.chain, b.row, b.lang, b.at.near, b.budget, cap, b.deadline
         )
         offered, got = src.offer(req)
-        admitted = self.gateway.snippets(offered)
-        src.label(admitted, got, b.ledger)
-        return admitted
+        admitted = self.gateway.parts(src.parts(offered, got))
+        for part in admitted:
+            b.ledger.add(part.label, part.reason, part.size)
+        return [part.snippet for part in admitted if part.snippet is not None]
 
     def _local(self, b: _Build, layout: str) -> tuple[LineSelection, _NamesPlan]:
         """The current file's rows in order of value, each within its share of what other

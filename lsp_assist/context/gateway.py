@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
+from lsp_assist.context.parts import Part
 from lsp_assist.context.symbols import admit_all
-from lsp_assist.domain import Snippet
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +39,9 @@ class Gateway:
         """Whether rows of the current document (at `path`) may be placed."""
         return self.admits(path)
 
-    def snippets(self, offered: Sequence[Snippet]) -> list[Snippet]:
-        """The snippets whose file the boundary admits, in their order."""
-        kept = [s for s in offered if self.admits(part_path(s.path))]
+    def parts(self, offered: Sequence[Part]) -> list[Part]:
+        """The parts whose file the boundary admits, in their order."""
+        kept = [p for p in offered if self.admits(part_path(p.path))]
         if len(kept) != len(offered):
             log.warning(
                 "data boundary: %d cross-file part(s) from excluded files refused at the assembler",

@@ -28,11 +28,12 @@ GAP_LABELS = (
 
 @dataclass(frozen=True)
 class Part:
-    """One piece of context a source offers: its text's file, a label, a value and a size.
+    """One piece of context a source offers: its label and why, the file its text comes
+    from (what the gateway judges), its value and its size.
 
-    `value` is the source's priority for the piece (the assembler spends the budget on
-    higher values first); `size` its characters (rows of the current file: measured when
-    placed)."""
+    `value` is what the source thinks the piece is worth (a snippet's score): each source
+    ranks its own pieces by value per character within its share; the order between
+    sources is the assembler's (the measured one). `size` is its characters."""
 
     label: str
     reason: str

@@ -15,7 +15,6 @@ from lsp_assist.context.editor_definitions import (
     EditorDefinition,
     pick_editor_definitions,
 )
-from lsp_assist.context.parts import PartLedger
 from lsp_assist.domain import Snippet
 
 
@@ -49,10 +48,10 @@ class EditorDefinitions:
         self.names = {p: tuple(n) for p, n in picked.names.items()}
         return picked.snippets
 
-    def label(self, snip: Snippet, ledger: PartLedger) -> None:
+    def label(self, snip: Snippet) -> tuple[str, str]:
+        """The part's label and reason: the names it defines, and where."""
         names = ", ".join(self.names.get(snip.path, ()))
-        ledger.add(
+        return (
             f"editor:{os.path.basename(snip.path)}",
             f"from the editor's language server: definitions of {names} in {snip.path}",
-            len(snip.text),
         )

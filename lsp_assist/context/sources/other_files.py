@@ -24,7 +24,7 @@ from lsp_assist.context.neighbours import CandidateQuery, Gathered, Here, assemb
 from lsp_assist.context.open_files import OpenFiles
 from lsp_assist.context.outline import Relevance, words_of
 from lsp_assist.context.package_prior import PACKAGE_REASON
-from lsp_assist.context.parts import PartLedger, snippet_chars
+from lsp_assist.context.parts import Part, snippet_chars
 from lsp_assist.context.prose import end_row
 from lsp_assist.context.sources.editor import EditorDefinitions
 from lsp_assist.context.sources.local import Chain
@@ -215,22 +215,23 @@ class OtherFiles:
             snippets += self.ranker.rank(set(req.near), sources, left, deadline=req.deadline)
         return snippets, got
 
-    def label(self, snippets: list[Snippet], got: Gathered | None, ledger: PartLedger) -> None:
-        """Each snippet's ledger entry: which source sent it and why."""
+    def parts(self, snippets: list[Snippet], got: Gathered | None) -> list[Part]:
+        """Each snippet as a part: which source sent it and why (its label), its file, its
+        value (the snippet's score) and its size."""
         why = got.why if got is not None else {}
+        out = []
         for snip in snippets:
             if snip.reason == "editor":
-                self.editor.label(snip, ledger)
+                label, reason = self.editor.label(snip)
             elif snip.reason == "outline":
-                ledger.add(
-                    f"outline:{os.path.basename(snip.path)}",
-                    f"outline of {snip.path}: {why.get(snip.path, '')}",
-                    len(snip.text),
-                )
+                label = f"outline:{os.path.basename(snip.path)}"
+                reason = f"outline of {snip.path}: {why.get(snip.path, '')}"
             elif snip.reason == PACKAGE_REASON:
-                ledger.add("package:names", f"package {snip.path}: {why.get(snip.path, '')}", len(snip.text))
+                label, reason = "package:names", f"package {snip.path}: {why.get(snip.path, '')}"
             else:
-                ledger.add(f"snippet.{snip.reason}", f"from {snip.path}", len(snip.text))
+                label, reason = f"snippet.{snip.reason}", f"from {snip.path}"
+            out.append(Part(label, reason, snip.path, snip.score, len(snip.text), snip))
+        return out
 
     def _outlined(self, path: str, name: str) -> bool:
         outline = self.files.symbols.outline(path)
