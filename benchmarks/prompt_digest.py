@@ -18,7 +18,9 @@ a server's do):
   `benchmarks/editor_definitions.py`), all at 4,000.
 
 The digest is sha256 over each `PromptContext`'s repr (prefix, suffix, snippets with paths
-and reasons, part labels, reasons and sizes, mode, stop, max tokens, line parts, indent).
+and reasons, part labels, reasons and sizes, mode, stop, max tokens, line parts, indent),
+with the corpora folder's path replaced by `<corpora>` (two worktrees' corpora folders
+differ; the standard library's paths are the interpreter's, the same for both).
 
     flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/prompt_digest.py \
         [--positions 40] [--seed 1] [--corpus stdlib --corpus go ...]
@@ -32,6 +34,7 @@ import random
 import time
 
 from benchmarks.context_recall import (
+    CORPUS_DIR,
     DEFAULT_CORPORA,
     Corpus,
     Unavailable,
@@ -78,7 +81,9 @@ def digest_corpus(corpus: Corpus, n: int, seed: int) -> tuple[str, int]:
 
     def add(ctx: PromptContext) -> None:
         nonlocal count
-        h.update(repr(ctx).encode("utf-8", "surrogatepass"))
+        # Paths under the corpora folder are named from where the checkout is: the same
+        # prompt in another worktree must give the same digest.
+        h.update(repr(ctx).replace(str(CORPUS_DIR), "<corpora>").encode("utf-8", "surrogatepass"))
         h.update(b"\x1e")
         count += 1
 
