@@ -54,6 +54,9 @@ MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersecti
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
+DEFINED_TOP_EVIDENCE = 1.0  # a name the enclosing function uses, defined at a file's top level
+DEFINED_MEMBER_EVIDENCE = 0.5  # ... defined as a member (each over the number of files defining it)
+FEW_DEFINERS = 3  # files defining a used name for it to name them as a reason
 MIN_SCORE = SCORES.worth_a_name  # the score table's thresholds (`context/scores.py`)
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
@@ -579,8 +582,9 @@ def _add_defining(pool: _Pool, q: CandidateQuery) -> dict[str, float]:
             continue
         top_level = {s.path for s in syms if s.container is None}
         for p in hits:
-            evidence[p] = evidence.get(p, 0.0) + (1.0 if p in top_level else 0.5) / len(hits)
-            if len(hits) <= 3:  # a name defined everywhere says nothing about where
+            weight = DEFINED_TOP_EVIDENCE if p in top_level else DEFINED_MEMBER_EVIDENCE
+            evidence[p] = evidence.get(p, 0.0) + weight / len(hits)
+            if len(hits) <= FEW_DEFINERS:  # a name defined everywhere says nothing about where
                 defining.setdefault(p, []).append(name)
     for p, names in defining.items():
         pool.add(p, W_DEFINES, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor")
