@@ -48,6 +48,8 @@ the tree the cross-file issue was filed against).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import os
 import random
 import re
@@ -63,6 +65,7 @@ import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
@@ -70,7 +73,7 @@ from lsp_assist.context.outline import outline_from_text
 from lsp_assist.context.symbols import SymbolIndex, parse_text
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
-from lsp_assist.languages import index_language
+from lsp_assist.languages import index_language, registry
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
 try:
@@ -548,11 +551,26 @@ class Corpus:
             }
 
 
-def pick_positions(corpus: Corpus, n: int, rng: random.Random) -> tuple[list[Position], list[Position]]:
+SPLITS = ("all", "tuning", "validation")
+
+
+def half_of(path: str) -> str:
+    """The held-out half a file's lines belong to: "tuning" or "validation", by a stable hash
+    of its directory and file name (the same on every machine and at every seed). Every file
+    stays context for the other half's cursors; only where the cursor is differs."""
+    key = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}"
+    return SPLITS[1 + hashlib.sha1(key.encode()).digest()[0] % 2]
+
+
+def pick_positions(
+    corpus: Corpus, n: int, rng: random.Random, split: str = "all"
+) -> tuple[list[Position], list[Position]]:
     randoms: list[Position] = []
     crosses: list[Position] = []
     for pkg, files in corpus.packages.items():
         for path, text in files.items():
+            if split != "all" and half_of(path) != split:
+                continue
             rules = LANGS[corpus.language]
             prose, imports = _special_rows(text, corpus.language)
             ambient = rules.ambient
@@ -614,15 +632,24 @@ def package_index(corpus: Corpus, pkg: str, cache: dict[str, SymbolIndex]) -> Sy
     return got
 
 
-# The build deadline of every measured build (the server's is 10 ms, with the work that the
-# debounce does ahead); `--deadline-ms` raises it so that the machine's speed cannot change
-# what is built (a refactor's before/after then compares the code only).
-DEADLINE_MS = 15.0
+@dataclass(frozen=True)
+class Run:
+    """What one run measures: positions per stratum, the budget, the seed, the half."""
+
+    positions: int = 150
+    budget: int = 4000
+    seed: int = 1
+    split: str = "all"
+    # The build deadline of every measured build (the server's is 10 ms, with the work the
+    # debounce does ahead); `--deadline-ms inf` takes the machine's speed out of what is
+    # built (a refactor's before/after then compares the code only).
+    deadline_ms: float = 15.0
 
 
-def run_corpus(corpus: Corpus, n: int, b: int, seed: int, then: ThenEngine | None = None) -> dict[str, float]:
+def run_corpus(corpus: Corpus, run: Run, then: ThenEngine | None = None) -> dict[str, float]:
+    n, b, seed = run.positions, run.budget, run.seed
     rng = random.Random(seed)
-    randoms, crosses = pick_positions(corpus, n, rng)
+    randoms, crosses = pick_positions(corpus, n, rng, run.split)
     docs = {
         pkg: {p: Document("file://" + p, corpus.language, 1, t, p) for p, t in files.items()}
         for pkg, files in corpus.packages.items()
@@ -646,7 +673,7 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int, then: ThenEngine | Non
         if engine is not local:
             engine.index_document(doc)  # the current file was opened too (its names read then)
         t0 = time.perf_counter()
-        ctx = engine.build(doc, cursor, b, others=others, deadline_ms=DEADLINE_MS)
+        ctx = engine.build(doc, cursor, b, others=others, deadline_ms=run.deadline_ms)
         times.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
         assert ctx.size <= b, (ctx.size, b)
         sizes.setdefault(key, []).append(ctx.size)
@@ -702,6 +729,7 @@ def run_corpus(corpus: Corpus, n: int, b: int, seed: int, then: ThenEngine | Non
     print(
         f"\n== corpus {corpus.name}: {len(corpus.packages)} packages, {n_files} files; "
         f"{len(randoms)} random + {len(crosses)} cross-file positions, seed {seed}, budget {b} chars"
+        + ("" if run.split == "all" else f", {run.split} half")
     )
     print(f"{'context':<48} {'recall':>7}")
     for name, xs in scores.items():
@@ -833,13 +861,27 @@ def corpus_loaders(specs: Sequence[str]) -> dict[str, Callable[[], dict[str, dic
     return loaders
 
 
+def apply_tuning(spec: str) -> None:
+    """`c.max_candidates=5`: replace one value of a profile's CrossFileTuning in the registry
+    (every lookup goes through `registry.profile`), for trying a value without an edit."""
+    target, _, value = spec.partition("=")
+    lang, _, name = target.partition(".")
+    prof = registry.profile(lang)
+    fields = {f.name: f for f in dataclasses.fields(prof.tuning)} if prof is not None else {}
+    if prof is None or name not in fields or not value:
+        raise SystemExit(f"--tune {spec!r}: want LANG.FIELD=VALUE, FIELD one of {', '.join(fields) or '?'}")
+    old = getattr(prof.tuning, name)
+    new: Any = value.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(value)
+    tuned = dataclasses.replace(prof, tuning=dataclasses.replace(prof.tuning, **{name: new}))
+    registry._BY_NAME[prof.name] = tuned
+    print(f"tuning: {prof.name}.{name} = {new!r} (profile's value {old!r})")
+
+
 def main() -> None:
-    global DEADLINE_MS
     ap = argparse.ArgumentParser()
     ap.add_argument("--positions", type=int, default=150, help="per stratum per corpus")
     ap.add_argument("--budget", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--deadline-ms", type=float, default=DEADLINE_MS, help="build deadline (default 15)")
     ap.add_argument(
         "--corpus",
         action="append",
@@ -851,8 +893,23 @@ def main() -> None:
         metavar="REV",
         help="also score the random lines with the engine at an older commit (in-file recall then vs now)",
     )
+    ap.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="all",
+        help="cursors only in the tuning or the validation half of each corpus's files (half_of)",
+    )
+    ap.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="LANG.FIELD=VALUE",
+        help="override one CrossFileTuning value of a language's profile for this run",
+    )
+    ap.add_argument("--deadline-ms", type=float, default=Run.deadline_ms, help="build deadline (default 15)")
     args = ap.parse_args()
-    DEADLINE_MS = args.deadline_ms
+    for spec in args.tune:
+        apply_tuning(spec)
     t0 = time.perf_counter()
     then = ThenEngine(args.then, CORPUS_DIR) if args.then else None
     loaders = corpus_loaders(args.corpus or DEFAULT_CORPORA)
@@ -864,7 +921,8 @@ def main() -> None:
             print(f"\n== corpus {name}: skipped, {exc}")
             continue
         language = _language_of(packages)
-        result = run_corpus(Corpus(name, packages, language), args.positions, args.budget, args.seed, then)
+        run = Run(args.positions, args.budget, args.seed, args.split, args.deadline_ms)
+        result = run_corpus(Corpus(name, packages, language), run, then)
         summary.append((name, language, result))
     if then is not None:
         then.close()
