@@ -99,6 +99,19 @@ def _windows_bytes(key: tuple[str, object], entry: tuple[list[str], list[_Window
     )
 
 
+@dataclass(frozen=True)
+class SimilarLimits:
+    """How many similar windows `CrossFileRanker.rank` may send, and how good they must be."""
+
+    max_snippets: int = 4
+    max_per_doc: int = 2
+    min_score: float = 0.05  # Jaccard with the names near the cursor
+    max_snippet_chars: int = 1200
+
+
+SIMILAR_LIMITS = SimilarLimits()
+
+
 class CrossFileRanker:
     """Ranks windows of other documents against the identifiers around the cursor."""
 
@@ -144,10 +157,7 @@ class CrossFileRanker:
         budget_chars: int,
         *,
         deadline: float | None = None,
-        max_snippets: int = 4,
-        max_per_doc: int = 2,
-        min_score: float = 0.05,
-        max_snippet_chars: int = 1200,
+        limits: SimilarLimits = SIMILAR_LIMITS,
     ) -> list[Snippet]:
         """The best windows that fit in `budget_chars`, in stable (path, row) order.
 
@@ -162,19 +172,19 @@ class CrossFileRanker:
             lines, wins = self._windows(doc)
             for w in wins:
                 score = jaccard(query, w.idents)
-                if score >= min_score:
+                if score >= limits.min_score:
                     scored.append((score, doc.path, w.start, w.end, lines))
         scored.sort(key=lambda t: (-t[0], t[1], t[2]))
         picked: list[tuple[str, int, int, float, str]] = []
         used = 0
         per_doc: dict[str, list[tuple[int, int]]] = {}
         for score, path, start, end, lines in scored:
-            if len(picked) >= max_snippets:
+            if len(picked) >= limits.max_snippets:
                 break
             spans = per_doc.setdefault(path, [])
-            if len(spans) >= max_per_doc or any(start < e and s < end for s, e in spans):
+            if len(spans) >= limits.max_per_doc or any(start < e and s < end for s, e in spans):
                 continue
-            text = clip_lines("\n".join(lines[start:end]).strip("\n"), max_snippet_chars)
+            text = clip_lines("\n".join(lines[start:end]).strip("\n"), limits.max_snippet_chars)
             if not text.strip() or used + len(text) > budget_chars:
                 continue
             spans.append((start, end))

@@ -233,20 +233,27 @@ def pick_editor_definitions(
     used: frozenset[str],
     cursor_line: frozenset[str],
     budget: int,
-    outlined: Callable[[str, str], bool] = lambda _path, _name: False,
 ) -> Picked:
     """The definitions worth their characters within `budget`, one snippet per file.
 
-    `outlined(path, name)`: lsp-assist's own outline of that file has the name, so the
-    outlines rank it (with its signature when the code uses it) and the editor's copy is
-    left out: measured (benchmarks/editor_definitions.py), the editor's first lines in place
-    of outline entries cost cross-file recall."""
-    here = _normpath(current_path)
+    A definition lsp-assist's own outline of that file has is not offered (the source
+    filters it out first, `sources/editor.py`): measured (benchmarks/editor_definitions.py),
+    the editor's first lines in place of outline entries cost cross-file recall."""
+    scored = _scored(defs, _normpath(current_path), (near, used, cursor_line))
+    return _snippets(_taken(scored, budget))
+
+
+def _scored(
+    defs: Sequence[EditorDefinition], here: str, names: tuple[frozenset[str], frozenset[str], frozenset[str]]
+) -> list[EditorDefinition]:
+    """The definitions the code at the cursor uses, best first: names `near` the cursor,
+    then `used` by the enclosing function, then on the cursor line (`names`, in that order)."""
+    near, used, cursor_line = names
     scored: list[tuple[float, int, EditorDefinition]] = []
     seen: set[tuple[str, str]] = set()
     for order, d in enumerate(defs):  # newest first: the first of a (name, file) wins
         key = (d.name, d.path)
-        if key in seen or d.path == here or outlined(d.path, d.name):  # this file: the local context has it
+        if key in seen or d.path == here:  # this file: the local context has it
             continue
         seen.add(key)
         if d.name in near:
@@ -259,10 +266,16 @@ def pick_editor_definitions(
             continue  # the code at the cursor no longer uses it
         scored.append((s, order, d))
     scored.sort(key=lambda t: (-t[0], t[1]))
+    return [d for _, _, d in scored]
+
+
+def _taken(scored: list[EditorDefinition], budget: int) -> dict[str, list[tuple[int, str, str]]]:
+    """Per file, (row, name, text) of the definitions that fit: whole lines, at least the
+    signature; one inside a definition already taken is skipped."""
     taken: dict[str, list[tuple[int, str, str]]] = {}
     rows: dict[str, set[int]] = {}
     left = budget
-    for _, _, d in scored:
+    for d in scored:
         lines = d.text.split("\n")
         have = rows.setdefault(d.path, set())
         if all(d.row + i in have for i in range(len(lines))):
@@ -280,6 +293,11 @@ def pick_editor_definitions(
         left -= cost
         have.update(d.row + i for i in range(len(keep)))
         taken.setdefault(d.path, []).append((d.row, d.name, "\n".join(keep)))
+    return taken
+
+
+def _snippets(taken: dict[str, list[tuple[int, str, str]]]) -> Picked:
+    """One snippet per file, files by path, entries by row: equal inputs, equal bytes."""
     snippets: list[Snippet] = []
     names: dict[str, list[str]] = {}
     covered: dict[str, frozenset[str]] = {}

@@ -58,22 +58,9 @@ def long_line_context(doc: Document, cursor: Cursor, budget: int) -> PromptConte
     whole_prefix = len(kept_prefix) == at - start
     whole_suffix = len(kept_suffix) == end - at
 
-    above: list[str] = []
-    room = prefix_limit - len(kept_prefix)
-    r = row - 1
-    while whole_prefix and r >= 0 and room > 1:
-        piece = _clip_row(doc, r, min(ROW_CHARS, room - 1), from_end=True)
-        above.append(piece)
-        room -= len(piece) + 1
-        r -= 1
-    below: list[str] = []
+    above = _rows_from(doc, row, prefix_limit - len(kept_prefix), -1) if whole_prefix else []
     room = budget - len(kept_prefix) - sum(len(x) + 1 for x in above) - len(kept_suffix)
-    r = row + 1
-    while whole_suffix and r < doc.line_count and room > 1:
-        piece = _clip_row(doc, r, min(ROW_CHARS, room - 1), from_end=False)
-        below.append(piece)
-        room -= len(piece) + 1
-        r += 1
+    below = _rows_from(doc, row, room, 1) if whole_suffix else []
 
     head = "".join(x + "\n" for x in reversed(above))
     tail = "".join("\n" + x for x in below)
@@ -101,6 +88,19 @@ def long_line_context(doc: Document, cursor: Cursor, budget: int) -> PromptConte
         line_suffix=kept_suffix,
         indent=indent,
     )
+
+
+def _rows_from(doc: Document, row: int, room: int, step: int) -> list[str]:
+    """The rows next to `row` going by `step` (-1: up, the nearest first), clipped, while
+    `room` characters last (each with its newline)."""
+    out: list[str] = []
+    r = row + step
+    while 0 <= r < doc.line_count and room > 1:
+        piece = _clip_row(doc, r, min(ROW_CHARS, room - 1), from_end=step < 0)
+        out.append(piece)
+        room -= len(piece) + 1
+        r += step
+    return out
 
 
 def _clip_row(doc: Document, row: int, limit: int, *, from_end: bool) -> str:

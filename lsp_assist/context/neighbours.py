@@ -33,10 +33,12 @@ from lsp_assist.context.outline import (
     used_types,
     visible_here,
 )
-from lsp_assist.context.package_prior import PACKAGE_REASON, PackagePrior, package_line, package_prior
+from lsp_assist.context.package_prior import PackagePrior, package_prior
+from lsp_assist.context.scores import SCORES
+from lsp_assist.context.sources.package import PackageNames
 from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
-from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, line_comment, profile, tuning_for
+from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, profile, tuning_for
 from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
 from lsp_assist.memory import ByteLRU, strings_bytes
 
@@ -52,22 +54,22 @@ MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersecti
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
 MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
-MIN_SCORE = 0.1
+DEFINED_TOP_EVIDENCE = 1.0  # a name the enclosing function uses, defined at a file's top level
+DEFINED_MEMBER_EVIDENCE = 0.5  # ... defined as a member (each over the number of files defining it)
+FEW_DEFINERS = 3  # files defining a used name for it to name them as a reason
+MIN_SCORE = SCORES.worth_a_name  # the score table's thresholds (`context/scores.py`)
 MAX_REEXPORT_DEFINERS = 2  # files defining an imported name that a module re-exports
 # The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
 # package whose top-level names all of the current file's similar files spell gets this
 # much evidence (a name the enclosing function uses and one file defines gets 1.0).
 # Measured on the JDK (index only): 0.25 -> 60.0%, 0.5 -> 61.3%, 0.75 -> 60.3%, 1.0 -> 58.0%.
 PRIOR_EVIDENCE = 0.5
-# The package names line: the names no outline shows, within `tuning.package_share` of the
-# cross-file budget, those whose prior is at least PACKAGE_MIN_SCORE.
-PACKAGE_MIN_SCORE = 0.1
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # An entry's value is P(file) x P(entry | file) per character: its score over the file's
 # total score to the power `tuning.spread`, per character of its name.
 # ... times the file's share of the evidence that the cursor's code uses it, to the power
 # `tuning.affinity_share` (a file this one imports names from keeps a share of 1).
-FULL_MIN_SCORE = 2.5  # imported or used names keep their signature; the rest are names
+FULL_MIN_SCORE = SCORES.worth_a_signature  # imported or used names keep their signature
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
 # Weights of the ways a file becomes a candidate (an entry's score is multiplied by it).
@@ -450,35 +452,69 @@ class Gathered:
     ranked: int = 0  # how many of them were ranked before the deadline
 
 
-def gather_candidates(
-    *,
-    path: str,
-    language: str,
-    head_lines: tuple[str, ...],
-    open_paths: Sequence[str],
-    recent: Sequence[str],
-    index: SymbolIndex,
-    used: Iterable[str],
-    defined_here: frozenset[str],
-    deadline: float,
-    mentioned: frozenset[str] = frozenset(),
-) -> list[Candidate]:
-    """Candidate files for the cursor, strongest first (ties by path: deterministic)."""
-    tuned = tuning_for(language)
-    cands: dict[str, Candidate] = {}
+@dataclass(frozen=True)
+class CandidateQuery:
+    """What `gather_candidates` reads: the current file, what it imports and uses, and
+    what the editor and the index know."""
 
-    def add(p: str, w: float, why: str) -> Candidate | None:
-        if p == path:
+    path: str
+    language: str
+    head_lines: tuple[str, ...]  # the rows where imports live
+    open_paths: Sequence[str]
+    recent: Sequence[str]
+    index: SymbolIndex
+    used: Iterable[str]  # names the enclosing function uses
+    defined_here: frozenset[str]
+    deadline: float
+    mentioned: frozenset[str] = frozenset()  # every name the current file spells
+
+
+class _Pool:
+    """Candidates by path, each with its strongest standing and every reason."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cands: dict[str, Candidate] = {}
+
+    def add(self, p: str, w: float, why: str) -> Candidate | None:
+        if p == self.path:
             return None
-        c = cands.get(p)
+        c = self.cands.get(p)
         if c is None:
-            c = cands[p] = Candidate(p, w)
+            c = self.cands[p] = Candidate(p, w)
         c.add(w, why)
         return c
 
-    resolver = PathResolver(index, open_paths)
+
+def gather_candidates(q: CandidateQuery) -> list[Candidate]:
+    """Candidate files for the cursor, strongest first (ties by path: deterministic)."""
+    tuned = tuning_for(q.language)
+    pool = _Pool(q.path)
+    resolver = PathResolver(q.index, q.open_paths)
+    _add_imported(pool, resolver, q)
+    lang_profile = profile(q.language)
+    by_directory = lang_profile is not None and lang_profile.package_by_directory
+    _add_visible(pool, resolver, q, by_directory)
+    evidence = _add_defining(pool, q)
+    here = os.path.dirname(q.path)
+    for p in q.index.paths_in_dir(here)[:MAX_SIBLINGS]:
+        if os.path.splitext(p)[1] == os.path.splitext(q.path)[1]:
+            pool.add(p, W_SIBLING, "in the same directory (workspace index)")
+    prior = package_prior(q.index, q.path, q.language, q.mentioned) if by_directory else None
+    _weigh(pool.cands.values(), q, evidence, prior)
+    top = max((c.affinity for c in pool.cands.values()), default=0.0)
+    if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
+        aw = tuned.affinity_weight
+        for c in pool.cands.values():
+            c.weight = round(c.weight * (1.0 - aw + aw * c.affinity / top), 4)
+    ranked = sorted(pool.cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
+    return ranked[: tuned.max_candidates]
+
+
+def _add_imported(pool: _Pool, resolver: PathResolver, q: CandidateQuery) -> None:
+    """The modules this file imports (and, in C and C++, what those include)."""
     direct: list[str] = []
-    resolved = _resolved_imports(resolver, cached_imports(head_lines, language), path, language)
+    resolved = _resolved_imports(resolver, cached_imports(q.head_lines, q.language), q.path, q.language)
     for ref, targets, moved in resolved:
         direct += targets
         for target in targets:
@@ -486,50 +522,59 @@ def gather_candidates(
             # index.ts) is no longer where those names are: it drops back.
             kept = [n for n in ref.names if n not in moved]
             w = W_IMPORTED if kept or not ref.names else W_REEXPORTS
-            c = add(target, w, f"imported by this file (`{_short(ref.line)}`)")
+            c = pool.add(target, w, f"imported by this file (`{_short(ref.line)}`)")
             if c is not None:
                 c.imported_names.update(kept)
         for name, paths in moved.items():
             for p in paths:
-                c = add(p, W_IMPORTED, f"defines `{name}`, imported by this file (`{_short(ref.line)}`)")
+                c = pool.add(p, W_IMPORTED, f"defines `{name}`, imported by this file (`{_short(ref.line)}`)")
                 if c is not None:
                     c.imported_names.add(name)
-    if language in TRANSITIVE_IMPORTS:
-        for p, depth, via in transitive_imports(resolver, tuple(direct), language):
-            add(p, W_IMPORTED * TRANSITIVE_DECAY**depth, f"included through {os.path.basename(via)}")
-    here = os.path.dirname(path)
-    lang_profile = profile(language)
-    by_directory = lang_profile is not None and lang_profile.package_by_directory
+    if q.language in TRANSITIVE_IMPORTS:
+        for p, depth, via in transitive_imports(resolver, tuple(direct), q.language):
+            pool.add(p, W_IMPORTED * TRANSITIVE_DECAY**depth, f"included through {os.path.basename(via)}")
+
+
+def _add_visible(pool: _Pool, resolver: PathResolver, q: CandidateQuery, by_directory: bool) -> None:
+    """Files visible without an import (the package, a header/source pair), open, or edited."""
+    here = os.path.dirname(q.path)
+    lang_profile = profile(q.language)
     if by_directory:
-        ext = os.path.splitext(path)[1]
+        ext = os.path.splitext(q.path)[1]
         for p in sorted(
-            set(index.paths_in_dir(here)) | {o for o in open_paths if os.path.dirname(o) == here}
+            set(q.index.paths_in_dir(here)) | {o for o in q.open_paths if os.path.dirname(o) == here}
         ):
             if p.endswith(ext) and not p.endswith("_test.go"):
-                add(p, W_PACKAGE, "same package (visible without an import)")
+                pool.add(p, W_PACKAGE, "same package (visible without an import)")
     for ext in lang_profile.companions if lang_profile is not None else ():
-        base = os.path.splitext(path)[0]
+        base = os.path.splitext(q.path)[0]
         if resolver.exists(base + ext):
-            add(base + ext, W_PACKAGE, "this file's header/source pair")
-    for p in open_paths:
-        add(p, W_OPEN, "open in the editor")
-    for p in recent:
-        add(p, W_RECENT, "edited recently")
-    # Names the enclosing function uses that this file does not define: where are they?
-    # Each is evidence for the files defining it, worth 1/(files defining it): a name one
-    # file defines points at that file, `get` defined in twenty says little; a top-level
-    # definition (how a module or a class is reached) counts double a member.
+            pool.add(base + ext, W_PACKAGE, "this file's header/source pair")
+    for p in q.open_paths:
+        pool.add(p, W_OPEN, "open in the editor")
+    for p in q.recent:
+        pool.add(p, W_RECENT, "edited recently")
+
+
+def _add_defining(pool: _Pool, q: CandidateQuery) -> dict[str, float]:
+    """Names the enclosing function uses that this file does not define: where are they?
+
+    Each is evidence for the files defining it, worth 1/(files defining it): a name one
+    file defines points at that file, `get` defined in twenty says little; a top-level
+    definition (how a module or a class is reached) counts double a member. The evidence
+    per file; the files defining a few of those names become candidates."""
+    tuned = tuning_for(q.language)
     lookups = 0
     defining: dict[str, list[str]] = {}
     evidence: dict[str, float] = {}
-    for name in sorted(used):
-        if lookups >= MAX_LOOKUPS or time.perf_counter() > deadline:
+    for name in sorted(q.used):
+        if lookups >= MAX_LOOKUPS or time.perf_counter() > q.deadline:
             break
-        if name in defined_here:
+        if name in q.defined_here:
             continue
         lookups += 1
-        syms = index.lookup(name)
-        hits = {s.path for s in syms if s.path != path}
+        syms = q.index.lookup(name)
+        hits = {s.path for s in syms if s.path != q.path}
         if tuned.declared_in_headers:
             declared = {p for p in hits if os.path.splitext(p)[1] in HEADER_EXTENSIONS}
             hits = declared or hits
@@ -537,17 +582,25 @@ def gather_candidates(
             continue
         top_level = {s.path for s in syms if s.container is None}
         for p in hits:
-            evidence[p] = evidence.get(p, 0.0) + (1.0 if p in top_level else 0.5) / len(hits)
-            if len(hits) <= 3:  # a name defined everywhere says nothing about where
+            weight = DEFINED_TOP_EVIDENCE if p in top_level else DEFINED_MEMBER_EVIDENCE
+            evidence[p] = evidence.get(p, 0.0) + weight / len(hits)
+            if len(hits) <= FEW_DEFINERS:  # a name defined everywhere says nothing about where
                 defining.setdefault(p, []).append(name)
     for p, names in defining.items():
-        add(p, W_DEFINES, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor")
-    for p in index.paths_in_dir(here)[:MAX_SIBLINGS]:
-        if os.path.splitext(p)[1] == os.path.splitext(path)[1]:
-            add(p, W_SIBLING, "in the same directory (workspace index)")
-    used_set = used if isinstance(used, (set, frozenset)) else set(used)
-    prior = package_prior(index, path, language, mentioned) if by_directory else None
-    for c in cands.values():
+        pool.add(p, W_DEFINES, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor")
+    return evidence
+
+
+def _weigh(
+    cands: Iterable[Candidate], q: CandidateQuery, evidence: dict[str, float], prior: PackagePrior | None
+) -> None:
+    """Each candidate's affinity (the evidence that the cursor's code uses it) and prior;
+    an imported file nothing near the cursor uses drops back."""
+    member_evidence = tuning_for(q.language).member_evidence
+    here = os.path.dirname(q.path)
+    used_set = q.used if isinstance(q.used, (set, frozenset)) else set(q.used)
+    index, mentioned = q.index, q.mentioned
+    for c in cands:
         outline = index.outline(c.path)
         if outline is None:
             continue
@@ -556,7 +609,6 @@ def gather_candidates(
         spelled = outline.top_names() & mentioned
         ev = evidence.get(c.path, 0.0)
         ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
-        member_evidence = tuned.member_evidence
         if member_evidence:
             members = (outline.names() - outline.top_names()) & mentioned
             ev += member_evidence * sum(1.0 / max(1, index.definers(n)) for n in members)
@@ -567,13 +619,6 @@ def gather_candidates(
             c.affinity += PRIOR_EVIDENCE * c.prior
         if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (outline.names() & used_set):
             c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
-    top = max((c.affinity for c in cands.values()), default=0.0)
-    if top > 0:  # among files with the same standing, the ones the cursor's code leans on get more
-        aw = tuned.affinity_weight
-        for c in cands.values():
-            c.weight = round(c.weight * (1.0 - aw + aw * c.affinity / top), 4)
-    ranked = sorted(cands.values(), key=lambda c: (-c.weight, -c.affinity, -c.prior, c.path))
-    return ranked[: tuned.max_candidates]
 
 
 _Resolved = tuple[tuple[ImportRef, list[str], dict[str, list[str]]], ...]
@@ -639,14 +684,32 @@ def _short(line: str, n: int = 60) -> str:
     return line if len(line) <= n else line[: n - 3] + "..."
 
 
+@dataclass(frozen=True)
+class Here:
+    """The current file, as `assemble` weighs other files' entries for it."""
+
+    outline: FileOutline | None = None  # its own outline (its fields' types: `used_types`)
+    language: str = ""
+
+
+@dataclass
+class _Ranked:
+    """The outline entries of all candidates, by value per character."""
+
+    pool: list[tuple[float, int, int]] = field(default_factory=list)  # (-value per char, file rank, entry)
+    rels: dict[int, Relevance] = field(default_factory=dict)  # per file rank
+    scores: dict[int, list[float]] = field(default_factory=dict)
+    outlines: list[FileOutline | None] = field(default_factory=list)
+    considered: int = 0
+
+
 def assemble(
     candidates: Sequence[Candidate],
     outline_of: Callable[[str], FileOutline | None],
     rel: Relevance,
     budget: int,
     deadline: float,
-    current: FileOutline | None = None,
-    language: str = "",
+    here: Here = Here(),
 ) -> Gathered:
     """The best outline entries of all candidates within `budget`, rendered per file.
 
@@ -656,84 +719,113 @@ def assemble(
     """
     if budget <= 0 or not candidates:
         return Gathered([], {})
-    # The package's names its similar files need (`package_prior.py`), first on the
+    # The package's names its similar files need (`sources/package.py`), first on the
     # budget; an outline does not list them again.
     package = next((c.package for c in candidates if c.package is not None), None)
-    line_budget = 0
-    if package is not None:  # reserved: what the line would take before the outlines
-        first, _names = package_line(
-            package,
-            rel.mentioned | rel.used,
-            int(budget * tuning_for(package.language).package_share),
-            line_comment(package.language),
-            PACKAGE_MIN_SCORE,
-        )
-        line_budget = len(first)
+    line_budget = (
+        PackageNames.reserve(package, rel.mentioned | rel.used, budget) if package is not None else 0
+    )
     budget -= line_budget
-    pool: list[tuple[float, int, int]] = []  # (-value per char, file rank, entry index)
+    ranked = _rank(candidates, outline_of, rel, deadline, here)
+    picks = _pick(ranked, budget)
+    snippets, why = _render(picks, candidates)
+    if package is not None and line_budget > 0:
+        shown = frozenset(n for snip in snippets for n in _WORD.findall(snip.text))
+        got = PackageNames.offer(package, rel.mentioned | rel.used | shown, line_budget)
+        if got is not None:
+            snippets.append(got[0])
+            why[got[0].path] = got[1]
+    top = candidates[:MAX_FILES]
+    return Gathered(snippets, why, ranked.considered, tuple(c.path for c in top), len(ranked.outlines))
+
+
+def _rank(
+    candidates: Sequence[Candidate],
+    outline_of: Callable[[str], FileOutline | None],
+    rel: Relevance,
+    deadline: float,
+    here: Here,
+) -> _Ranked:
+    """Every entry of the candidates' outlines with its value per character: P(file) x
+    P(entry | file), over the length of its name."""
+    out = _Ranked()
     # The types the code at the cursor holds, from the entries of what it uses (its own
     # file's fields, other files' fields and functions): their members rank as used ones.
     ready = [outline_of(c.path) for c in candidates[:MAX_FILES]]
-    typed = used_types([current, *ready], rel.used | rel.near)
-    rels: dict[int, Relevance] = {}  # per file rank
-    rank_scores: dict[int, list[float]] = {}
-    outlines: list[FileOutline | None] = []
-    considered = 0
+    typed = used_types([here.outline, *ready], rel.used | rel.near)
     top_affinity = max((c.affinity for c in candidates[:MAX_FILES]), default=0.0)
-    affinity_share = tuning_for(language).affinity_share
+    affinity_share = tuning_for(here.language).affinity_share
     for rank, cand in enumerate(candidates[:MAX_FILES]):
         # The strongest file is ranked even past the deadline: its outline is ready, ranking
         # it is bounded (MAX_ENTRIES), and on a loaded machine it is the one that matters.
         if rank > 0 and time.perf_counter() > deadline:
             break
         outline = ready[rank]
-        outlines.append(outline)
+        out.outlines.append(outline)
         if outline is None or not outline.entries:
             continue
-        considered += 1
-        rel_file = Relevance(
-            rel.used,
-            rel.imported | frozenset(cand.imported_names),
-            rel.mentioned,
-            rel.near,
-            path_stem(cand.path) in cand.imported_names,
-            path_stem(cand.path) in cand.imported_names and path_stem(cand.path) in rel.used,
-            rel.families,
-            typed,
-            rel.near_words,
-        )
-        rels[rank] = rel_file
-        scores = rank_scores[rank] = rank_entries(outline, rel_file)
-        # P(entry | file) is over the names the file could newly show: those the cursor's
-        # code already spells or uses go out only as signatures, and counting them made the
-        # file the enclosing function leans on most the least worth for its other names.
-        # Names imported by name still count (the import line says what this file takes
-        # from there, not what it lacks; measured: JDK index 66.0 -> 66.7 with them counted).
-        total = sum(
-            s
-            for i, s in enumerate(scores)
-            if s >= MIN_SCORE
-            and (outline.entries[i].name in rel_file.imported or not visible_here(outline, i, rel_file))
-        )
-        if total <= 0:
-            total = sum(s for s in scores if s >= MIN_SCORE)
+        out.considered += 1
+        rel_file = _file_relevance(rel, cand, typed)
+        out.rels[rank] = rel_file
+        scores = out.scores[rank] = rank_entries(outline, rel_file)
+        total = _total(outline, scores, rel_file)
         spread = tuning_for(outline.language).spread
         norm = cand.weight / (total**spread) if total > 0 else 0.0
         if top_affinity > 0 and not cand.imported_names:
             norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share
         for i, s in enumerate(scores):
             if s >= MIN_SCORE:
-                pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))
-    pool.sort()
+                out.pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))
+    out.pool.sort()
+    return out
+
+
+def _file_relevance(rel: Relevance, cand: Candidate, typed: frozenset[str]) -> Relevance:
+    """`rel` as one candidate file sees it (what this file imports from it by name)."""
+    stem = path_stem(cand.path)
+    return Relevance(
+        rel.used,
+        rel.imported | frozenset(cand.imported_names),
+        rel.mentioned,
+        rel.near,
+        stem in cand.imported_names,
+        stem in cand.imported_names and stem in rel.used,
+        rel.families,
+        typed,
+        rel.near_words,
+    )
+
+
+def _total(outline: FileOutline, scores: list[float], rel: Relevance) -> float:
+    """The file's total score over the names it could newly show.
+
+    P(entry | file) is over those: names the cursor's code already spells or uses go out
+    only as signatures, and counting them made the file the enclosing function leans on
+    most the least worth for its other names. Names imported by name still count (the
+    import line says what this file takes from there, not what it lacks)."""
+    total = sum(
+        s
+        for i, s in enumerate(scores)
+        if s >= MIN_SCORE and (outline.entries[i].name in rel.imported or not visible_here(outline, i, rel))
+    )
+    if total <= 0:
+        total = sum(s for s in scores if s >= MIN_SCORE)
+    return total
+
+
+def _pick(ranked: _Ranked, budget: int) -> list[OutlinePick | None]:
+    """Entries by value per character while they fit: whole signatures for the names the
+    code imports or uses (within `FULL_SHARE`), the others as names; one file at most
+    `MAX_FILE_SHARE` of the budget."""
     per_file_cap = max(200, int(budget * MAX_FILE_SHARE))
-    picks = [OutlinePick(o) if o is not None else None for o in outlines]
+    picks = [OutlinePick(o) if o is not None else None for o in ranked.outlines]
     used = 0
     full_used = 0
-    for _value, rank, i in pool:
+    for _value, rank, i in ranked.pool:
         pick = picks[rank]
         assert pick is not None
         before = pick.cost
-        if rank_scores[rank][i] >= FULL_MIN_SCORE:
+        if ranked.scores[rank][i] >= FULL_MIN_SCORE:
             cost = pick.cost_full(i)
             if (
                 full_used + cost <= budget * FULL_SHARE
@@ -744,7 +836,7 @@ def assemble(
                 used += cost
                 full_used += cost
                 continue
-        if visible_here(pick.outline, i, rels[rank]):
+        if visible_here(pick.outline, i, ranked.rels[rank]):
             continue  # no room for its signature, and its bare name is already in the file
         cost = pick.cost_short(i)
         if cost <= 0:
@@ -753,37 +845,25 @@ def assemble(
             continue
         pick.add_short(i)
         used += cost
+    return picks
+
+
+def _render(
+    picks: list[OutlinePick | None], candidates: Sequence[Candidate]
+) -> tuple[list[Snippet], dict[str, str]]:
+    """One snippet per file with picked entries, in candidate order, and why each was sent."""
     snippets: list[Snippet] = []
     why: dict[str, str] = {}
     for rank, pick in enumerate(picks):
         if pick is None or not len(pick):
             continue
-        text = pick.text()
         cand = candidates[rank]
         snippets.append(
-            Snippet(path=pick.outline.path, text=text, score=round(cand.weight, 3), reason="outline")
+            Snippet(path=pick.outline.path, text=pick.text(), score=round(cand.weight, 3), reason="outline")
         )
         why[pick.outline.path] = (
             "; ".join(cand.reasons)
             + f"; {len(pick.full)} signatures and {len(pick.short)} names"
             + f" of its {len(pick.outline.entries)} outline entries"
         )
-    line, line_names = "", list[str]()
-    if package is not None and line_budget > 0:
-        shown = frozenset(n for snip in snippets for n in _WORD.findall(snip.text))
-        line, line_names = package_line(
-            package,
-            rel.mentioned | rel.used | shown,
-            line_budget,
-            line_comment(package.language),
-            PACKAGE_MIN_SCORE,
-        )
-    if package is not None and line_names:
-        key = package.directory + os.sep
-        snippets.append(Snippet(path=key, text=line, score=0.0, reason=PACKAGE_REASON))
-        near = ", ".join(os.path.basename(p) for p, _sim, _names in package.neighbours[:3])
-        why[key] = (
-            f"names of this package (visible without an import) that the files most like this one"
-            f" spell ({near}...), this file not: {len(line_names)} names"
-        )
-    return Gathered(snippets, why, considered, tuple(c.path for c in candidates[:MAX_FILES]), len(outlines))
+    return snippets, why

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
+from lsp_assist.context.scores import SCORES, ScoreTable
 from lsp_assist.languages import IDENTIFIER_NODE_TYPES, PROFILES, canonical, get_language, line_comment
 from lsp_assist.languages.rules import OutlineRules
 from lsp_assist.memory import ByteLRU, set_bytes
@@ -33,17 +34,12 @@ MAX_ENTRIES = 400  # per file: a generated file does not flood memory
 MAX_WALK_NODES = 20_000
 MAX_ATTR_SCAN_BYTES = 20_000  # per method: `self.x =` lines are near the top of bodies
 INDENT = "    "
-MENTIONED_SCORE = 0.15  # a name this file spells elsewhere (not near the cursor)
-MODULE_SCORE = 1.2  # a top-level name of a module this file imports as a module
-MODULE_USED_SCORE = 1.3  # ... whose name the enclosing function uses
-# A name of a family this file already uses (`TypeBlock` where `TypeChar` is spelled,
-# `directoryHeaderLen` next to `directoryHeaderSignature`): constants and enum members
-# come in families, and a line that needs one member often needs another.
-FAMILY_BONUS = 1.5
-# A name whose distinctive words (`tail_words`: past its first two) are at least half spelled
-# in the rows around the cursor ranks this much higher, in the languages whose tuning says
-# `near_words` (a C header's names share one prefix: the words after it tell them apart).
-NEAR_WORDS_BONUS = 2.0
+# The weights of `rank_entries`, named once in `context/scores.py` (aliases kept for readers).
+MENTIONED_SCORE = SCORES.mentioned
+MODULE_SCORE = SCORES.module
+MODULE_USED_SCORE = SCORES.module_used
+FAMILY_BONUS = SCORES.family
+NEAR_WORDS_BONUS = SCORES.near_words
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -477,81 +473,118 @@ def extract_outline(
     rules = rules_for(language_id)
     if rules is None:
         return []
-    out: list[OutlineEntry] = []
-    attr_re = re.compile(rules.self_attr) if rules.self_attr else None
+    walk = _Walk(rules, source, limit)
     # (node, depth, owner index, group); an explicit stack, children pushed reversed: file order.
-    stack: list[tuple[Node, int, int, int]] = [
-        (c, 0, -1, -1) for c in reversed(tree.root_node.named_children)
-    ]
-    groups = 0
+    walk.stack = [(c, 0, -1, -1) for c in reversed(tree.root_node.named_children)]
     visited = 0
-    seen: set[tuple[str, int, str]] = set()
-    while stack and visited < MAX_WALK_NODES and len(out) < limit:
-        node, depth, owner, group = stack.pop()
+    while walk.stack and visited < MAX_WALK_NODES and len(walk.out) < limit:
         visited += 1
-        t = node.type
+        walk.visit(*walk.stack.pop())
+    return _without_shadowed_attrs(walk.out)
+
+
+@dataclass
+class _Into:
+    """Where a walk step appends entries: the outline so far, at a depth, under an owner."""
+
+    out: list[OutlineEntry]
+    depth: int
+    owner: int
+    limit: int
+
+
+class _Walk:
+    """One file's outline walk: the rules, the entries so far and the nodes still to visit."""
+
+    def __init__(self, rules: OutlineRules, source: bytes, limit: int) -> None:
+        self.rules = rules
+        self.source = source
+        self.limit = limit
+        self.attr_re = re.compile(rules.self_attr) if rules.self_attr else None
+        self.out: list[OutlineEntry] = []
+        self.stack: list[tuple[Node, int, int, int]] = []
+        self.groups = 0
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def _push(self, nodes: Sequence[Node], depth: int, owner: int, group: int) -> None:
+        self.stack.extend((c, depth, owner, group) for c in reversed(nodes))
+
+    def visit(self, node: Node, depth: int, owner: int, group: int) -> None:
+        rules, t = self.rules, node.type
         if t in rules.transparent:
             if t in rules.groups and node.named_child_count > 1:
-                group, groups = groups, groups + 1
-            stack.extend((c, depth, owner, group) for c in reversed(node.named_children))
-            continue
+                group, self.groups = self.groups, self.groups + 1
+            self._push(node.named_children, depth, owner, group)
+            return
         kind = rules.defs.get(t)
-        if kind is None:
-            continue
         if kind == "template":  # C++: the templated definition, with its template line
             inner = next((c for c in reversed(node.named_children) if c.type in rules.defs), None)
-            if inner is None:
-                continue
-            kind = rules.defs.get(inner.type, "function")
-        name = _name_of(node)
+            kind = rules.defs.get(inner.type, "function") if inner is not None else None
+        if kind is None:
+            return
         macro_typed = _macro_typed_name(node) if t in _MACRO_TYPED else ""
-        name = macro_typed or name
+        name = macro_typed or _name_of(node)
         if t in rules.forward and _body(node, rules) is None:
-            continue  # `class Env;`: the definition is the entry
+            return  # `class Env;`: the definition is the entry
         if t == "preproc_def" and _include_guard(node, name):
-            continue  # `#define FOO_H_` under `#ifndef FOO_H_`: no file spells it
+            return  # `#define FOO_H_` under `#ifndef FOO_H_`: no file spells it
         if not name:
             body = _body(node, rules) if t in rules.unnamed_transparent else None
             if body is not None:
-                stack.extend((c, depth, owner, group) for c in reversed(body.named_children))
-            continue
-        if kind == "constant" and depth > 0 and t in ("expression_statement",):
-            kind = "field"  # python: a class-level assignment (enum members, defaults)
-        if kind == "function" and depth > 0:
-            kind = "method"
-        if (
-            t in ("declaration", "field_declaration")
-            and not macro_typed
-            and "(" in _decode((node.child_by_field_name("declarator") or node).text or b"")[:200]
-        ):
-            kind = "function" if depth == 0 else "method"  # a prototype
+                self._push(body.named_children, depth, owner, group)
+            return
+        self._entry(node, _kind(node, kind, depth, macro_typed), name, macro_typed, (depth, owner, group))
+
+    def _entry(self, node: Node, kind: str, name: str, macro_typed: str, at: tuple[int, int, int]) -> None:
+        """Append `node`'s entry (`at`: depth, owner, group), then what it holds."""
+        depth, owner, group = at
+        rules, t, out = self.rules, node.type, self.out
         body = _body(node, rules) if t in rules.containers or kind in ("function", "method") else None
-        if macro_typed:  # the name is past the node, on its row: up to its `;` is the entry
-            end = source.find(b"\n", node.start_byte)
-            row = _decode(source[node.start_byte : end if end >= 0 else len(source)])
-            semi = row.find(";", row.find(macro_typed, row.find(")")))
-            text = _one_line(row[: semi + 1] if semi >= 0 else row)
-        elif t in rules.one_line:
-            text = _first_line(node, source, rules)
-        else:
-            text = _header(node, body, source, rules, name)
-        if (name, owner, kind) in seen:
-            continue  # C: a prototype and its definition; the first one is enough
-        seen.add((name, owner, kind))
+        text = self._text(node, body, name, macro_typed)
+        if (name, owner, kind) in self.seen:
+            return  # C: a prototype and its definition; the first one is enough
+        self.seen.add((name, owner, kind))
         index = len(out)
         out.append(OutlineEntry(name, kind, depth, text, owner, group))
         if t in rules.multi_name:
             for more in _more_names(node, name):
-                if len(out) < limit and (more, owner, kind) not in seen:
-                    seen.add((more, owner, kind))
+                if len(out) < self.limit and (more, owner, kind) not in self.seen:
+                    self.seen.add((more, owner, kind))
                     out.append(OutlineEntry(more, kind, depth, text, owner, group))
+        into = _Into(out, depth, owner, self.limit)
         if rules.param_members and name == "constructor" and owner >= 0:
-            _param_members(node, rules.param_members, out, depth, owner, limit)
+            _param_members(node, rules.param_members, into)
         if t in rules.containers and body is not None and depth < 4:
-            stack.extend((c, depth + 1, index, -1) for c in reversed(body.named_children))
-        elif attr_re is not None and kind == "method" and body is not None and owner >= 0:
-            _self_attrs(body, source, attr_re, out, depth, owner, limit)
-    return _without_shadowed_attrs(out)
+            self.stack.extend((c, depth + 1, index, -1) for c in reversed(body.named_children))
+        elif self.attr_re is not None and kind == "method" and body is not None and owner >= 0:
+            _self_attrs(body, self.source, self.attr_re, into)
+
+    def _text(self, node: Node, body: Node | None, name: str, macro_typed: str) -> str:
+        source = self.source
+        if macro_typed:  # the name is past the node, on its row: up to its `;` is the entry
+            end = source.find(b"\n", node.start_byte)
+            row = _decode(source[node.start_byte : end if end >= 0 else len(source)])
+            semi = row.find(";", row.find(macro_typed, row.find(")")))
+            return _one_line(row[: semi + 1] if semi >= 0 else row)
+        if node.type in self.rules.one_line:
+            return _first_line(node, source, self.rules)
+        return _header(node, body, source, self.rules, name)
+
+
+def _kind(node: Node, kind: str, depth: int, macro_typed: str) -> str:
+    """The entry's kind where the grammar's node type alone does not say it."""
+    t = node.type
+    if kind == "constant" and depth > 0 and t in ("expression_statement",):
+        kind = "field"  # python: a class-level assignment (enum members, defaults)
+    if kind == "function" and depth > 0:
+        kind = "method"
+    if (
+        t in ("declaration", "field_declaration")
+        and not macro_typed
+        and "(" in _decode((node.child_by_field_name("declarator") or node).text or b"")[:200]
+    ):
+        kind = "function" if depth == 0 else "method"  # a prototype
+    return kind
 
 
 def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
@@ -568,42 +601,36 @@ def _without_shadowed_attrs(entries: list[OutlineEntry]) -> list[OutlineEntry]:
     ]
 
 
-def _param_members(
-    node: Node, modifiers: frozenset[str], out: list[OutlineEntry], depth: int, owner: int, limit: int
-) -> None:
+def _param_members(node: Node, modifiers: frozenset[str], into: _Into) -> None:
     """The parameters of a constructor that declare fields (`protected scheduler: S`),
     as members of its class: the parameter without its default value."""
+    out = into.out
     params = node.child_by_field_name("parameters")
     for param in params.named_children if params is not None else ():
         pattern = param.child_by_field_name("pattern")
-        if pattern is None or len(out) >= limit or not any(c.type in modifiers for c in param.children):
+        if pattern is None or len(out) >= into.limit or not any(c.type in modifiers for c in param.children):
             continue
         value = param.child_by_field_name("value")
         end = value.start_byte if value is not None else param.end_byte
         text = _decode((param.text or b"")[: end - param.start_byte]).rstrip().rstrip("=").rstrip()
-        out.append(OutlineEntry(_decode(pattern.text or b""), "field", depth, _one_line(text), owner))
+        out.append(
+            OutlineEntry(_decode(pattern.text or b""), "field", into.depth, _one_line(text), into.owner)
+        )
 
 
-def _self_attrs(
-    body: Node,
-    source: bytes,
-    attr_re: re.Pattern[str],
-    out: list[OutlineEntry],
-    depth: int,
-    owner: int,
-    limit: int,
-) -> None:
+def _self_attrs(body: Node, source: bytes, attr_re: re.Pattern[str], into: _Into) -> None:
     """`self.x = ...` assignments of one method, as members of its class (first one wins)."""
+    out, owner = into.out, into.owner
     text = _decode(source[body.start_byte : min(body.end_byte, body.start_byte + MAX_ATTR_SCAN_BYTES)])
     known = {e.name for e in out if e.owner == owner}
     for m in attr_re.finditer(text):
         name = m.group(1)
-        if name in known or len(out) >= limit:
+        if name in known or len(out) >= into.limit:
             continue
         known.add(name)
         end = text.find("\n", m.end())
         line = text[m.start() : end if end >= 0 else len(text)].split(";", 1)[0].strip()
-        out.append(OutlineEntry(name, "attribute", depth, _one_line(line), owner))
+        out.append(OutlineEntry(name, "attribute", into.depth, _one_line(line), owner))
 
 
 def outline_of(
@@ -652,8 +679,8 @@ class Relevance:
     near_words: frozenset[str] = frozenset()  # lower-case words of the names near the cursor
 
 
-def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
-    """A score per entry (0 = not worth its characters).
+def rank_entries(outline: FileOutline, rel: Relevance, table: ScoreTable = SCORES) -> list[float]:
+    """A score per entry (0 = not worth its characters), by `table`.
 
     Names the current file never spells are what a next line may need and nothing local
     shows; among them, members of the classes the code at the cursor uses come first,
@@ -666,71 +693,96 @@ def rank_entries(outline: FileOutline, rel: Relevance) -> list[float]:
     hidden = outline.hidden()
     families = outline.families() if rel.families else ()
     parents = outline.parents()
-    groups = outline.group_names()
-    group_types = outline.group_types() if groups else {}
-    group_scores: dict[int, float] = {}  # per group: what the code at the cursor says of it
+    groups = _Groups(outline, rel, table)
     grammar = RULES.get(outline.language)
     mangled = grammar is not None and grammar.name_mangling
     for i, e in enumerate(entries):
         if i in hidden:
             continue  # `private`: another file cannot use it
-        name = e.name
-        parent = parents[i]
-        if name in rel.imported:
-            s = 4.0
-        elif name in rel.used:
-            s = 3.0
-        elif name in rel.mentioned:
-            s = MENTIONED_SCORE
-        elif parent is None:  # `module.name` is how a module import is used: its top level
-            s = MODULE_USED_SCORE if rel.module_used else MODULE_SCORE if rel.module_import else 1.0
-            if e.group >= 0:  # a value of an enumeration the code at the cursor uses
-                g = group_scores.get(e.group)
-                if g is None:
-                    g = _group_score(groups[e.group], rel)
-                    if g < 2.0 and (group_types[e.group] & rel.used or group_types[e.group] & rel.typed):
-                        g = 2.0  # a value of the type the code holds or spells
-                    group_scores[e.group] = g
-                s = max(s, g)
-        elif parent in rel.near:
-            s = 2.4
-        elif parent in rel.used or parent in rel.typed:
-            s = 2.0
-        elif parent in rel.imported:
-            s = 1.6
-        elif parent in rel.mentioned:
-            s = 1.4
-        else:
-            s = 0.7
-        if name.startswith("__") and name.endswith("__"):
-            if name != "__init__" or parent not in rel.used | rel.imported | rel.near:
-                s = 0.0  # called or read by syntax, not by name (`__init__`: for its arguments)
-        elif name.startswith("__") and parent is not None and mangled:
-            s = 0.0  # `self.__x` is `_Owner__x` outside its class: no other file spells `__x`
-        elif name.startswith("_"):
-            s *= 0.8  # private helpers: used, but less often than the public names
-        if families and s > MENTIONED_SCORE and families[i] in rel.families:
-            s *= FAMILY_BONUS
-        if rel.near_words and s > MENTIONED_SCORE:
-            tail = tail_words(name)
+        s = _standing(e, parents[i], rel, table, groups)
+        s = _by_spelling(e.name, parents[i], rel, s, (table, mangled))
+        if families and s > table.mentioned and families[i] in rel.families:
+            s *= table.family
+        if rel.near_words and s > table.mentioned:
+            tail = tail_words(e.name)
             if tail and 2 * len(tail & rel.near_words) >= len(tail):
-                s *= NEAR_WORDS_BONUS
+                s *= table.near_words
         scores[i] = s
     return scores
 
 
-def _group_score(names: frozenset[str], rel: Relevance) -> float:
-    """A declaration group's members rank as the members of a class spelled the same way
-    (`rank_entries`): the group is the enumeration its values belong to."""
-    if names & rel.near:
-        return 2.4
-    if names & rel.used:
-        return 2.0
-    if names & rel.imported:
-        return 1.6
-    if names & rel.mentioned:
-        return 1.4
-    return 0.0
+class _Groups:
+    """Per declaration group: what the code at the cursor says of it (computed once)."""
+
+    def __init__(self, outline: FileOutline, rel: Relevance, table: ScoreTable) -> None:
+        self.names = outline.group_names()
+        self.types = outline.group_types() if self.names else {}
+        self.rel = rel
+        self.table = table
+        self.scores: dict[int, float] = {}
+
+    def score(self, group: int) -> float:
+        g = self.scores.get(group)
+        if g is None:
+            rel, table = self.rel, self.table
+            g = _owner_score(self.names[group], rel, table, 0.0)
+            if g < table.used_owner and (self.types[group] & rel.used or self.types[group] & rel.typed):
+                g = table.used_owner  # a value of the type the code holds or spells
+            self.scores[group] = g
+        return g
+
+
+def _standing(
+    e: OutlineEntry, parent: str | None, rel: Relevance, table: ScoreTable, groups: _Groups
+) -> float:
+    """The entry's score by its own name, else by its container's standing."""
+    name = e.name
+    if name in rel.imported:
+        return table.imported
+    if name in rel.used:
+        return table.used
+    if name in rel.mentioned:
+        return table.mentioned
+    if parent is None:  # `module.name` is how a module import is used: its top level
+        s = table.module_used if rel.module_used else table.module if rel.module_import else table.top_level
+        if e.group >= 0:  # a value of an enumeration the code at the cursor uses
+            s = max(s, groups.score(e.group))
+        return s
+    return _owner_score(frozenset((parent,)), rel, table, table.member, typed=True)
+
+
+def _owner_score(
+    owner: frozenset[str], rel: Relevance, table: ScoreTable, otherwise: float, typed: bool = False
+) -> float:
+    """A member's score by its container's names (a class's; a group's values): the one
+    ladder for class members and declaration groups (`typed`: a type the code holds counts
+    as used)."""
+    if owner & rel.near:
+        return table.near_owner
+    if owner & rel.used or (typed and owner & rel.typed):
+        return table.used_owner
+    if owner & rel.imported:
+        return table.imported_owner
+    if owner & rel.mentioned:
+        return table.mentioned_owner
+    return otherwise
+
+
+def _by_spelling(
+    name: str, parent: str | None, rel: Relevance, s: float, rules: tuple[ScoreTable, bool]
+) -> float:
+    """`s` after what the name's spelling says (`rules`: the table, and whether the grammar
+    mangles `__x` members)."""
+    table, mangled = rules
+    if name.startswith("__") and name.endswith("__"):
+        if name != "__init__" or parent not in rel.used | rel.imported | rel.near:
+            return 0.0  # called or read by syntax, not by name (`__init__`: for its arguments)
+        return s
+    if name.startswith("__") and parent is not None and mangled:
+        return 0.0  # `self.__x` is `_Owner__x` outside its class: no other file spells `__x`
+    if name.startswith("_"):
+        return s * table.private  # private helpers: used, but less often than the public names
+    return s
 
 
 # The names line under a container shown whole, and at top level: `# a,b` (a word such as

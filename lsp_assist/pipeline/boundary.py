@@ -1,13 +1,14 @@
 """The data boundary's one gateway: what of which file may reach a prompt.
 
-Two checks, one rule (`verdict`):
+Three checks, one rule (`verdict`):
 - at the source: the context engine's symbol index holds no file the boundary refuses
   (`admits`, installed by the runtime), so no reader of it (import-based context, the
   package names line, the editor's files, recent edits) can hand one on;
+- at the assembler: every part a context source offers passes the engine's gateway
+  (`context/gateway.py`, the same `admits`) before it is placed, so no source can bypass it;
 - at the end: every cross-file part of a finished context is checked by its path again
   (`gate_context`, run by `PromptBuilder` for every feature, before redaction and the cache
-  key), so a channel added later that forgets the first check still cannot leak. A part
-  dropped here is a bug in that channel: it is logged, by count only.
+  key). A part dropped at the last two is a bug in its source: it is logged, by count only.
 
 The rule: a file path goes through governance's boundary (secret globs, exclusion globs,
 ignore files, the path as named and after realpath); an `untitled:` buffer has no path
@@ -23,6 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Protocol
 
+from lsp_assist.context.gateway import part_path
 from lsp_assist.domain import PromptContext
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,6 @@ def gate_context(boundary: Boundary, ctx: PromptContext) -> tuple[PromptContext,
 
 
 def _part_allowed(boundary: Boundary, path: str) -> bool:
-    # A package's names line is headed by its directory (ending in a separator): judged as
-    # the directory, whose files the index already judged one by one.
-    return verdict(boundary, path.rstrip("/") or path) is None
+    # Judged by the same path as at the assembler's gateway (a package's names line by its
+    # directory, whose files the index already judged one by one).
+    return verdict(boundary, part_path(path)) is None

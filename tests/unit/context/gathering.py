@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from lsp_assist.context.neighbours import Candidate, gather_candidates
+from lsp_assist.context.neighbours import Candidate, CandidateQuery, gather_candidates
 from lsp_assist.context.symbols import SymbolIndex
 
 
@@ -16,7 +16,7 @@ def gather(
     head: tuple[str, ...] = (),
     mentioned: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    return gather_candidates(
+    return gather_candidates(CandidateQuery(
         path=path,
         language=language,
         head_lines=head,
@@ -27,4 +27,4 @@ def gather(
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
         mentioned=mentioned,
-    )
+    ))

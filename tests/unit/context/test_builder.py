@@ -336,7 +336,7 @@ def test_prepare_gathers_the_other_files_the_build_then_reuses(monkeypatch: pyte
     """Given the build's budget and other files, `prepare` runs the cross-file step (the
     first request in another function gathers and ranks outlines, 2-4 ms), so the build
     after the debounce finds its result and gathers nothing."""
-    from lsp_assist.context import builder as builder_module
+    from lsp_assist.context.sources import other_files as other_files_module
 
     other = Document(
         "file:///p/shapes.py",
@@ -354,13 +354,13 @@ def test_prepare_gathers_the_other_files_the_build_then_reuses(monkeypatch: pyte
     engine.index_document(doc)
     cursor = Cursor(40, 4)
     calls: list[int] = []
-    real = builder_module.gather_candidates
+    real = other_files_module.gather_candidates
 
-    def counting(**kwargs: object) -> object:
+    def counting(*args: object, **kwargs: object) -> object:
         calls.append(1)
-        return real(**kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(builder_module, "gather_candidates", counting)
+    monkeypatch.setattr(other_files_module, "gather_candidates", counting)
     engine.prepare(doc, cursor, 4000, others=[other], deadline_ms=10_000)
     assert calls == [1]
     ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
@@ -403,7 +403,7 @@ def test_a_c_headers_name_whose_words_the_rows_around_the_cursor_spell_ranks_fir
     """A C header's names share one prefix (`ts_language_*`), so their family says nothing of
     which one a line needs; the words after it do: under a `field_map` variable the line
     needs `ts_language_field_map`, not its thirty siblings."""
-    import lsp_assist.context.builder as builder_module
+    import lsp_assist.context.sources.other_files as other_files_module
 
     words = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st"]
     decls = [f"int ts_language_{a}_{b}(const TSLanguage *self);\n" for a in words[:6] for b in words[6:]]
@@ -426,6 +426,6 @@ def test_a_c_headers_name_whose_words_the_rows_around_the_cursor_spell_ranks_fir
         return "\n".join(s.text for s in ctx.snippets if s.reason == "outline")
 
     assert "ts_language_field_map" in outline_text()
-    monkeypatch.setattr(builder_module, "tuning_for", lambda _lang: CrossFileTuning())  # near_words off
+    monkeypatch.setattr(other_files_module, "tuning_for", lambda _lang: CrossFileTuning())  # near_words off
     got = outline_text()
     assert "ts_language_" in got and "ts_language_field_map" not in got  # before: a sibling

@@ -10,6 +10,7 @@ from lsp_assist.context.neighbours import (
     W_IMPORTED,
     W_REEXPORTS,
     Candidate,
+    CandidateQuery,
     PathResolver,
     gather_candidates,
     parse_imports,
@@ -26,7 +27,7 @@ def _index(lang: str, files: dict[str, str]) -> SymbolIndex:
 
 
 def _candidates(path: str, language: str, head: str, index: SymbolIndex, used: str) -> list[Candidate]:
-    return gather_candidates(
+    return gather_candidates(CandidateQuery(
         path=path,
         language=language,
         head_lines=tuple(head.split("\n")),
@@ -36,7 +37,7 @@ def _candidates(path: str, language: str, head: str, index: SymbolIndex, used: s
         used=frozenset(used.split()),
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
-    )
+    ))
 
 
 def _resolve(index: SymbolIndex, head: str, current: str, lang: str = "rust") -> list[str]:
@@ -170,7 +171,7 @@ def test_a_rust_file_whose_members_this_file_spells_is_preferred() -> None:
             "/c/src/other.rs": "pub struct O;\nimpl O {\n    pub fn unrelated(&self) {}\n}\n",
         },
     )
-    got = gather_candidates(
+    got = gather_candidates(CandidateQuery(
         path="/c/src/user.rs",
         language="rust",
         head_lines=("use crate::other::O;", "use crate::zmatched::M;"),
@@ -181,7 +182,7 @@ def test_a_rust_file_whose_members_this_file_spells_is_preferred() -> None:
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
         mentioned=frozenset({"push_index", "append_val"}),
-    )
+    ))
     assert [c.path for c in got][:2] == ["/c/src/zmatched.rs", "/c/src/other.rs"]
 
 

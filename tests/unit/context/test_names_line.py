@@ -193,8 +193,8 @@ def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
     """The families of the names a file spells (`outline.family_of`, ~5,000 names in a
     10,000-line file: ~7 ms) are read a slice at a time with the names, so a request that
     ranks other files' outlines by them does none of that work."""
-    from lsp_assist.context import builder as builder_module
     from lsp_assist.context.outline import families_of
+    from lsp_assist.context.sources import names as names_module
     from lsp_assist.documents.store import DocumentStore
 
     text, cursor = _big_module()
@@ -212,6 +212,6 @@ def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
     def no_request_work(names: object) -> frozenset[str]:
         raise AssertionError("families computed by the request")
 
-    monkeypatch.setattr(builder_module, "families_of", no_request_work)
+    monkeypatch.setattr(names_module, "families_of", no_request_work)
     ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
     assert ctx.size > 0

@@ -8,7 +8,15 @@ import time
 import pytest
 
 from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
-from lsp_assist.context.neighbours import Candidate, PathResolver, assemble, gather_candidates, parse_imports
+from lsp_assist.context.neighbours import (
+    Candidate,
+    CandidateQuery,
+    Here,
+    PathResolver,
+    assemble,
+    gather_candidates,
+    parse_imports,
+)
 from lsp_assist.context.outline import Relevance
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
@@ -35,7 +43,7 @@ def _candidates(
     mentioned: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """gather_candidates with no recent edits, nothing defined here and a deadline far off."""
-    return gather_candidates(
+    return gather_candidates(CandidateQuery(
         path=path,
         language=language,
         head_lines=(head,),
@@ -46,7 +54,7 @@ def _candidates(
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
         mentioned=mentioned,
-    )
+    ))
 
 
 # (language, current path, import line, {path: text} of the workspace, the path it must resolve to)
@@ -426,7 +434,7 @@ def test_go_the_current_files_field_types_bring_their_methods_from_another_file(
     cand = Candidate("/w/tls/conn.go", 0.9)
 
     def text(current_outline: FileOutline | None) -> str:
-        got = assemble([cand], index.outline, rel, 60, time.perf_counter() + 1, current_outline)
+        got = assemble([cand], index.outline, rel, 60, time.perf_counter() + 1, Here(current_outline))
         return "\n".join(s.text for s in got.snippets)
 
     # `s.conn.readRecord()`: the method of the type this file's field holds, before other names.
@@ -474,7 +482,7 @@ def test_a_c_files_small_header_is_not_crowded_out_by_the_header_it_spells_most(
     ]
 
     def text(language: str) -> str:
-        got = assemble(cands, index.outline, Relevance(), 160, time.perf_counter() + 1, None, language)
+        got = assemble(cands, index.outline, Relevance(), 160, time.perf_counter() + 1, Here(None, language))
         return {s.path: s.text for s in got.snippets}.get("/ts/src/array.h", "")
 
     assert "array_delete" in text("c") and "array_clear" in text("c")
@@ -503,7 +511,7 @@ def test_a_c_file_weighs_nine_of_the_headers_it_includes() -> None:
     headers = {f"/ts/src/h{i}.h": ("c", f"void h{i}_open(void);\nvoid h{i}_shut(void);\n") for i in range(12)}
     head = "".join(f'#include "./h{i}.h"\n' for i in range(12))
     index = _index(headers)
-    cands = gather_candidates(
+    cands = gather_candidates(CandidateQuery(
         path="/ts/src/parser.c",
         language="c",
         head_lines=tuple(head.splitlines()),
@@ -513,5 +521,5 @@ def test_a_c_file_weighs_nine_of_the_headers_it_includes() -> None:
         used=frozenset(f"h{i}_open" for i in range(12)),
         defined_here=frozenset(),
         deadline=time.perf_counter() + 1,
-    )
+    ))
     assert len(cands) == 9

@@ -1,0 +1,260 @@
+"""Other files' outlines: the cross-file source (with the package prior and, with what the
+outlines leave, windows of open files similar to the code at the cursor).
+
+Everything read here was prepared at open/change/index time (outlines, symbols, the names
+each file spells); per request only names are collected and entries ranked
+(`context/neighbours.py`). The cursor's own row is left out of every name set, so typing on
+it does not reorder the cross-file text, and the result is cached while its inputs hold.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from tree_sitter import Tree
+
+from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
+from lsp_assist.context.editor_definitions import EditorDefinition, EditorDefinitionStore, EditorFiles
+from lsp_assist.context.import_rules import HEAD_ROWS
+from lsp_assist.context.lexicon import Lexicon
+from lsp_assist.context.neighbours import CandidateQuery, Gathered, Here, assemble, gather_candidates
+from lsp_assist.context.open_files import OpenFiles
+from lsp_assist.context.outline import Relevance, words_of
+from lsp_assist.context.package_prior import PACKAGE_REASON
+from lsp_assist.context.parts import Part, snippet_chars
+from lsp_assist.context.prose import end_row
+from lsp_assist.context.sources.editor import EditorDefinitions
+from lsp_assist.context.sources.local import Chain
+from lsp_assist.context.sources.names import FileNames
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Snippet
+from lsp_assist.languages import tuning_for
+
+# The cross-file budget (outlines of other files) adapts to what the local code needs:
+# 0.3 reaches more cross-file names but costs in-file recall; 0.2 the reverse.
+CROSS_SHARE = 0.25  # of the budget, by default
+CROSS_MIN_SHARE = 0.2  # when the enclosing function needs the room
+CROSS_MAX_SHARE = 0.85  # when the whole file fits in what is left
+ENCLOSING_SHARE = 0.6  # what the local window gives the enclosing definition (`sources/local.py`)
+SHORT_FILE_MARGIN = 200  # chars kept free for the local file's own trimming
+SIMILAR_MIN_CHARS = 400  # similar windows only when the outlines leave this much
+USED_REACH = 300  # rows of the enclosing function whose names are looked up
+USED_ABOVE = 20  # no enclosing function: the rows around the cursor instead
+USED_BELOW = 10
+NEAR_REACH_ABOVE = 12  # rows around the cursor whose classes' members rank first
+NEAR_REACH_BELOW = 4
+RECENT_FILES = 6  # recently edited files offered as candidates
+BUDGET_STEP = 128  # file and function sizes are read in steps of this (a stable cache key)
+
+
+def cross_file_budget(budget: int, file_chars: int, enclosing_chars: int) -> int:
+    """Characters for other files' outlines: `CROSS_SHARE` of the budget; more when the
+    whole file fits in what is left; less (down to `CROSS_MIN_SHARE`) when the function
+    around the cursor needs the room (its whole text is the best local context). What the
+    outlines do not use goes back to the file."""
+    if budget <= 0:
+        return 0
+    share = budget * CROSS_SHARE
+    if file_chars + SHORT_FILE_MARGIN < budget:
+        share = max(share, budget - file_chars - SHORT_FILE_MARGIN)
+    room = budget - share
+    if enclosing_chars > room * ENCLOSING_SHARE:
+        share = max(budget * CROSS_MIN_SHARE, budget - enclosing_chars / ENCLOSING_SHARE)
+    return int(min(share, budget * CROSS_MAX_SHARE))
+
+
+@dataclass(frozen=True)
+class CrossRequest:
+    """One request's inputs to the cross-file step."""
+
+    doc: Document
+    others: list[Document]
+    tree: Tree | None
+    data: bytes
+    chain: Chain
+    row: int
+    lang: str
+    near: Counter[str]
+    budget: int  # the whole prompt's
+    cap: int  # the most other files may take (the stable layout's reservation)
+    deadline: float
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What the cross-file text depends on; `key` holds all of it (typing on one row
+    changes none of these: the same text, at no cost)."""
+
+    used: set[str]
+    open_paths: list[str]
+    recent: list[str]
+    mentioned: frozenset[str]
+    near_rows: frozenset[str]
+    editor: list[EditorDefinition]
+    editor_line: frozenset[str]
+    budget: int
+    key: tuple[object, ...]
+
+
+class OtherFiles:
+    """The cross-file source: outlines of the files the cursor needs, the package's names
+    line, the editor's definitions no outline has, then similar windows of open files."""
+
+    name = "other files"
+
+    def __init__(self, files: OpenFiles, names: FileNames, lexicon: Lexicon, ranker: CrossFileRanker) -> None:
+        self.files = files
+        self.names = names
+        self.lexicon = lexicon
+        self.ranker = ranker
+        # Definitions the editor's own language server resolved (lspAssist/definitions).
+        self.editor_definitions = EditorDefinitionStore()
+        self.editor_files = EditorFiles()  # files they point into, outlined like indexed ones
+        self.editor = EditorDefinitions()
+        self.cache: tuple[object, list[Snippet], Gathered] | None = None
+        self.last_gathered: Gathered | None = None  # for `lsp-assist context`
+
+    def wanted(self, doc: Document, others: list[Document]) -> bool:
+        return bool(others) or self.files.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
+
+    def offer(self, req: CrossRequest) -> tuple[list[Snippet], Gathered | None]:
+        """The snippets for the cursor, and what the outline step chose (for the labels)."""
+        for other in sorted(req.others, key=lambda d: d.uri):
+            if time.perf_counter() > req.deadline:
+                break
+            if self.files.symbols.version(other.display_path) != (other.uri, other.version):
+                self.files.refresh_document(other)  # edited since: its outline is one version old
+        self.editor_files.ensure(self.files.symbols)  # after an index swap: the editor's files again
+        inputs = self._inputs(req)
+        if inputs is None:
+            return [], None  # a big file's first request: its names are read over the next ones
+        hit = self.cache
+        if hit is not None and hit[0] == inputs.key:
+            self.last_gathered = hit[2]
+            return list(hit[1]), hit[2]
+        snippets, got = self._gather(req, inputs)
+        if time.perf_counter() <= req.deadline:  # a result cut by the deadline is not reused
+            self.cache = (inputs.key, list(snippets), got)
+        return snippets, got
+
+    def _inputs(self, req: CrossRequest) -> _Inputs | None:
+        doc, symbols = req.doc, self.files.symbols
+        used = self.used_names(doc, req.chain, req.row)
+        open_paths = sorted(o.display_path for o in req.others)
+        recent = self.files.recent(doc.display_path, RECENT_FILES)
+        mentioned = self.names.mentioned(doc, req.deadline)
+        if mentioned is None:
+            return None
+        near_rows = frozenset(self.used_names(doc, [], req.row, (NEAR_REACH_ABOVE, NEAR_REACH_BELOW)))
+        # Editor-sent definitions: only the cursor line's names that one of them defines
+        # feed the key, so typing keeps the cached text.
+        editor = self.editor_definitions.current(doc.uri, doc.version)
+        editor_line = (
+            frozenset(self.lexicon.line(doc.line(req.row))) & frozenset(d.name for d in editor)
+            if editor
+            else frozenset()
+        )
+        # The share, from the file's and the function's sizes in steps: the key holds the
+        # share itself, so typing that changes neither leaves it be.
+        enclosing_chars = req.chain[0][0].end_byte - req.chain[0][0].start_byte if req.chain else 0
+        step = BUDGET_STEP
+        share = cross_file_budget(req.budget, len(doc.text) // step * step, enclosing_chars // step * step)
+        budget = min(req.cap, share)
+        key = (
+            doc.uri, id(symbols), symbols.generation, frozenset(used), near_rows, id(mentioned),
+            tuple(open_paths), tuple(recent), budget,
+            self.editor_definitions.generation(doc.uri), editor_line,
+        )  # fmt: skip
+        return _Inputs(used, open_paths, recent, mentioned, near_rows, editor, editor_line, budget, key)
+
+    def _gather(self, req: CrossRequest, inputs: _Inputs) -> tuple[list[Snippet], Gathered]:
+        doc, symbols = req.doc, self.files.symbols
+        defined_here: frozenset[str] = frozenset()
+        if req.tree is not None:
+            found = self.files.tree_symbols(doc).find(req.tree, req.data, inputs.used, typing_row=req.row)
+            defined_here = frozenset(s.name for s in found)
+        cands = gather_candidates(
+            CandidateQuery(
+                path=doc.display_path,
+                language=req.lang,
+                head_lines=self._head(doc, req.row),
+                open_paths=inputs.open_paths,
+                recent=inputs.recent,
+                index=symbols,
+                used=inputs.used,
+                defined_here=defined_here,
+                deadline=req.deadline,
+                mentioned=inputs.mentioned,
+            )
+        )
+        rel = Relevance(
+            used=frozenset(inputs.used),
+            mentioned=inputs.mentioned,
+            near=inputs.near_rows,
+            families=self.names.families(doc, inputs.mentioned),
+            near_words=words_of(inputs.near_rows) if tuning_for(req.lang).near_words else frozenset(),
+        )
+        budget = inputs.budget
+        editor_snippets: list[Snippet] = []
+        if inputs.editor:  # what no outline of ours has, first on the shared cross-file budget
+            names = (inputs.near_rows, frozenset(inputs.used), inputs.editor_line)
+            editor_snippets = self.editor.offer(
+                inputs.editor, names, doc.display_path, budget, self._outlined
+            )
+            budget -= snippet_chars(editor_snippets)
+        current = symbols.outline(doc.display_path)  # its fields' types (`used_types`)
+        got = assemble(cands, symbols.outline, rel, budget, req.deadline, Here(current, req.lang))
+        self.last_gathered = got
+        snippets = list(got.snippets) + editor_snippets
+        left = budget - snippet_chars(got.snippets)
+        if req.others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < req.deadline:
+            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in req.others]
+            snippets += self.ranker.rank(set(req.near), sources, left, deadline=req.deadline)
+        return snippets, got
+
+    def parts(self, snippets: list[Snippet], got: Gathered | None) -> list[Part]:
+        """Each snippet as a part: which source sent it and why (its label), its file, its
+        value (the snippet's score) and its size."""
+        why = got.why if got is not None else {}
+        out = []
+        for snip in snippets:
+            if snip.reason == "editor":
+                label, reason = self.editor.label(snip)
+            elif snip.reason == "outline":
+                label = f"outline:{os.path.basename(snip.path)}"
+                reason = f"outline of {snip.path}: {why.get(snip.path, '')}"
+            elif snip.reason == PACKAGE_REASON:
+                label, reason = "package:names", f"package {snip.path}: {why.get(snip.path, '')}"
+            else:
+                label, reason = f"snippet.{snip.reason}", f"from {snip.path}"
+            out.append(Part(label, reason, snip.path, snip.score, len(snip.text), snip))
+        return out
+
+    def _outlined(self, path: str, name: str) -> bool:
+        outline = self.files.symbols.outline(path)
+        return outline is not None and name in outline.names()
+
+    def used_names(
+        self, doc: Document, chain: Chain, row: int, reach: tuple[int, int] = (USED_ABOVE, USED_BELOW)
+    ) -> set[str]:
+        """Names the enclosing function uses (its whole body, bounded), not the cursor row's;
+        without one, the names of the rows around the cursor (`reach`: above, below)."""
+        func = next((n for n, k in chain if k in ("function", "method")), None)
+        if func is not None:
+            lo, hi = func.start_point.row, min(end_row(func) + 1, func.start_point.row + USED_REACH)
+        else:
+            lo, hi = max(0, row - reach[0]), min(doc.line_count, row + reach[1])
+        out: set[str] = set()
+        idents = self.lexicon.line
+        for r, text in enumerate(doc.lines(lo, hi), lo):
+            if r != row:
+                out |= idents(text)
+        return out
+
+    @staticmethod
+    def _head(doc: Document, row: int) -> tuple[str, ...]:
+        """The rows where imports live, without the cursor row (their parse is cached by text)."""
+        return tuple(t for r, t in enumerate(doc.lines(0, min(doc.line_count, HEAD_ROWS))) if r != row)
