@@ -16,15 +16,17 @@ def gather(
     head: tuple[str, ...] = (),
     mentioned: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
-    return gather_candidates(CandidateQuery(
-        path=path,
-        language=language,
-        head_lines=head,
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=mentioned,
-    ))
+    return gather_candidates(
+        CandidateQuery(
+            path=path,
+            language=language,
+            head_lines=head,
+            open_paths=(),
+            recent=[],
+            index=index,
+            used=frozenset(),
+            defined_here=frozenset(),
+            deadline=time.perf_counter() + 1,
+            mentioned=mentioned,
+        )
+    )

@@ -27,17 +27,19 @@ def _index(lang: str, files: dict[str, str]) -> SymbolIndex:
 
 
 def _candidates(path: str, language: str, head: str, index: SymbolIndex, used: str) -> list[Candidate]:
-    return gather_candidates(CandidateQuery(
-        path=path,
-        language=language,
-        head_lines=tuple(head.split("\n")),
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(used.split()),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-    ))
+    return gather_candidates(
+        CandidateQuery(
+            path=path,
+            language=language,
+            head_lines=tuple(head.split("\n")),
+            open_paths=(),
+            recent=[],
+            index=index,
+            used=frozenset(used.split()),
+            defined_here=frozenset(),
+            deadline=time.perf_counter() + 1,
+        )
+    )
 
 
 def _resolve(index: SymbolIndex, head: str, current: str, lang: str = "rust") -> list[str]:
@@ -171,18 +173,20 @@ def test_a_rust_file_whose_members_this_file_spells_is_preferred() -> None:
             "/c/src/other.rs": "pub struct O;\nimpl O {\n    pub fn unrelated(&self) {}\n}\n",
         },
     )
-    got = gather_candidates(CandidateQuery(
-        path="/c/src/user.rs",
-        language="rust",
-        head_lines=("use crate::other::O;", "use crate::zmatched::M;"),
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset({"O", "M"}),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=frozenset({"push_index", "append_val"}),
-    ))
+    got = gather_candidates(
+        CandidateQuery(
+            path="/c/src/user.rs",
+            language="rust",
+            head_lines=("use crate::other::O;", "use crate::zmatched::M;"),
+            open_paths=(),
+            recent=[],
+            index=index,
+            used=frozenset({"O", "M"}),
+            defined_here=frozenset(),
+            deadline=time.perf_counter() + 1,
+            mentioned=frozenset({"push_index", "append_val"}),
+        )
+    )
     assert [c.path for c in got][:2] == ["/c/src/zmatched.rs", "/c/src/other.rs"]
 
 

@@ -43,18 +43,20 @@ def _candidates(
     mentioned: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """gather_candidates with no recent edits, nothing defined here and a deadline far off."""
-    return gather_candidates(CandidateQuery(
-        path=path,
-        language=language,
-        head_lines=(head,),
-        open_paths=open_paths,
-        recent=[],
-        index=index,
-        used=used,
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-        mentioned=mentioned,
-    ))
+    return gather_candidates(
+        CandidateQuery(
+            path=path,
+            language=language,
+            head_lines=(head,),
+            open_paths=open_paths,
+            recent=[],
+            index=index,
+            used=used,
+            defined_here=frozenset(),
+            deadline=time.perf_counter() + 1,
+            mentioned=mentioned,
+        )
+    )
 
 
 # (language, current path, import line, {path: text} of the workspace, the path it must resolve to)
@@ -511,15 +513,17 @@ def test_a_c_file_weighs_nine_of_the_headers_it_includes() -> None:
     headers = {f"/ts/src/h{i}.h": ("c", f"void h{i}_open(void);\nvoid h{i}_shut(void);\n") for i in range(12)}
     head = "".join(f'#include "./h{i}.h"\n' for i in range(12))
     index = _index(headers)
-    cands = gather_candidates(CandidateQuery(
-        path="/ts/src/parser.c",
-        language="c",
-        head_lines=tuple(head.splitlines()),
-        open_paths=(),
-        recent=[],
-        index=index,
-        used=frozenset(f"h{i}_open" for i in range(12)),
-        defined_here=frozenset(),
-        deadline=time.perf_counter() + 1,
-    ))
+    cands = gather_candidates(
+        CandidateQuery(
+            path="/ts/src/parser.c",
+            language="c",
+            head_lines=tuple(head.splitlines()),
+            open_paths=(),
+            recent=[],
+            index=index,
+            used=frozenset(f"h{i}_open" for i in range(12)),
+            defined_here=frozenset(),
+            deadline=time.perf_counter() + 1,
+        )
+    )
     assert len(cands) == 9
