@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 
 from lsp_assist.telemetry.retention import (
     CHECKPOINTS_S,
+    MAX_SPAN_CHARS,
+    MAX_TRACKED,
     RetentionTracker,
     Scheduler,
     Span,
@@ -53,6 +55,10 @@ MAX_ISSUED = 256
 """Suggestions remembered at once (their text, in memory), oldest forgotten first."""
 TTL_S = 600.0
 """An unresolved suggestion is forgotten this long after it was last answered or seen."""
+ISSUED_TEXT_CHARS = MAX_SPAN_CHARS
+"""A remembered suggestion's text is cut here (retention follows no more of a span)."""
+EVENTS_BYTES = MAX_ISSUED * (ISSUED_TEXT_CHARS + 300) + MAX_TRACKED * (MAX_SPAN_CHARS + 200)
+"""What `nbytes` can reach: the ledger and the accepted spans, each at its count bound."""
 _CONTINUATION_LOOKBACK = 4  # a document's latest suggestions looked at for a continuation
 LABELS = ("feature", "tier", "provider", "model", "language", "source")
 
@@ -133,6 +139,7 @@ class SuggestionEvents:
 
     def issue(self, uri: str, start: int, text: str, typed: int, labels: Labels) -> str:
         """The id for an answer inserting `text` at `start` (a continuation keeps its id)."""
+        text = text[:ISSUED_TEXT_CHARS]
         now = self._clock()
         self._expire(now)
         doc = self._read(uri)

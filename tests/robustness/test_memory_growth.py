@@ -23,6 +23,7 @@ from lsp_assist.context.outline import NAME_MEMO_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.typing_index import TYPING_BYTES
+from lsp_assist.telemetry.events import EVENTS_BYTES
 from lsp_assist.telemetry.stats import WINDOW_BYTES as STATS_BYTES
 from tests.fakes.fake_model_server import Script
 from tests.fakes.process import FakeModelProcess
@@ -38,6 +39,7 @@ BOUNDS = {
     "prompts": PROMPT_MEMO_BYTES,
     "suggestions": SUGGESTION_BYTES,
     "stats": STATS_BYTES,
+    "suggestion_events": EVENTS_BYTES,
 }
 REQUESTS = 600
 DOCUMENTS = 12
