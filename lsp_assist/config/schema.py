@@ -112,7 +112,7 @@ class LocalConfig:
     threads: int = field(default=0, metadata=bounded(0, 256))
     # Prompt-reading threads; 0: all cores up to 4, fewer when busy.
     batch_threads: int = field(default=0, metadata=bounded(0, 256))
-    # Prompt-lookup speculation; 0 = off (measured slower, see README).
+    # Prompt-lookup speculation; 0 = off (measured slower: docs/design.md).
     draft_tokens: int = field(default=0, metadata=bounded(0, 64))
     # Tiers on the embedded model answer a partial line by then.
     answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))

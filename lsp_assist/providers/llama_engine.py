@@ -1,6 +1,6 @@
 """One llama.cpp context in this process, driven from one worker thread.
 
-Why this exists (figures in README's design section and ``benchmarks/local_latency.py``):
+Why this exists (figures in docs/design.md, "The embedded model", and ``benchmarks/local_latency.py``):
 on a laptop CPU the embedded model reads a prompt at ~300 tokens/s, so a prompt read
 from scratch costs over a second, while a prompt whose start is already in the KV cache
 costs only its new tokens. `LlamaEngine` keeps the tokens of the last evaluation and, for
@@ -17,7 +17,7 @@ one token (~20 ms).
 Decoding is greedy below `GREEDY_BELOW` (deterministic answers keep the suggestion cache,
 prefetch and typing-through consistent); above it, top-k sampling with temperature.
 Prompt-lookup speculation (`draft_tokens`) drafts the tokens that followed the last n-gram
-earlier in the context and verifies them in one batch; off by default (see README).
+earlier in the context and verifies them in one batch; off by default (docs/benchmarks.md).
 """
 
 from __future__ import annotations

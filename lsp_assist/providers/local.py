@@ -1,6 +1,6 @@
 """The embedded model, in this process: `llama_cpp` on one worker thread with KV-cache reuse.
 
-Why in-process (measured in ``benchmarks/local_latency.py``; README's design section):
+Why in-process (measured in ``benchmarks/local_latency.py``; docs/design.md, "The embedded model"):
 every request's prompt shares its start with the previous one (see
 `lsp_assist.context.layout`), and a `Llama` context that is kept between requests reads
 only the tokens after the longest common prefix: time to first token falls from over a
@@ -51,7 +51,7 @@ RETRY_LOAD_AFTER_S = 30.0
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
     """(generation threads, prompt threads) when `local.threads` / `local.batch_threads` are 0.
 
-    Measured on 2 cores (`benchmarks/local_latency.py --threads`, README): generating with 1
+    Measured on 2 cores (`benchmarks/local_latency.py --threads`, docs/benchmarks.md): generating with 1
     thread is as fast as with 2 on an idle machine (95 vs 98 tokens/s) and 3x faster with
     one core busy (93 vs 34: llama.cpp's threads spin-wait on each other); reading a prompt
     with 2 threads is 2x faster idle (418 vs 796 ms for 380 tokens) but 2x slower loaded
