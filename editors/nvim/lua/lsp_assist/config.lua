@@ -9,6 +9,8 @@ local M = {}
 ---@field next string|false
 ---@field prev string|false
 ---@field escalate string|false
+---@field next_edit string|false          jump to the next edit, then accept it (Normal and Insert mode)
+---@field next_edit_dismiss string|false  dismiss the next edit (Normal mode; Insert mode uses `dismiss`)
 
 ---@class lsp_assist.Options
 ---@field cmd string[]|nil           server command; nil: <root>/.venv/bin/lsp-assist, venv/, then PATH
@@ -22,6 +24,7 @@ local M = {}
 ---@field editor_definitions boolean send definitions other LSP clients resolve near the cursor (lspAssist/definitions)
 ---@field statusline boolean         show the status item (tier, last latency) when 'statusline' is empty (the default)
 ---@field keymaps lsp_assist.Keymaps
+---@field next_edit { enabled: boolean, debounce_ms: integer|nil, sign: string } next-edit suggestions (next_edit.lua)
 ---@field restart { max_restarts: integer, base_delay_ms: integer, max_delay_ms: integer, stable_after_ms: integer }
 
 ---@type lsp_assist.Options
@@ -44,7 +47,11 @@ M.defaults = {
     next = "<M-]>",
     prev = "<M-[>",
     escalate = "<M-\\>",
+    next_edit = "<Tab>",
+    next_edit_dismiss = "<Esc>",
   },
+  -- debounce_ms nil: the completion's debounce_ms.
+  next_edit = { enabled = true, debounce_ms = nil, sign = "»" },
   restart = { max_restarts = 5, base_delay_ms = 500, max_delay_ms = 30000, stable_after_ms = 60000 },
 }
 

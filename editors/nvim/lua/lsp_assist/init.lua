@@ -6,6 +6,7 @@
 --- a crashed server is restarted with exponential backoff.
 local config = require("lsp_assist.config")
 local inline = require("lsp_assist.inline")
+local next_edit = require("lsp_assist.next_edit")
 
 local M = {}
 
@@ -83,6 +84,9 @@ local function set_keymaps(buf)
     if builtin and vim.lsp.inline_completion.get() then
       return ""
     end
+    if km.next_edit == km.accept and next_edit.visible(buf) then
+      return "<Cmd>lua require('lsp_assist.next_edit').jump_or_accept()<CR>"
+    end
     return termcodes(km.accept)
   end, "lsp-assist: accept suggestion")
   map(km.accept_word, function()
@@ -110,6 +114,9 @@ local function set_keymaps(buf)
     end
     if builtin and require("lsp_assist.builtin").dismiss(buf) then
       return ""
+    end
+    if next_edit.visible(buf) then
+      return "<Cmd>lua require('lsp_assist.next_edit').dismiss()<CR>"
     end
     return termcodes(km.dismiss)
   end, "lsp-assist: dismiss suggestion")
@@ -217,6 +224,9 @@ local function on_attach(client, buf)
     notify_once("nocap", "lsp-assist: the server does not advertise inline completion", levels.ERROR)
   end
   set_keymaps(buf)
+  if next_edit.supported(client) then
+    next_edit.attach(buf) -- edits away from the cursor (experimental.nextEdit)
+  end
   if config.options.editor_definitions ~= false then
     require("lsp_assist.definitions").attach(buf) -- what the language's own server resolves
   end
@@ -585,6 +595,7 @@ define_highlights = function()
     cterm = { italic = true },
     default = true,
   })
+  next_edit.define_highlights()
 end
 
 function M.is_setup()
