@@ -23,6 +23,7 @@ import {
 
 import { OnceNotifier, RestartBackoff } from './backoff';
 import { DefinitionsFeature } from './definitionsFeature';
+import { NextEditFeature } from './nextEditFeature';
 import { ShownTracker, suggestionId } from './events';
 import { CHOICES_WAIT_MS, docKey, GrowPolicy } from './grow';
 import { resolveServer, Resolved } from './serverPath';
@@ -85,6 +86,8 @@ class Extension implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       // Definitions the language's own server resolves near the cursor (lspAssist/definitions).
       new DefinitionsFeature(() => this.client),
+      // Next-edit suggestions: an edit away from the cursor (textDocument/copilotInlineEdit).
+      new NextEditFeature(() => this.client, (line) => this.output.appendLine(line), context.extensionUri),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0) {
           this.shown.changed(e.document.uri.toString());

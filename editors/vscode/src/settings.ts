@@ -10,7 +10,7 @@
 export const SECTION = 'lspAssist';
 
 /** Keys that configure this client, not the server: never forwarded. */
-const CLIENT_ONLY_PREFIXES = ['server.', 'trace.', 'editorDefinitions.'];
+const CLIENT_ONLY_PREFIXES = ['server.', 'trace.', 'editorDefinitions.', 'editorNextEdit.'];
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
