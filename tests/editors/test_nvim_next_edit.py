@@ -141,20 +141,26 @@ def test_rename_shows_jumps_accepts_dismisses_and_never_applies_stale(tmp_path: 
     _report(data)
 
 
+def _median(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    return round(xs[len(xs) // 2], 2) if xs else None
+
+
 def _report(data: dict[str, Any]) -> None:
-    """Latency figures (printed with -s): the rename's last keystroke to the edit drawn, and
-    the copilotInlineEdit round trip against the baseline of the reject command's."""
-    nes = [e["t_reply"] - e["t_sent"] for e in _sent(data, "textDocument/copilotInlineEdit") if "t_reply" in e]
-    base = [e["t_reply"] - e["t_sent"] for e in _sent(data, "workspace/executeCommand") if "t_reply" in e]
-    nes.sort()
-    base.sort()
-    print(
-        json.dumps(
-            {
-                "editor": f"neovim {data['nvim']} (headless)",
-                "copilotInlineEdit_round_trip_ms_median": round(nes[len(nes) // 2], 2) if nes else None,
-                "executeCommand_round_trip_ms_median (baseline)": round(base[len(base) // 2], 2) if base else None,
-                "requests": len(nes),
-            }
-        )
-    )
+    """Latency figures (printed with -s): the rename's last didChange to the edit drawn (the
+    client's 20 ms debounce included), the copilotInlineEdit round trip, and as the baseline
+    from the same run the round trip of an executeCommand (accept/reject: no prediction)."""
+
+    def trips(method: str) -> list[float]:
+        return [e["t_reply"] - e["t_sent"] for e in _sent(data, method) if "t_reply" in e]
+
+    shown = data["shown_at"][0]
+    changes = [e["t_sent"] for e in _sent(data, "textDocument/didChange") if e["t_sent"] <= shown]
+    figures = {
+        "editor": f"neovim {data['nvim']} (headless)",
+        "last_didChange_to_edit_drawn_ms": round(shown - max(changes), 2) if changes else None,
+        "copilotInlineEdit_round_trip_ms_median": _median(trips("textDocument/copilotInlineEdit")),
+        "baseline_executeCommand_round_trip_ms_median": _median(trips("workspace/executeCommand")),
+        "requests": len(trips("textDocument/copilotInlineEdit")),
+    }
+    print(json.dumps(figures))

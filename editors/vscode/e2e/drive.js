@@ -136,6 +136,88 @@ async function typeLine(page, text) {
   return page.evaluate(() => Date.now());
 }
 
+/** What the page shows of a next edit: struck-through text, `after` decoration contents, gutter
+ * markers, each with its line number (the margin's number at the same height), and the
+ * status bar's "Ln, Col". */
+function nextEditView() {
+  const clean = (t) => (t || '').replace(/\u00a0/g, ' ');
+  const numbers = new Map();
+  for (const m of document.querySelectorAll('.monaco-editor .margin-view-overlays > div')) {
+    const n = m.querySelector('.line-numbers');
+    if (n) {
+      numbers.set(m.style.top, parseInt(n.textContent, 10));
+    }
+  }
+  const struck = [];
+  const after = [];
+  for (const line of document.querySelectorAll('.monaco-editor .view-lines .view-line')) {
+    const lineNo = numbers.get(line.style.top);
+    for (const span of line.querySelectorAll('span')) {
+      if (span.children.length === 0 && getComputedStyle(span).textDecorationLine.includes('line-through')) {
+        struck.push({ line: lineNo, text: clean(span.textContent), lineText: clean(line.textContent) });
+      }
+      const content = getComputedStyle(span, '::after').content;
+      if (content && content !== 'none' && content !== 'normal' && content !== '""') {
+        after.push({ line: lineNo, text: clean(JSON.parse(content)) });
+      }
+    }
+  }
+  const gutter = document.querySelectorAll('.monaco-editor .glyph-margin-widgets .cgmr, .monaco-editor .glyph-margin .cgmr').length;
+  const sel = document.querySelector('[id="status.editor.selection"]');
+  const status = [...document.querySelectorAll('.statusbar-item')].map((e) => (e.textContent || '').trim()).filter((t) => t.includes('next edit'));
+  return { struck, after, gutter, selection: sel ? sel.textContent.trim() : '', status };
+}
+
+/** Next edit: rename a parameter, see the edit at its next use, Tab jumps, Tab applies, the
+ * following one appears, Escape dismisses it. */
+async function nextEdit(page) {
+  const view = () => page.evaluate((src) => new Function(`return (${src})();`)(), nextEditView.toString());
+  const until = (what, pred, timeoutMs) =>
+    waitFor(page, what, (src, predSrc) => {
+      const v = new Function(`return (${src})();`)();
+      return new Function('v', `return (${predSrc})(v);`)(v) ? v : null;
+    }, timeoutMs, nextEditView.toString(), pred.toString());
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyG');
+  await page.keyboard.up('Control');
+  await sleep(500);
+  await page.keyboard.type(`${spec.defRow + 1}:${spec.col + 1}`, { delay: 20 });
+  await page.keyboard.press('Enter');
+  await sleep(500);
+  for (let i = 0; i < spec.old.length; i++) {
+    await page.keyboard.down('Shift');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.up('Shift');
+  }
+  result.typedAt = await typeLine(page, spec.new);
+  const shownPred = new Function('v', `return v.struck.some((s) => s.line === ${spec.nextRow + 1} && s.text === ${JSON.stringify(spec.old)}) && v.after.some((a) => a.line === ${spec.nextRow + 1} && a.text === ${JSON.stringify(spec.new)});`);
+  result.shown = await until('next edit shown', shownPred, 15_000);
+  result.shownAt = await page.evaluate(() => Date.now());
+  result.linesShown = await page.evaluate(editorLines);
+  await shot(page, 'next-edit-shown');
+  // Off the rename's line (an inline ghost there would take Tab first), then Tab jumps.
+  await page.keyboard.press('ArrowUp');
+  await sleep(300);
+  result.beforeJump = await view();
+  await page.keyboard.press('Tab');
+  const at = `Ln ${spec.nextRow + 1}, Col ${spec.nextCol + 1}`;
+  result.jumped = await until('jumped', new Function('v', `return v.selection === ${JSON.stringify(at)};`), 5_000);
+  await page.keyboard.press('Tab');
+  result.accepted = await waitFor(page, 'applied', (want) => {
+    const lines = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' '));
+    return lines.some((l) => l === want) ? lines : null;
+  }, 5_000, spec.acceptedLine);
+  await shot(page, 'next-edit-accepted');
+  result.second = await until('next one shown', new Function('v', 'return v.struck.length > 0 && v.after.length > 0;'), 10_000);
+  await shot(page, 'next-edit-second');
+  await page.keyboard.press('Escape');
+  result.dismissed = await until('dismissed', new Function('v', 'return v.struck.length === 0 && v.after.length === 0;'), 5_000);
+  await sleep(800);
+  result.afterDismiss = await view();
+  result.linesAfter = await page.evaluate(editorLines);
+  await shot(page, 'next-edit-dismissed');
+}
+
 let currentPage;
 
 async function main() {
@@ -252,6 +334,11 @@ async function main() {
       result.back = await view();
       result.views = await page.evaluate(() => window.__views);
       await shot(page, 'cycled');
+      return;
+    }
+
+    if (spec.mode === 'nextEdit') {
+      await nextEdit(page);
       return;
     }
 

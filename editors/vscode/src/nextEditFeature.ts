@@ -264,6 +264,7 @@ export class NextEditFeature implements vscode.Disposable {
     }
     try {
       await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+      this.log(`[info] next edit: ${command} ${String(args[0])}`); // the id only, never text
     } catch (error) {
       this.log(`[warn] ${command}: ${String(error)}`);
     }
