@@ -215,6 +215,13 @@ local steps = {
       results.after_stale.line = line(params.next2_row)
     end,
   },
+  {
+    name = "health",
+    act = function()
+      vim.cmd("checkhealth lsp_assist")
+      results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    end,
+  },
 }
 
 local ok_setup, err_setup = pcall(function()

@@ -138,6 +138,7 @@ def test_rename_shows_jumps_accepts_dismisses_and_never_applies_stale(tmp_path: 
     assert data["stale_line"] == data["third"]["line"] == data["after_stale"]["line"]
     assert "prefix" in data["after_stale"]["line"]
     assert all(e["params"]["arguments"] != [third["id"]] for e in accepts)
+    assert any("next-edit suggestions advertised" in row for row in data["health"]), data["health"]
     _report(data)
 
 

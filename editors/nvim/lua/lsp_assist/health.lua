@@ -52,6 +52,11 @@ function M.check()
     else
       health.error(msg .. ": the server does not advertise inlineCompletionProvider")
     end
+    if require("lsp_assist.next_edit").supported(client) then
+      health.ok(("client %d: next-edit suggestions advertised (textDocument/copilotInlineEdit)"):format(client.id))
+    else
+      health.info(("client %d: no next-edit suggestions (the server does not advertise experimental.nextEdit)"):format(client.id))
+    end
   end
   local status = lsp_assist.get_status()
   if status.tier or status.state then
