@@ -34,6 +34,8 @@ from lsp_assist.governance.breaker import BreakerState
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
 from lsp_assist.languages.registry import canonical
+from lsp_assist.nextedit.history import EditHistory
+from lsp_assist.nextedit.service import NextEditService
 from lsp_assist.pipeline.boundary import admits
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
@@ -148,6 +150,12 @@ class Runtime:
             self._record_suggestion_event, self._document_text, schedule=scheduler_from_env(os.environ)
         )
         self.store.on_close.append(lambda doc: self.suggestions.on_close(doc.uri))
+        # Next-edit suggestions: the edit history (never of excluded files) and the service.
+        self.history = EditHistory(excluded=lambda path: True)  # fail closed until `build`
+        self.store.on_open.append(self.history.open)
+        self.store.on_edit.append(self.history.on_edit)
+        self.store.on_close.append(lambda doc: self.history.close(doc.uri))
+        self.next_edit = NextEditService(self.store, self.history, self.suggestions)
         self.engine: CompletionEngine | None = None
         self.governance: Governance | None = None
         self.providers: dict[str, Provider] = {}
@@ -208,6 +216,8 @@ class Runtime:
         # Every file the context engine records (open tabs, the workspace index, the editor's
         # files) passes the data boundary first; what it refuses now is dropped.
         self.context.set_boundary(admits(gov))
+        self.history.excluded = lambda path: gov.excluded(path) is not None
+        self.history.refilter()
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -295,9 +305,14 @@ class Runtime:
             self.engine.on_choices_ready = old_engine.on_choices_ready
         self._retired = (old_engine, old_providers)
         self.errors = errors
+        self._configure_next_edit(config, providers)
         for err in errors:
             log.warning("configuration: %s", err)
         return errors
+
+    def _configure_next_edit(self, config: Config, providers: Mapping[str, Provider]) -> None:
+        """The next-edit service's settings (the rule predictor; no model yet)."""
+        self.next_edit.configure(config.next_edit, None, ("", "", ""))
 
     def _kept_local_model(self, tier: TierConfig, config: Config) -> Provider | None:
         """The embedded model already built for these settings, to keep across a rebuild.
@@ -352,6 +367,7 @@ class Runtime:
         if self.stats is not None:
             out["stats"] = self.stats.nbytes
         out["suggestion_events"] = self.suggestions.nbytes
+        out["next_edit_history"] = self.history.nbytes
         out["total"] = sum(out.values())
         return out
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.config.schema import TIER_NAMES, Config, TierConfig
+from lsp_assist.config.schema import NEXT_EDIT_FORMATS, NEXT_EDIT_PREDICTORS, TIER_NAMES, Config, TierConfig
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -299,6 +299,15 @@ def _validate(config: Config, errors: list[str]) -> None:
             tier.api = "completions"
         if tier.provider == "openai" and not tier.base_url:
             errors.append(f"tiers.{name}.base_url: required for provider 'openai'")
+    ne = config.next_edit
+    for key, allowed in (("predictor", NEXT_EDIT_PREDICTORS), ("format", NEXT_EDIT_FORMATS)):
+        value = getattr(ne, key)
+        if value not in allowed:
+            errors.append(f"next_edit.{key}: expected one of {', '.join(allowed)}, got {value!r}")
+            setattr(ne, key, allowed[0])
+    if ne.tier and ne.tier not in TIER_NAMES:
+        errors.append(f"next_edit.tier: expected one of {', '.join(TIER_NAMES)}, got {ne.tier!r}")
+        ne.tier = ""
     if config.local.backend not in ("inprocess", "server"):
         errors.append(f"local.backend: expected 'inprocess' or 'server', got {config.local.backend!r}")
         config.local.backend = "inprocess"

@@ -202,6 +202,32 @@ class TelemetryConfig:
 
 
 @dataclass
+class NextEditConfig:
+    """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/next-edit.md)."""
+
+    enabled: bool = True
+    # rules: the rule predictor only (no model, milliseconds) | model: the rules first, then
+    # a model when the rules have nothing to propose.
+    predictor: str = "rules"
+    # The model's prompt format: zeta (editable region + cursor marker) | sweep (original /
+    # current / updated windows) | instruct (an instruction for chat models).
+    format: str = "zeta"
+    # The tier whose provider serves the model predictor; "" = "fast" for zeta and sweep
+    # (small next-edit models), "quality" for instruct (chat models).
+    tier: str = ""
+    # History entries (unified diffs) a model prompt carries.
+    prompt_edits: int = field(default=8, metadata=bounded(0, 25))
+    # Lines of the editable region above and below the cursor (sweep: the window is 2n+1).
+    region_lines: int = field(default=10, metadata=bounded(1, 200))
+    max_tokens: int = field(default=512, metadata=bounded(16, 8192))
+    timeout_ms: int = field(default=5000, metadata=bounded(1, _MS_10_MIN))
+
+
+NEXT_EDIT_PREDICTORS = ("rules", "model")
+NEXT_EDIT_FORMATS = ("zeta", "sweep", "instruct")
+
+
+@dataclass
 class Config:
     tiers: dict[str, TierConfig] = field(default_factory=_default_tiers)
     cache: CacheConfig = field(default_factory=CacheConfig)
@@ -214,11 +240,18 @@ class Config:
     governance: dict[str, object] = field(default_factory=dict)
     team: TeamConfig = field(default_factory=TeamConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    next_edit: NextEditConfig = field(default_factory=NextEditConfig)
     log_level: str = "info"
     log_file: str = ""
 
     def tier(self, name: str) -> TierConfig:
         return self.tiers.get(name) or TierConfig()
+
+    def next_edit_tier(self) -> str:
+        """The tier the next-edit model predictor calls."""
+        if self.next_edit.tier:
+            return self.next_edit.tier
+        return "quality" if self.next_edit.format == "instruct" else "fast"
 
 
 TIER_NAMES = ("fast", "quality", "backup")

@@ -263,6 +263,23 @@ class Document:
 
 
 Hook = Callable[[Document], None]
+#: (document after the change, where the change starts, its code-point offset, the text it
+#: removed, the text it inserted): one call per applied range (a full replacement comes as
+#: its changed middle, found by common prefix and suffix).
+EditHook = Callable[[Document, Cursor, int, str, str], None]
+
+
+def _changed_middle(old: str, new: str) -> tuple[int, str, str]:
+    """(offset, removed, inserted): `new` is `old` with old[offset:offset+len(removed)]
+    replaced by `inserted` (full-text sync clients send whole documents)."""
+    n = min(len(old), len(new))
+    a = 0
+    while a < n and old[a] == new[a]:
+        a += 1
+    b = 0
+    while b < n - a and old[len(old) - 1 - b] == new[len(new) - 1 - b]:
+        b += 1
+    return a, old[a : len(old) - b], new[a : len(new) - b]
 
 
 class DocumentStore:
@@ -275,6 +292,10 @@ class DocumentStore:
         self.on_change: list[Hook] = []
         #: Called with the document just before it is forgotten.
         self.on_close: list[Hook] = []
+        #: Called after each didOpen (before `on_change`): a new editing session.
+        self.on_open: list[Hook] = []
+        #: Called after each applied change with what it replaced (the next-edit history).
+        self.on_edit: list[EditHook] = []
 
     def _notify(self, hooks: list[Hook], doc: Document) -> None:
         for hook in list(hooks):
@@ -286,6 +307,7 @@ class DocumentStore:
     def open(self, uri: str, language_id: str, version: int, text: str, path: str | None = None) -> Document:
         doc = Document(uri, language_id, version, text, path, max_syntax_chars=self.max_syntax_chars)
         self._docs[uri] = doc
+        self._notify(self.on_open, doc)
         self._notify(self.on_change, doc)
         return doc
 
@@ -317,10 +339,36 @@ class DocumentStore:
             _log.warning("stale change for version %d after %d dropped", version, doc.version)
             return None
         for change in changes:
-            doc._apply(change)
+            if self.on_edit:
+                self._apply_observed(doc, change)
+            else:
+                doc._apply(change)
         doc.version = version
         self._notify(self.on_change, doc)
         return doc
+
+    def _apply_observed(self, doc: Document, change: TextChange) -> None:
+        """Apply `change` and tell the edit hooks what it replaced (the removed text is read
+        from the range before the splice: no whole-document diff for a ranged change)."""
+        before = doc.text
+        if change.start is None or change.end is None:
+            doc._apply(change)
+            offset, removed, inserted = _changed_middle(before, doc.text)
+            start = Cursor(before.count("\n", 0, offset), offset - (before.rfind("\n", 0, offset) + 1))
+        else:
+            a, b = doc.clamp(change.start), doc.clamp(change.end)
+            if (b.line, b.character) < (a.line, a.character):
+                a, b = b, a
+            offset, end = doc.offset(a), doc.offset(b)
+            removed, inserted, start = before[offset:end], change.text, a
+            doc._apply(change)
+        if removed == inserted:
+            return
+        for hook in list(self.on_edit):
+            try:
+                hook(doc, start, offset, removed, inserted)
+            except Exception:  # one broken subscriber must not break editing
+                _log.exception("document edit hook failed")
 
     def close(self, uri: str) -> None:
         doc = self._docs.pop(uri, None)

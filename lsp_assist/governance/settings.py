@@ -28,7 +28,7 @@ TOML shape (every key optional)::
     max_bytes = 10485760
     backups = 5
 
-    [governance.quotas.completion]            # per feature: completion|escalation|warmup|enrichment
+    [governance.quotas.completion]            # per feature: completion|escalation|warmup|enrichment|next_edit
     requests_per_day = 5000
     tokens_per_day = 2000000
     [governance.quotas.tiers.quality]         # per tier
@@ -74,7 +74,7 @@ from typing import Any, TypeVar
 
 from lsp_assist.config.loader import build_dataclass
 
-FEATURES = ("completion", "escalation", "warmup", "enrichment")
+FEATURES = ("completion", "escalation", "warmup", "enrichment", "next_edit")
 DEFAULT_ENVIRONMENTS = ("dev", "test", "prod")
 
 _NON_NEGATIVE = {"min": 0}

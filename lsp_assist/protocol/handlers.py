@@ -30,7 +30,7 @@ from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
-from lsp_assist.protocol import convert, framing, logsink, status, stdio
+from lsp_assist.protocol import convert, framing, logsink, nextedit, status, stdio
 from lsp_assist.server import Runtime, effective_url
 from lsp_assist.workspace.service import settle_long_lived_heap
 
@@ -86,6 +86,14 @@ class AssistProtocol(LanguageServerProtocol):
     # has its own, `DocumentStore`) and converts each didChange range with a pure-Python
     # loop over the whole line: 0.7-1 s per keystroke on a 2 MB minified line. The three
     # built-ins are replaced by ones that only pass the notification on.
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        # pygls builds the capabilities from the registered features; experimental ones
+        # (next-edit suggestions, protocol/nextedit.py) are added to what it built.
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"nextEdit": dict(nextedit.CAPABILITY)}
+        return result
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Any:
@@ -287,6 +295,8 @@ def create_server() -> AssistServer:
 
 
 def _register(server: AssistServer) -> None:
+    nextedit.register(server)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: AssistServer, params: types.InitializeParams) -> None:
         ls.encoding = convert.encoding_name(ls.workspace.position_encoding)

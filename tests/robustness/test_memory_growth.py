@@ -20,6 +20,7 @@ from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.neighbours import IMPORTS_MEMO_BYTES
 from lsp_assist.context.outline import NAME_MEMO_BYTES
+from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.typing_index import TYPING_BYTES
@@ -40,6 +41,7 @@ BOUNDS = {
     "suggestions": SUGGESTION_BYTES,
     "stats": STATS_BYTES,
     "suggestion_events": EVENTS_BYTES,
+    "next_edit_history": HISTORY_BYTES,
 }
 REQUESTS = 600
 DOCUMENTS = 12
