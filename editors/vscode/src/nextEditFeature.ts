@@ -5,7 +5,7 @@
  * an overview-ruler mark), plus a status bar item while it is off screen. The context key
  * `lspAssist.nextEditVisible` enables the Tab (jump, then accept) and Escape (dismiss)
  * keybindings of package.json, so both keys keep their usual meaning otherwise. Accepting
- * applies a WorkspaceEdit only to the document version the edit was computed for, then sends
+ * applies the edit only to the document version it was computed for, then sends
  * the item's command; dismissing sends `lspAssist.nextEdit.reject`. Typing clears it.
  */
 import * as vscode from 'vscode';
@@ -229,10 +229,17 @@ export class NextEditFeature implements vscode.Disposable {
 
   private async accept(editor: vscode.TextEditor, item: NextEditItem): Promise<void> {
     const r = item.range;
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(editor.document.uri, new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character), item.text);
+    const range = new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character);
     this.clear();
-    if (editor.document.version !== item.textDocument.version || !(await vscode.workspace.applyEdit(edit))) {
+    // TextEditor.edit, not workspace.applyEdit: the latter reduces the replacement to a
+    // "more minimal" diff (text -> source arrives as two partial changes, measured in
+    // code-server 1.100), while this sends range -> text as one change. It also refuses by
+    // itself when the document's version moved since (the main thread compares versions).
+    if (editor.document.version !== item.textDocument.version) {
+      return;
+    }
+    const applied = await editor.edit((b) => b.replace(range, item.text), { undoStopBefore: true, undoStopAfter: true });
+    if (!applied) {
       return;
     }
     const end = endAfterApply(item);
