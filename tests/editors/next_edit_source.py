@@ -11,6 +11,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+#: No model in these tests (the quality tier's default would load the embedded one): the rules
+#: predictor answers next edits without any.
+OFFLINE = {"provider": "offline"}
+
 
 def source_file() -> str:
     text = Path(textwrap.__file__).read_text()

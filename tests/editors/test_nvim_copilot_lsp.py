@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.editors import nvim_versions
-from tests.editors.next_edit_source import occurrence, server, source_file
+from tests.editors.next_edit_source import OFFLINE, occurrence, server, source_file
 
 pytestmark = pytest.mark.nvim
 
@@ -42,7 +42,7 @@ def test_copilot_lsp_shows_and_applies_lsp_assists_next_edit(tmp_path: Path, nvi
     src.parent.mkdir()
     src.write_text(source)
     results = tmp_path / "results.json"
-    init_options = {"tiers": {"fast": {"provider": "offline"}}, "cache": {"dir": str(tmp_path / "cache")}}
+    init_options = {"tiers": {"fast": OFFLINE, "quality": OFFLINE}, "cache": {"dir": str(tmp_path / "cache")}}
     env = {
         **os.environ,
         "LSP_ASSIST_RESULTS": str(results),

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.editors import nvim_versions
-from tests.editors.next_edit_source import occurrence, server, source_file
+from tests.editors.next_edit_source import OFFLINE, occurrence, server, source_file
 
 pytestmark = pytest.mark.nvim
 
@@ -53,7 +53,7 @@ def _run(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     src.parent.mkdir()
     src.write_text(source)
     results = tmp_path / "results.json"
-    init_options = {"tiers": {"fast": {"provider": "offline"}}, "cache": {"dir": str(tmp_path / "cache")}}
+    init_options = {"tiers": {"fast": OFFLINE, "quality": OFFLINE}, "cache": {"dir": str(tmp_path / "cache")}}
     env = {
         **os.environ,
         "LSP_ASSIST_RESULTS": str(results),
@@ -166,3 +166,9 @@ def _report(data: dict[str, Any]) -> None:
         "baseline_executeCommand_round_trip_ms_median": _median(trips),
     }
     print(json.dumps(figures))
+    shots = os.environ.get("LSP_ASSIST_E2E_SHOTS")  # keep the screen captures, as the VS Code test does
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        for name in ("screen_shown", "screen_hint", "screen_jump"):
+            out = Path(shots) / f"nvim-{data['nvim'].split('+')[0]}-{name}.txt"
+            out.write_text("\n".join(data[name]) + "\n")

@@ -57,6 +57,7 @@ def test_rename_shows_the_next_edit_tab_tab_applies_escape_dismisses(
         "lspAssist.server.path": vscode_real.python_server(),
         "lspAssist.cache.dir": str(tmp_path / "cache"),
         "lspAssist.tiers.fast.provider": "offline",
+        "lspAssist.tiers.quality.provider": "offline",
         "editor.quickSuggestions": {"other": False, "comments": False, "strings": False},
         "editor.suggestOnTriggerCharacters": False,
         "editor.wordBasedSuggestions": "off",
