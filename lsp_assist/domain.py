@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Mode = Literal["single", "multi"]
-Feature = Literal["completion", "escalation", "warmup", "enrichment"]
+Feature = Literal["completion", "escalation", "warmup", "enrichment", "next_edit"]
 TierName = Literal["fast", "quality", "backup"]
 
 
@@ -104,6 +104,11 @@ class ModelRequest:
     stop: tuple[str, ...] = ()
     fim_template: str = "auto"
     feature: Feature = "completion"
+    # Next-edit prompts (nextedit/formats/): `context.prefix` is the whole prompt, sent as
+    # it is (no FIM template, no snippets header); chat APIs get it as the user message
+    # after `system`.
+    raw: bool = False
+    system: str = ""
 
 
 @dataclass
