@@ -19,6 +19,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import ROOT, lsp_session, open_doc
+from tests.fakes.fake_model_server import FakeModelServer, Script
 
 SOURCE = ROOT / "lsp_assist" / "documents" / "store.py"
 METHOD = "textDocument/copilotInlineEdit"
@@ -166,3 +167,27 @@ async def test_excluded_file_gets_no_edit_and_is_never_recorded(tmp_path: Path) 
         open_doc(client, visible.as_uri(), text)
         rename_as_typed(client, visible.as_uri(), row, col, "cursor", "pos")
         assert await history_bytes(client) > 0
+
+
+async def test_a_cancelled_request_answers_no_edit(tmp_path: Path, fake: FakeModelServer) -> None:
+    fake.default = Script(text="<|editable_region_start|>\nx\n<|editable_region_end|>", ttft_ms=10_000)
+    tier = {"provider": "openai", "api": "completions", "base_url": fake.base_url, "model": "nes"}
+    init = {
+        "tiers": {"fast": tier, "quality": tier, "backup": {"provider": "offline"}},
+        "completion": {"prefetch": False, "enrichment": False},
+        "next_edit": {"predictor": "model", "timeout_ms": 30_000},
+    }
+    (tmp_path / "ws").mkdir()
+    uri = (tmp_path / "ws" / "m.py").as_uri()
+    async with lsp_session(tmp_path, init) as client:
+        open_doc(client, uri, "def f(total):\n    result = \n")
+        edit(client, uri, 2, 1, 13, 13, "total + 1")  # new code: the rules have nothing, the model is asked
+        before = set(client.protocol._request_futures)
+        params = {"textDocument": {"uri": uri, "version": 2}, "position": {"line": 1, "character": 22}}
+        pending = asyncio.ensure_future(client.protocol.send_request_async(METHOD, params))
+        await asyncio.sleep(0)
+        (msg_id,) = set(client.protocol._request_futures) - before
+        assert fake.wait_for(lambda s: s.streams_started >= 1, timeout=10)  # the model call is under way
+        client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+        result = plain(await asyncio.wait_for(pending, timeout=8))  # well before the model's 10 s
+        assert result == {"edits": []}
