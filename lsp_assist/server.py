@@ -312,12 +312,12 @@ class Runtime:
         return errors
 
     def _configure_next_edit(self, config: Config, providers: Mapping[str, Provider]) -> None:
-        """The next-edit service's settings and, with `predictor = "model"`, its model
+        """The next-edit service's settings and, with `predictor = "model"|"both"`, its model
         (a tier served by a provider that takes raw prompts; else the rules alone, said once)."""
         ne = config.next_edit
         tier = config.next_edit_tier()
         provider = providers.get(tier)
-        if ne.predictor != "model" or self.governance is None:
+        if ne.predictor == "rules" or self.governance is None:
             self.next_edit.configure(ne, None, ("", "", ""))
             return
         if provider is None or provider.name not in RAW_PROMPT_PROVIDERS:

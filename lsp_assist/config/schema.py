@@ -206,8 +206,8 @@ class NextEditConfig:
     """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/next-edit.md)."""
 
     enabled: bool = True
-    # rules: the rule predictor only (no model, milliseconds) | model: the rules first, then
-    # a model when the rules have nothing to propose.
+    # rules: the rule predictor only (no model, milliseconds) | model: a model only |
+    # both: the rules first, the model when the rules have nothing to propose.
     predictor: str = "rules"
     # The model's prompt format: zeta (editable region + cursor marker) | sweep (original /
     # current / updated windows) | instruct (an instruction for chat models).
@@ -223,7 +223,7 @@ class NextEditConfig:
     timeout_ms: int = field(default=5000, metadata=bounded(1, _MS_10_MIN))
 
 
-NEXT_EDIT_PREDICTORS = ("rules", "model")
+NEXT_EDIT_PREDICTORS = ("rules", "model", "both")
 NEXT_EDIT_FORMATS = ("zeta", "sweep", "instruct")
 
 
