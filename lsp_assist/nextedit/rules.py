@@ -50,18 +50,23 @@ def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, 
     inner = change.new.find(change.old)
     scope_start, scope_end, only_scope = 0, len(text), False
     kind = role = None
-    literal = False
+    literal: bool | None = False
     if syntax is not None:
         node = syntax.node(edit_start, edit_end)
         literal = syntax.in_literal(node)
-        kind = syntax.exact_kind(edit_start, edit_end) if change.new else None
+        if not change.new and change.old.lstrip()[:1] in ("#", "/", "'", '"'):
+            literal = None  # a deleted comment or string: the tree no longer shows it
+        # Kinds and roles compare for renames (identifier -> identifier); other token
+        # changes (`dict()` -> `{}`) change the node's kind by design.
+        renamed = change.old.isidentifier() and change.new.isidentifier()
+        kind = syntax.exact_kind(edit_start, edit_end) if renamed else None
         role = syntax.role(node) if kind is not None else None
-        function, params = syntax.function_of(node)
+        function, _ = syntax.function_of(node)
         if function is not None:
             scope_start, scope_end = syntax.char(function.start_byte), syntax.char(function.end_byte)
-            # A parameter's uses are in its function: the parameter itself was edited, or
-            # the new name is one of the function's parameters (a use renamed after it).
-            only_scope = params is not None or _is_parameter(syntax, function, change.new)
+            # A renamed parameter's uses are in its function (the edit was the parameter,
+            # or a use renamed after it: either way the new name is a parameter now).
+            only_scope = renamed and _is_parameter(syntax, function, change.new)
     candidates: list[tuple[int, int, int]] = []
     for c in occurrences(text, change.old):
         end = c + len(change.old)
@@ -77,7 +82,7 @@ def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, 
         end = c + len(change.old)
         if syntax is not None:
             node = syntax.node(c, end)
-            if syntax.in_literal(node) != literal:
+            if literal is not None and syntax.in_literal(node) != literal:
                 continue
             if kind is not None and (syntax.exact_kind(c, end) != kind or syntax.role(node) != role):
                 continue

@@ -40,7 +40,9 @@ def render(w: Window) -> Rendered:
 
 def parse(answer: str, w: Window) -> str | None:
     m = _FENCE.search(answer)
-    body = m.group(1) if m else answer.strip("\n")
+    # Without a fence (the provider strips one around a chat answer) the text is the region
+    # as it is: leading blank lines are part of it.
+    body = m.group(1) if m else answer.removesuffix("\n")
     if START in body:
         body = body.split(START, 1)[1].removeprefix("\n")
     if END in body:

@@ -201,3 +201,11 @@ async def test_a_failing_endpoint_is_audited_and_proposes_nothing(fake: FakeMode
     fake.default = Script(text=zeta_answer, fault="http500")
     _, found, gov = await _rename_and_predict(fake, "zeta")
     assert found == [] and [r.outcome for r in gov.records] == ["error"]
+
+
+def test_instruct_answer_without_a_fence_keeps_leading_blank_lines() -> None:
+    from lsp_assist.nextedit.formats.window import Window
+
+    w = Window("m.py", "python", 0, 0, "\nx = 1", "\nx = 1", 0, "", "", True, (), ())
+    assert instruct.parse("\nx = 2\n", w) == "\nx = 2"
+    assert instruct.parse("Sure:\n```python\n\nx = 2\n```\n", w) == "\nx = 2"
