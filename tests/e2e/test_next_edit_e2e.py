@@ -161,6 +161,13 @@ async def test_excluded_file_gets_no_edit_and_is_never_recorded(tmp_path: Path) 
         version = rename_as_typed(client, uri, row, col, "cursor", "pos")
         assert await next_edit(client, uri, version, row, col + 3) == []
         assert await history_bytes(client) == 0
+        # Malformed params and documents that are not open get no edit, not an error.
+        for params in ({"textDocument": {"uri": uri}}, {"position": {"line": 0}}, {}):
+            got = plain(
+                await asyncio.wait_for(client.protocol.send_request_async(METHOD, params), timeout=20)
+            )
+            assert got == {"edits": []}
+        assert await next_edit(client, (ws / "closed.py").as_uri(), 1, 0, 0) == []
         # The same file outside the exclusion is recorded: the measure can see a history.
         visible = ws / "store.py"
         shutil.copy(SOURCE, visible)
