@@ -172,7 +172,11 @@ def baseline(cases: list[dict[str, Any]]) -> Tally:
     return tally
 
 
-def _change(client: RpcClient, uri: str, version: int, line: int, a: int, b: int, text: str) -> None:
+Key = tuple[int, int, int, str]  # (row, start column, end column, text): one keystroke
+
+
+def _change(client: RpcClient, uri: str, version: int, key: Key) -> None:
+    line, a, b, text = key
     client.notify(
         "textDocument/didChange",
         {
@@ -202,21 +206,21 @@ async def replay(
     col = u16(row[: first.col])
     # Every keystroke but the last, then a round trip so the server has applied them: the
     # latency measured is that of the didChange that completes the edit, as when typing.
-    keys = [(first.line, col, col + u16(first.old), (first.new or "")[:1])]
+    keys: list[Key] = [(first.line, col, col + u16(first.old), (first.new or "")[:1])]
     pos = col + u16(keys[0][3])
     for ch in (first.new or "")[1:]:
         keys.append((first.line, pos, pos, ch))
         pos += u16(ch)
     version = 1
-    for line, a, b, text in keys[:-1]:
+    for key in keys[:-1]:
         version += 1
-        _change(client, uri, version, line, a, b, text)
+        _change(client, uri, version, key)
     await client.call(
         METHOD, {"textDocument": {"uri": uri, "version": 0}, "position": {"line": 0, "character": 0}}
     )
     version += 1
     t0 = time.monotonic()
-    _change(client, uri, version, *keys[-1])
+    _change(client, uri, version, keys[-1])
     msg_id, fut = client.request(
         METHOD,
         {

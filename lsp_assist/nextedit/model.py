@@ -113,15 +113,7 @@ class ModelPredictor:
         return self.governance.redact(text)
 
     async def __call__(self, doc: Document, history: EditHistory, cursor: Cursor) -> list[Proposal]:
-        w = build_window(
-            doc,
-            self.store,
-            history,
-            cursor,
-            region_lines=self.config.region_lines,
-            max_edits=self.config.prompt_edits,
-            redact=self._redact,
-        )
+        w = build_window(doc, self.store, history, cursor, self.config, self._redact)
         if w is None:
             return []
         rendered = self.format.render(w)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lsp_assist.config.schema import NextEditConfig
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.nextedit.history import DocumentHistory, EditHistory
@@ -77,11 +78,11 @@ def build_window(
     store: DocumentStore,
     history: EditHistory,
     cursor: Cursor,
-    *,
-    region_lines: int,
-    max_edits: int,
+    config: NextEditConfig,
     redact: Redact,
 ) -> Window | None:
+    """The window around `cursor` (None when `doc` has no history: excluded or unopened)."""
+    region_lines, max_edits = config.region_lines, config.prompt_edits
     own = history.get(doc.uri)
     if own is None:
         return None
