@@ -26,6 +26,10 @@ from lsp_assist.nextedit.history import Edit
 from lsp_assist.nextedit.proposal import Proposal, proposal
 from lsp_assist.nextedit.tokens import Syntax, TokenChange, occurrences, token_change
 
+#: Occurrences checked against the tree per request at most (a few ms of node look-ups): a
+#: token that is everywhere and never qualifies must not hold the event loop.
+MAX_CANDIDATES = 2000
+
 
 def predict(doc: Document, edit: Edit, cursor: Cursor, others: Iterable[Document] = ()) -> list[Proposal]:
     """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`."""
@@ -78,7 +82,7 @@ def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, 
         if only_scope and not in_scope:
             continue
         candidates.append((0 if in_scope else 1, 0 if c >= at else 1, c))
-    for _, _, c in sorted(candidates):
+    for _, _, c in sorted(candidates)[:MAX_CANDIDATES]:
         end = c + len(change.old)
         if syntax is not None:
             node = syntax.node(c, end)

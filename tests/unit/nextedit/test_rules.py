@@ -160,3 +160,11 @@ def test_a_default_value_changed_in_a_parameter_list_is_repeated_outside_the_fun
     doc = retype(store, URI, '"ascii"', '"utf-8"')
     p = _predict(doc, history)[0]
     assert (p.start.line, p.text) == (5, '"utf-8"')
+
+
+def test_offsets_hold_in_text_with_multibyte_characters() -> None:
+    text = "# café ☕ 😀 naïve\n" * 300 + "def f(count):\n    s = 'é😀'\n    return count + len(s)\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "count", "n")
+    p = _predict(doc, history)[0]
+    assert _at(doc, p) == "count" and doc.line(p.start.line) == "    return count + len(s)"
