@@ -79,6 +79,18 @@ async def history_bytes(client: LanguageClient) -> int:
     return int(stats["memory"]["next_edit_history"])
 
 
+async def events(client: LanguageClient) -> dict[str, int]:
+    """The suggestion events recorded so far (`lspAssist.stats`)."""
+    stats = plain(
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(types.ExecuteCommandParams(command="lspAssist.stats")),
+            timeout=20,
+        )
+    )
+    out: dict[str, int] = stats["suggestions"]["events"]
+    return out
+
+
 def _clamp_parameter(text: str) -> tuple[int, int, int, int]:
     """(row of `def clamp(self, cursor`, its column, row and column of the next `cursor`)."""
     lines = text.split("\n")
@@ -121,8 +133,10 @@ async def test_renamed_parameter_proposes_the_next_use_and_stale_versions_get_no
         assert await next_edit(client, uri, version - 1, row, col + 3) == []
         assert await next_edit(client, uri, version + 1, row, col + 3) == []
 
-        # Shown, then applied by the client and accepted; the next use comes next.
-        client.protocol.notify("textDocument/didShowInlineEdit", {"item": e})
+        # Shown (as copilot-lsp reports it: the item's command only), then applied by the
+        # client and accepted; the next use comes next.
+        client.protocol.notify("textDocument/didShowInlineEdit", {"item": {"command": e["command"]}})
+        assert (await events(client)) == {"shown": 1}
         r = e["range"]
         edit(client, uri, version + 1, next_row, r["start"]["character"], r["end"]["character"], e["text"])
         accepted = plain(
@@ -133,6 +147,7 @@ async def test_renamed_parameter_proposes_the_next_use_and_stale_versions_get_no
             )
         )
         assert accepted == {"ok": True}
+        assert (await events(client)) == {"shown": 1, "accepted": 1}
         follow = await next_edit(client, uri, version + 1, next_row, next_col + 3)
         assert follow and follow[0]["text"] == "pos"
         assert follow[0]["range"]["start"]["line"] > next_row or (
