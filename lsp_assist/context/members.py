@@ -39,7 +39,9 @@ KNOWN_BASES: dict[str, frozenset[str]] = {
     "Generic": frozenset(),
     "typing.Generic": frozenset(),
     "NamedTuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults", "count", "index"}),
-    "typing.NamedTuple": frozenset({"_asdict", "_replace", "_fields", "_make", "_field_defaults", "count", "index"}),
+    "typing.NamedTuple": frozenset(
+        {"_asdict", "_replace", "_fields", "_make", "_field_defaults", "count", "index"}
+    ),
     "Enum": frozenset({"name", "value", "_name_", "_value_", "_member_map_", "_member_names_"}),
     "enum.Enum": frozenset({"name", "value", "_name_", "_value_", "_member_map_", "_member_names_"}),
     "Exception": frozenset(dir(Exception)),
@@ -48,7 +50,8 @@ KNOWN_BASES: dict[str, frozenset[str]] = {
 }
 MAX_DEPTH = 8  # bases and attribute chains followed at most this deep
 _BUILTIN_TYPES = {
-    name: frozenset(dir(getattr(builtins, name))) for name in ("str", "int", "float", "bytes", "list", "dict", "set")
+    name: frozenset(dir(getattr(builtins, name)))
+    for name in ("str", "int", "float", "bytes", "list", "dict", "set")
 }
 
 
@@ -163,4 +166,4 @@ class MemberScope:
         return frozenset(names)
 
 
-__all__ = ["KNOWN_BASES", "MemberScope", "OBJECT_NAMES"]
+__all__ = ["KNOWN_BASES", "OBJECT_NAMES", "MemberScope"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 _CLASS = re.compile(r"class\s+([A-Za-z_]\w*)\s*(?:\((.*?)\))?\s*:")
 _DEF = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*)")
 _SELF_ATTR = re.compile(r"\b(self|cls)\.([A-Za-z_]\w*)\s*(?::\s*([A-Za-z_][\w.]*)[^=]*)?=(?!=)\s*(.*)")
+_SELF_NAME = re.compile(r"\b(?:self|cls)\.([A-Za-z_]\w*)")
 _NAME_ASSIGN = re.compile(r"([A-Za-z_]\w*)\s*(?::\s*([A-Za-z_][\w.]*)[^=]*)?(?:=(?!=)\s*(.*))?$")
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _PARAM = re.compile(r"([A-Za-z_]\w*)\s*:\s*([A-Za-z_][\w.]*)")
@@ -119,7 +120,9 @@ class Scanner:
         code = self._structure(line)
         if code is None:
             return
-        self.depth = max(0, self.depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}"))
+        self.depth = max(
+            0, self.depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        )
         stripped = code.strip()
         if starts_in_string or continued or not stripped:
             if number == self.cursor_line:
@@ -188,15 +191,15 @@ class Scanner:
 
     def _assignment(self, text: str, owner: ClassInfo | None) -> None:
         method = self._method_class()
-        if method is not None and (m := _SELF_ATTR.search(text)):
+        if method is not None:
             info, block = method
-            if m.group(1) == block.first_param or m.group(1) in ("self", "cls"):
-                for name in re.findall(r"\b(?:self|cls)\.([A-Za-z_]\w*)", text.split("=")[0]):
-                    info.members.add(name)
+            # Every `self.x` a method writes or reads: a mixin reads what its users define.
+            info.members.update(_SELF_NAME.findall(text))
+            if m := _SELF_ATTR.search(text):
                 made = m.group(3) or _constructed(m.group(4), block.params)
                 if made and m.group(2) not in info.attr_types:
                     info.attr_types[m.group(2)] = made
-            return
+                return
         lhs = text.split("=")[0] if "=" in text and "==" not in text.split("=")[0] else text
         m = _NAME_ASSIGN.match(text)
         if m is None:
@@ -207,10 +210,10 @@ class Scanner:
             if m.group(2):
                 owner.attr_types.setdefault(m.group(1), m.group(2))
             return
-        block = self.stack[-1] if self.stack and self.stack[-1].kind == "def" else None
-        made = m.group(2) or _constructed(m.group(3) or "", block.params if block else {})
-        if made and block is not None:
-            block.local_vars[m.group(1)] = made
+        func = self.stack[-1] if self.stack and self.stack[-1].kind == "def" else None
+        made = m.group(2) or _constructed(m.group(3) or "", func.params if func else {})
+        if made and func is not None:
+            func.local_vars[m.group(1)] = made
         elif made and not self.stack:
             self.out.variables[m.group(1)] = made
 

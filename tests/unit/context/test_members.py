@@ -64,7 +64,18 @@ def _public(names: frozenset[str] | None) -> set[str] | None:
 def test_self_is_the_enclosing_class_with_its_bases_and_assigned_attributes() -> None:
     scope = MemberScope(SHAPES, CURSOR)
     got = _public(scope.members_of("self"))
-    assert got == {"unit", "center", "radius", "_cache", "_hits", "grow", "label", "contains", "area", "sides"}
+    assert got == {
+        "unit",
+        "center",
+        "radius",
+        "_cache",
+        "_hits",
+        "grow",
+        "label",
+        "contains",
+        "area",
+        "sides",
+    }
     assert "__class__" in (scope.members_of("self") or ())  # every object has them
 
 
@@ -119,3 +130,18 @@ def test_the_context_engine_attaches_a_scope_to_python_prompts_only() -> None:
     assert "distance_to" in (ctx.members.members_of("self.center") or ())
     js = engine.build_from_text("const a = b.\n", "javascript", "/tmp/a.js", Cursor(0, 12), 4000)
     assert js.members is None
+
+
+def test_a_mixin_has_the_names_its_methods_read() -> None:
+    text = (
+        "class LockMixin:\n"
+        "    async def __aenter__(self):\n"
+        "        await self.acquire()\n"
+        "        return self._owner.name\n"
+        "\n"
+        "    def __exit__(self, *exc):\n"
+        "        x = self.\n"
+    )
+    assert {"acquire", "_owner", "__aenter__", "__exit__"} <= (
+        MemberScope(text, 6).members_of("self") or set()
+    )
