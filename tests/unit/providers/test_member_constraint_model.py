@@ -113,3 +113,35 @@ async def test_where_nothing_is_known_the_constraint_changes_nothing(provider: L
     on = await _complete(provider, ctx, constrain=True)
     assert provider.last_constraint is not None and provider.last_constraint.masked_steps == 0
     assert on == await _complete(provider, ctx, constrain=False)
+
+
+async def test_through_the_whole_pipeline_the_prompt_carries_the_receivers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lsp_assist.cli.session import complete_text
+    from lsp_assist.server import build_runtime
+
+    monkeypatch.setenv("LSP_ASSIST_CACHE_DIR", str(tmp_path))
+    config = {
+        "tiers": {"fast": {"provider": "local"}},
+        "local": {"model": "gemma3-270m", "first_token_timeout_ms": 60000, "total_timeout_ms": 90000},
+        "cache": {"enabled": False},
+        "completion": {"prefetch": False, "enrichment": False, "deadline_ms": 120000},
+    }
+    rt = build_runtime([], config)
+    try:
+        await rt.warm()
+        (model,) = rt.local_models()
+        if not model.loaded:
+            pytest.skip("the embedded model is not installed")
+        assert await model.members_ready()  # type: ignore[attr-defined]
+        text = SHAPES + "self.center.\n"
+        row = text.count("\n") - 1
+        res = await complete_text(
+            rt, tmp_path / "shapes.py", text, row, len(text.split("\n")[row]), version=1
+        )
+        constraint = model.last_constraint  # type: ignore[attr-defined]
+        assert constraint is not None and constraint.masked_steps >= 1
+        assert _member(res.text) in POINT, res.text
+    finally:
+        await rt.aclose()
