@@ -8,6 +8,7 @@ continuation lines (inside brackets) and triple-quoted strings are not statement
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, field
 
@@ -200,15 +201,11 @@ class Scanner:
                 if made and m.group(2) not in info.attr_types:
                     info.attr_types[m.group(2)] = made
                 return
-        lhs = text.split("=")[0] if "=" in text and "==" not in text.split("=")[0] else text
+        if owner is not None:
+            _class_level(text, owner)
+            return
         m = _NAME_ASSIGN.match(text)
         if m is None:
-            return
-        if owner is not None:
-            for name in re.findall(r"[A-Za-z_]\w*", lhs.split(":")[0]):
-                owner.members.add(name)
-            if m.group(2):
-                owner.attr_types.setdefault(m.group(1), m.group(2))
             return
         func = self.stack[-1] if self.stack and self.stack[-1].kind == "def" else None
         made = m.group(2) or _constructed(m.group(3) or "", func.params if func else {})
@@ -216,6 +213,24 @@ class Scanner:
             func.local_vars[m.group(1)] = made
         elif made and not self.stack:
             self.out.variables[m.group(1)] = made
+
+
+def _class_level(text: str, owner: ClassInfo) -> None:
+    """Names a class-body statement binds: `a = 1`, `a, b = 1, 2`, `size: int`."""
+    target, eq, value = text.partition("=")
+    if eq and not value.startswith("=") and not target.endswith(("!", "<", ">")):
+        names = target.split(":")[0]
+    elif ":" in text and "(" not in text.split(":")[0]:
+        names = text.split(":")[0]  # an annotation without a value
+    else:
+        return
+    for part in names.split(","):
+        part = part.strip().strip("()[]").strip()
+        if part.isidentifier() and not keyword.iskeyword(part):
+            owner.members.add(part)
+    m = _NAME_ASSIGN.match(text)
+    if m is not None and m.group(2):
+        owner.attr_types.setdefault(m.group(1), m.group(2))
 
 
 def scan(text: str, cursor_line: int) -> Scan:

@@ -114,6 +114,9 @@ def test_imported_standard_modules_list_their_names_from_source() -> None:
     assert {"parse", "fromstring"} <= (scope.members_of("ElementTree") or set())
     assert module_names("numpy") is None  # not the standard library: never imported
     assert {"sqrt", "pi"} <= (module_names("math") or set())  # compiled, CPython's own
+    # `from posix import *` (compiled) is followed; `from nt import *` (Windows) adds nothing.
+    assert {"getcwd", "listdir", "path", "sep"} <= (module_names("os") or set())
+    assert module_names("unittest") is None  # a module `__getattr__` makes names on demand
 
 
 def test_a_class_from_another_files_outline_is_known_but_self_stays_this_files() -> None:
@@ -145,3 +148,21 @@ def test_a_mixin_has_the_names_its_methods_read() -> None:
     assert {"acquire", "_owner", "__aenter__", "__exit__"} <= (
         MemberScope(text, 6).members_of("self") or set()
     )
+
+
+def test_class_bodies_bind_what_they_assign_or_annotate_and_nothing_else() -> None:
+    text = (
+        "class Config:\n"
+        "    width, height = 80, 24\n"
+        "    name: str\n"
+        "    pass\n"
+        "    if width == 80:\n"
+        "        wide = True\n"
+        "    print(width)\n"
+        "\n"
+        "    def show(self):\n"
+        "        return self.\n"
+    )
+    got = _public(MemberScope(text, 9).members_of("self"))
+    assert got == {"width", "height", "name", "wide", "show"}  # `wide`: when the `if` holds
+    assert "upper" in (MemberScope(text, 9).members_of("self.name") or ())  # annotated `str`
