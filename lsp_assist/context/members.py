@@ -55,7 +55,7 @@ _BUILTIN_TYPES = {
 }
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=2)  # the document now and just before: a cache that holds two texts at most
 def _scan(text: str, cursor_line: int) -> Scan:
     return scan(text, cursor_line)
 
