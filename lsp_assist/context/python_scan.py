@@ -161,8 +161,11 @@ class Scanner:
         if m := _CLASS.match(text):
             if owner is not None:
                 owner.members.add(m.group(1))
-            if m.group(1) not in self.out.classes or not self.stack:
+            known = self.out.classes.get(m.group(1))
+            if known is None:
                 self.out.classes[m.group(1)] = ClassInfo(m.group(1), _bases(m.group(2)))
+            else:  # defined twice (`if ...: class X` / `else: class X`): one class with both
+                known.bases = tuple(dict.fromkeys((*known.bases, *_bases(m.group(2)))))
             self.stack.append(_Block(indent, "class", m.group(1)))
         elif m := _DEF.match(text):
             if owner is not None:

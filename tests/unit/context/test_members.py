@@ -166,3 +166,18 @@ def test_class_bodies_bind_what_they_assign_or_annotate_and_nothing_else() -> No
     got = _public(MemberScope(text, 9).members_of("self"))
     assert got == {"width", "height", "name", "wide", "show"}  # `wide`: when the `if` holds
     assert "upper" in (MemberScope(text, 9).members_of("self.name") or ())  # annotated `str`
+
+
+def test_a_class_defined_twice_has_the_names_of_both_definitions() -> None:
+    text = (
+        "import sys\n"
+        "if sys.platform == 'win32':\n"
+        "    class Runner:\n"
+        "        def spawn(self):\n"
+        "            return self.\n"
+        "else:\n"
+        "    class Runner:\n"
+        "        def fork(self):\n"
+        "            pass\n"
+    )
+    assert {"spawn", "fork"} <= (MemberScope(text, 4).members_of("self") or set())
