@@ -105,6 +105,19 @@ async def test_switched_off_the_tokens_are_those_of_free_decoding(provider: Loca
     assert again == off  # greedy: the same tokens every time
 
 
+async def test_speculative_drafts_keep_the_constrained_answer(provider: LocalProvider) -> None:
+    ctx = _context("d = self.")
+    plain = await _complete(provider, ctx, constrain=True)
+    provider._local = replace(provider._local, draft_tokens=6)
+    try:
+        drafted = await _complete(provider, ctx, constrain=True)
+    finally:
+        provider._local = replace(provider._local, draft_tokens=0)
+    assert provider.last_stats.drafted_tokens > 0  # the drafts were tried
+    assert drafted == plain  # greedy: drafts verified through the same mask
+    assert _member(drafted) in CIRCLE
+
+
 async def test_where_nothing_is_known_the_constraint_changes_nothing(provider: LocalProvider) -> None:
     text = "import numpy as np\n\n\ndef scaled(values):\n    return np."  # numpy: not listed
     ctx = ContextEngine().build_from_text(
