@@ -21,6 +21,7 @@ _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _PARAM = re.compile(r"([A-Za-z_]\w*)\s*:\s*([A-Za-z_][\w.]*)")
 _IMPORT = re.compile(r"import\s+(.+)")
 _FROM = re.compile(r"from\s+(\.*[\w.]*)\s+import\s+\(?([^)#]+)")
+_BLOCK_START = re.compile(r"(?:async\s+)?(?:def|class)\s|@")
 _STRINGS = re.compile(r"'''|\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
 
 
@@ -93,9 +94,10 @@ class Scanner:
         self.cursor_line = cursor_line
         self.depth = 0  # open brackets carried over from earlier lines
         self.in_string: str | None = None  # the triple quote a string opened with
+        self.pending: tuple[int, str] | None = None  # (indent, text) of a statement in brackets
 
-    def _structure(self, line: str) -> str | None:
-        """The statement part of `line` (strings blanked), or None inside a string."""
+    def _structure(self, line: str) -> str:
+        """The statement part of `line` (strings and comments blanked)."""
         parts = _STRINGS.split(line)
         quotes = _STRINGS.findall(line)
         code: list[str] = []
@@ -117,14 +119,19 @@ class Scanner:
 
     def feed(self, number: int, line: str) -> None:
         starts_in_string = self.in_string is not None
-        continued = self.depth > 0
-        code = self._structure(line)
-        if code is None:
-            return
-        self.depth = max(
-            0, self.depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-        )
+        code = self._structure(line) or ""
         stripped = code.strip()
+        if self.depth > 0 and _BLOCK_START.match(stripped):
+            self.depth, self.pending = 0, None  # brackets left open above: a new definition
+        continued = self.depth > 0
+        self.depth = max(0, self.depth + sum(map(code.count, "([{")) - sum(map(code.count, ")]}")))
+        if continued and self.pending is not None:
+            self.pending = (self.pending[0], f"{self.pending[1]} {stripped}")
+            if self.depth == 0:  # the statement is whole: `def f(\n self,\n ...):`
+                self._statement(self.pending[1], self.pending[0])
+                self.pending = None
+        if number == self.cursor_line:
+            self.depth, self.pending = 0, None  # the line being typed is rarely closed
         if starts_in_string or continued or not stripped:
             if number == self.cursor_line:
                 self._enter_cursor(line)
@@ -134,6 +141,9 @@ class Scanner:
             self.stack.pop()
         if number == self.cursor_line:
             self.out.at_cursor = list(self.stack)
+        if self.depth > 0:  # opens brackets it does not close: wait for the whole statement
+            self.pending = (indent, stripped)
+            return
         self._statement(stripped, indent)
 
     def _enter_cursor(self, line: str) -> None:

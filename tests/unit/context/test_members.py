@@ -181,3 +181,33 @@ def test_a_class_defined_twice_has_the_names_of_both_definitions() -> None:
         "            pass\n"
     )
     assert {"spawn", "fork"} <= (MemberScope(text, 4).members_of("self") or set())
+
+
+def test_statements_over_several_lines_and_an_open_cursor_line_are_read_whole() -> None:
+    text = (
+        "class Point:\n"
+        "    def __init__(\n"
+        "        self,\n"
+        "        x: float,\n"
+        "    ) -> None:\n"
+        "        self.x = x\n"
+        "\n"
+        "\n"
+        "class Circle(\n"
+        "    Point,\n"
+        "):\n"
+        "    def __init__(\n"
+        "        self,\n"
+        "        center: Point,\n"
+        "    ) -> None:\n"
+        "        self.center = center\n"
+        "\n"
+        "    def contains(self, point):\n"
+        "        return max(self.\n"  # the line being typed: its bracket stays open
+        "\n"
+        "    def later(self):\n"
+        "        pass\n"
+    )
+    scope = MemberScope(text, 18)
+    assert _public(scope.members_of("self")) == {"x", "center", "contains", "later"}
+    assert _public(scope.members_of("self.center")) == {"x"}
