@@ -247,7 +247,7 @@ class LocalProvider:
 
     async def _read_vocabulary(self, engine: Any) -> None:
         """Index the model's vocabulary for the member constraint, in slices on the worker
-        thread between requests (a request waits for one slice at most, ~30 ms)."""
+        thread between requests (a request waits for one slice at most, ~50 ms)."""
         from lsp_assist.providers.member_constraint import TrieCache, Vocabulary
 
         loop = asyncio.get_running_loop()
