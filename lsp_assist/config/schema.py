@@ -114,6 +114,8 @@ class LocalConfig:
     batch_threads: int = field(default=0, metadata=bounded(0, 256))
     # Prompt-lookup speculation; 0 = off (measured slower: docs/design.md).
     draft_tokens: int = field(default=0, metadata=bounded(0, 64))
+    # After `x.` only names `x` has (when known): docs/member-constraint.md.
+    constrain_members: bool = True
     # Tiers on the embedded model answer a partial line by then.
     answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
