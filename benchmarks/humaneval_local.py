@@ -61,12 +61,15 @@ def passes(task: dict[str, Any], line: str, indent: str) -> bool:
         os.unlink(path)
 
 
-def quality_config(model: str, backend: str = "inprocess", **fast: Any) -> dict[str, Any]:
+def quality_config(
+    model: str, backend: str = "inprocess", *, members: bool = True, **fast: Any
+) -> dict[str, Any]:
     """The embedded model on the fast tier (`fast`: more of that tier's settings) with patient
     timeouts and no cache, prefetch or enrichment: a quality run measures what the model
     writes; latency is reported, not enforced."""
     local: dict[str, Any] = {"model": model, "backend": backend, "first_token_timeout_ms": 60000}
     local["total_timeout_ms"] = 90000
+    local["constrain_members"] = members
     if "context_chars" in fast:  # the embedded model's own default (1,500) would win otherwise
         local["context_chars"] = fast["context_chars"]
     return {
@@ -100,16 +103,17 @@ async def final_first_line(
 
 
 async def run_model(
-    model: str, tasks: list[dict[str, Any]], cache_dir: Path, backend: str = "inprocess"
+    model: str, tasks: list[dict[str, Any]], cache_dir: Path, backend: str = "inprocess", members: bool = True
 ) -> dict[str, Any]:
     from lsp_assist.cli.session import complete_text
     from lsp_assist.server import build_runtime
 
     os.environ["LSP_ASSIST_CACHE_DIR"] = str(cache_dir / f"{model}-{backend}")
-    rt = build_runtime([], quality_config(model, backend))
+    rt = build_runtime([], quality_config(model, backend, members=members))
     t0 = time.perf_counter()
     await rt.warm()
     load_s = time.perf_counter() - t0
+    await _members_ready(rt, members)
     exact = passed = empty = exact_first = 0
     ttft: list[float] = []
     total: list[float] = []
@@ -135,7 +139,7 @@ async def run_model(
         await rt.aclose()
     n = len(tasks)
     return {
-        "model": f"{model} {backend}",
+        "model": f"{model} {backend}" + ("" if members else " free"),
         "n": n,
         "exact": exact / n,
         "exact_first": exact_first / n,
@@ -148,6 +152,17 @@ async def run_model(
     }
 
 
+async def _members_ready(rt: Any, members: bool) -> None:
+    """With the member constraint on, wait for the vocabulary index (read after the load),
+    so that every task runs with it."""
+    if not members:
+        return
+    for provider in rt.local_models():
+        ready = getattr(provider, "members_ready", None)
+        if ready is not None:
+            await ready()
+
+
 async def main() -> int:
     if os.environ.get("LSP_ASSIST_BENCH_LOG"):
         import logging
@@ -158,6 +173,13 @@ async def main() -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", nargs="+", default=["gemma3-270m", "smollm2"])
     ap.add_argument("--backends", nargs="+", default=["inprocess"])
+    ap.add_argument(
+        "--members",
+        nargs="+",
+        choices=["on", "off"],
+        default=["on"],
+        help="local.constrain_members (both: on off)",
+    )
     args = ap.parse_args()
     if not DATA.exists():
         print(f"data not found: {DATA}")
@@ -167,7 +189,8 @@ async def main() -> int:
     with tempfile.TemporaryDirectory() as td:
         for model in args.models:
             for backend in args.backends:
-                results.append(await run_model(model, tasks, Path(td), backend))
+                for members in args.members:
+                    results.append(await run_model(model, tasks, Path(td), backend, members == "on"))
     print(f"HumanEval single-line infilling, {args.n} tasks (seed {args.seed}), through the full pipeline")
     print(
         f"{'model':<24}{'exact':>8}{'exact@first':>12}{'pass@1':>8}{'empty':>8}{'load s':>8}{'ttft p50':>10}"

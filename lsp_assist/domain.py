@@ -10,10 +10,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 Mode = Literal["single", "multi"]
-Feature = Literal["completion", "escalation", "warmup", "enrichment"]
+Feature = Literal["completion", "escalation", "warmup", "enrichment", "next_edit"]
 TierName = Literal["fast", "quality", "backup"]
 
 
@@ -44,6 +44,13 @@ class Snippet:
     text: str
     score: float = 0.0
     reason: str = "similar"  # "similar" (windows like the cursor's) | "outline" (context/outline.py)
+
+
+class MemberLookup(Protocol):
+    """Resolves a receiver to the names that may follow `receiver.` (None: not known for
+    sure). Built by the context engine (`context/members.py`), read by the embedded model."""
+
+    def members_of(self, receiver: str) -> frozenset[str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,9 @@ class PromptContext:
     line_prefix: str = ""
     line_suffix: str = ""
     indent: str = ""  # indentation of the cursor line
+    # The receivers at the cursor (the member constraint); derived from the document, so
+    # neither part of the key nor of equality; never logged (it holds the document's text).
+    members: MemberLookup | None = field(default=None, compare=False, repr=False)
 
     def key(self, tier: str, model: str) -> str:
         """A stable hash of everything that changes what the model would produce."""
@@ -104,6 +114,11 @@ class ModelRequest:
     stop: tuple[str, ...] = ()
     fim_template: str = "auto"
     feature: Feature = "completion"
+    # Next-edit prompts (nextedit/formats/): `context.prefix` is the whole prompt, sent as
+    # it is (no FIM template, no snippets header); chat APIs get it as the user message
+    # after `system`.
+    raw: bool = False
+    system: str = ""
 
 
 @dataclass

@@ -35,6 +35,7 @@ from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
 from lsp_assist.languages.registry import canonical
 from lsp_assist.nextedit.history import EditHistory
+from lsp_assist.nextedit.model import RAW_PROMPT_PROVIDERS, ModelPredictor
 from lsp_assist.nextedit.service import NextEditService
 from lsp_assist.pipeline.boundary import admits
 from lsp_assist.pipeline.cache import SuggestionCache
@@ -311,8 +312,25 @@ class Runtime:
         return errors
 
     def _configure_next_edit(self, config: Config, providers: Mapping[str, Provider]) -> None:
-        """The next-edit service's settings (the rule predictor; no model yet)."""
-        self.next_edit.configure(config.next_edit, None, ("", "", ""))
+        """The next-edit service's settings and, with `predictor = "model"|"both"`, its model
+        (a tier served by a provider that takes raw prompts; else the rules alone, said once)."""
+        ne = config.next_edit
+        tier = config.next_edit_tier()
+        provider = providers.get(tier)
+        if ne.predictor == "rules" or self.governance is None:
+            self.next_edit.configure(ne, None, ("", "", ""))
+            return
+        if provider is None or provider.name not in RAW_PROMPT_PROVIDERS:
+            name = provider.name if provider is not None else "none"
+            self.errors.append(
+                f"next_edit.predictor: tier {tier!r} runs on {name!r}; the model predictor needs one of "
+                f"{', '.join(RAW_PROMPT_PROVIDERS)} (next edits come from the rules)"
+            )
+            self.next_edit.configure(ne, None, ("", "", ""))
+            return
+        key = f"{provider.name}:{provider.endpoint_host or 'local'}:{provider.model}"
+        model = ModelPredictor(ne, self.store, provider, tier, self.governance, key)
+        self.next_edit.configure(ne, model, (tier, provider.name, provider.model))
 
     def _kept_local_model(self, tier: TierConfig, config: Config) -> Provider | None:
         """The embedded model already built for these settings, to keep across a rebuild.

@@ -114,6 +114,8 @@ class LocalConfig:
     batch_threads: int = field(default=0, metadata=bounded(0, 256))
     # Prompt-lookup speculation; 0 = off (measured slower: docs/design.md).
     draft_tokens: int = field(default=0, metadata=bounded(0, 64))
+    # After `x.` only names `x` has (when known): docs/member-constraint.md.
+    constrain_members: bool = True
     # Tiers on the embedded model answer a partial line by then.
     answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
@@ -206,8 +208,8 @@ class NextEditConfig:
     """Next-edit suggestions (`textDocument/copilotInlineEdit`, docs/next-edit.md)."""
 
     enabled: bool = True
-    # rules: the rule predictor only (no model, milliseconds) | model: the rules first, then
-    # a model when the rules have nothing to propose.
+    # rules: the rule predictor only (no model, milliseconds) | model: a model only |
+    # both: the rules first, the model when the rules have nothing to propose.
     predictor: str = "rules"
     # The model's prompt format: zeta (editable region + cursor marker) | sweep (original /
     # current / updated windows) | instruct (an instruction for chat models).
@@ -223,7 +225,7 @@ class NextEditConfig:
     timeout_ms: int = field(default=5000, metadata=bounded(1, _MS_10_MIN))
 
 
-NEXT_EDIT_PREDICTORS = ("rules", "model")
+NEXT_EDIT_PREDICTORS = ("rules", "model", "both")
 NEXT_EDIT_FORMATS = ("zeta", "sweep", "instruct")
 
 

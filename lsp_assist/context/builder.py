@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from lsp_assist.context.assembler import Assembler, BuildRequest, Sources
@@ -28,6 +29,7 @@ from lsp_assist.context.gateway import Gateway
 from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.lexicon import IDENTS_BYTES as IDENTS_BYTES
 from lsp_assist.context.lexicon import Lexicon
+from lsp_assist.context.members import MemberScope
 from lsp_assist.context.neighbours import Gathered, imports_memo_bytes
 from lsp_assist.context.open_files import OpenFiles, Seen
 from lsp_assist.context.outline import name_memo_bytes
@@ -45,6 +47,7 @@ from lsp_assist.context.sources.related import WINDOWS_BYTES as WINDOWS_BYTES
 from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
+from lsp_assist.languages import canonical
 from lsp_assist.memory import ByteLRU
 
 if TYPE_CHECKING:
@@ -251,4 +254,8 @@ class ContextEngine:
         """The prompt context for `cursor` in `doc`: prefix ends and suffix starts at the cursor.
 
         `layout="stable"` (the embedded model) re-lays the prefix for KV-cache reuse."""
-        return self.assembler.build(_request(doc, cursor, budget_chars, options))
+        ctx = self.assembler.build(_request(doc, cursor, budget_chars, options))
+        if canonical(doc.language_id) == "python":  # receivers for the member constraint (lazy: no work here)
+            outlines = [s.text for s in ctx.snippets if s.reason == "outline"]
+            ctx = replace(ctx, members=MemberScope(doc.text, cursor.line, outlines))
+        return ctx

@@ -72,9 +72,11 @@ def _line_context(doc: Document, line: int, offset: int, end: int) -> tuple[str,
     after `end` (cut at 200 characters: a minified line must not fill the history)."""
     text = doc.text
     before = text[max(doc.line_start(line), offset - 200) : offset]
-    stop = text.find("\n", end)
-    after = text[end : len(text) if stop < 0 else stop]
-    return before, after[:200]
+    # Looked for within 200 characters only: on a minified line of megabytes a search to
+    # the line's end would cost a scan per keystroke.
+    stop = text.find("\n", end, end + 200)
+    after = text[end : min(len(text), end + 200) if stop < 0 else stop]
+    return before, after
 
 
 def merge(last: Edit, text: str, offset: int, removed: str, inserted: str) -> Edit | None:

@@ -26,6 +26,10 @@ from lsp_assist.nextedit.history import Edit
 from lsp_assist.nextedit.proposal import Proposal, proposal
 from lsp_assist.nextedit.tokens import Syntax, TokenChange, occurrences, token_change
 
+#: Occurrences checked against the tree per request at most (a few ms of node look-ups): a
+#: token that is everywhere and never qualifies must not hold the event loop.
+MAX_CANDIDATES = 2000
+
 
 def predict(doc: Document, edit: Edit, cursor: Cursor, others: Iterable[Document] = ()) -> list[Proposal]:
     """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`."""
@@ -50,18 +54,23 @@ def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, 
     inner = change.new.find(change.old)
     scope_start, scope_end, only_scope = 0, len(text), False
     kind = role = None
-    literal = False
+    literal: bool | None = False
     if syntax is not None:
         node = syntax.node(edit_start, edit_end)
         literal = syntax.in_literal(node)
-        kind = syntax.exact_kind(edit_start, edit_end) if change.new else None
+        if not change.new and change.old.lstrip()[:1] in ("#", "/", "'", '"'):
+            literal = None  # a deleted comment or string: the tree no longer shows it
+        # Kinds and roles compare for renames (identifier -> identifier); other token
+        # changes (`dict()` -> `{}`) change the node's kind by design.
+        renamed = change.old.isidentifier() and change.new.isidentifier()
+        kind = syntax.exact_kind(edit_start, edit_end) if renamed else None
         role = syntax.role(node) if kind is not None else None
-        function, params = syntax.function_of(node)
+        function, _ = syntax.function_of(node)
         if function is not None:
             scope_start, scope_end = syntax.char(function.start_byte), syntax.char(function.end_byte)
-            # A parameter's uses are in its function: the parameter itself was edited, or
-            # the new name is one of the function's parameters (a use renamed after it).
-            only_scope = params is not None or _is_parameter(syntax, function, change.new)
+            # A renamed parameter's uses are in its function (the edit was the parameter,
+            # or a use renamed after it: either way the new name is a parameter now).
+            only_scope = renamed and _is_parameter(syntax, function, change.new)
     candidates: list[tuple[int, int, int]] = []
     for c in occurrences(text, change.old):
         end = c + len(change.old)
@@ -73,11 +82,11 @@ def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, 
         if only_scope and not in_scope:
             continue
         candidates.append((0 if in_scope else 1, 0 if c >= at else 1, c))
-    for _, _, c in sorted(candidates):
+    for _, _, c in sorted(candidates)[:MAX_CANDIDATES]:
         end = c + len(change.old)
         if syntax is not None:
             node = syntax.node(c, end)
-            if syntax.in_literal(node) != literal:
+            if literal is not None and syntax.in_literal(node) != literal:
                 continue
             if kind is not None and (syntax.exact_kind(c, end) != kind or syntax.role(node) != role):
                 continue

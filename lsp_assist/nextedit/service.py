@@ -3,9 +3,9 @@
 `NextEditService.suggest(uri, version, cursor)` answers for exactly that version of an
 open document: nothing when the version is stale (before or after the predictor ran), when
 the feature is off, when the data boundary excludes the file, or when there is no recorded
-edit. The rule predictor answers first; with `next_edit.predictor = "model"` a model
-predictor (`model.py`, under the same governance as completions: quota, rate limit,
-breaker, audit with feature `next_edit`) is asked when the rules have nothing. Each
+edit. `next_edit.predictor` picks who answers: the rules (the default), a model predictor
+(`model.py`, under the same governance as completions: quota, rate limit, breaker, audit
+with feature `next_edit`), or both (the rules first, the model when they have nothing). Each
 proposal gets a suggestion id from the same ledger completions use, so shown / accepted /
 dismissed reach the audit log and telemetry under feature `next_edit`.
 """
@@ -70,9 +70,10 @@ class NextEditService:
         if self.history.excluded(doc.path):
             return []  # excluded since it was recorded: the boundary's word is the last one
         others = [d for d in self.store.documents() if d is not doc and self.history.get(d.uri) is not None]
-        found = rules.predict(doc, history.last, cursor, others)
+        predictor = self.config.predictor
+        found = rules.predict(doc, history.last, cursor, others) if predictor != "model" else []
         source = "rules"
-        if not found and self.config.predictor == "model" and self.model is not None:
+        if not found and predictor in ("model", "both") and self.model is not None:
             found = await self.model(doc, self.history, cursor)
             source = "model"
         if self._current(uri, version) is None:

@@ -9,6 +9,7 @@ Offsets are code points; the tree wants bytes, converted here (identity for ASCI
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ PARAMETER_LIST_TYPES = frozenset({"parameters", "formal_parameters", "parameter_
 _MEMBER_TYPES = frozenset(
     {"attribute", "member_expression", "field_expression", "selector_expression", "field_access"}
 )
+
+
+_STEP = 4096  # code points between the byte marks of a non-ASCII text
 
 
 def is_ident(ch: str) -> bool:
@@ -112,17 +116,34 @@ class Syntax:
         self.text = text
         self.tree = tree
         self._ascii = text.isascii()
+        self._marks: list[int] | None = None  # UTF-8 bytes before each `_STEP` code points
+
+    def _bytes_before(self) -> list[int]:
+        """Byte offsets at every `_STEP` code points, built once: a conversion then encodes
+        at most one step of text, not the whole text before the offset."""
+        if self._marks is None:
+            marks, total = [0], 0
+            for at in range(0, len(self.text), _STEP):
+                total += len(self.text[at : at + _STEP].encode("utf-8", "surrogatepass"))
+                marks.append(total)
+            self._marks = marks
+        return self._marks
 
     def byte(self, offset: int) -> int:
         if self._ascii:
             return offset
-        return len(self.text[:offset].encode("utf-8", "surrogatepass"))
+        k = max(0, min(offset, len(self.text))) // _STEP
+        return self._bytes_before()[k] + len(self.text[k * _STEP : offset].encode("utf-8", "surrogatepass"))
 
     def char(self, byte: int) -> int:
         """A byte offset of the tree back to a code-point offset of the text."""
         if self._ascii:
             return byte
-        return len(self.text.encode("utf-8", "surrogatepass")[:byte].decode("utf-8", "ignore"))
+        marks = self._bytes_before()
+        k = max(0, bisect.bisect_right(marks, byte) - 1)
+        k = min(k, max(0, (len(self.text) - 1) // _STEP)) if self.text else 0
+        chunk = self.text[k * _STEP : (k + 1) * _STEP].encode("utf-8", "surrogatepass")
+        return k * _STEP + len(chunk[: byte - marks[k]].decode("utf-8", "ignore"))
 
     def node(self, start: int, end: int) -> Node | None:
         """The smallest named node covering the span."""

@@ -8,7 +8,9 @@ work unchanged; docs/next-edit.md):
   `{edits: [{text, textDocument: {uri, version}, range, command, id}]}`: alternatives (a
   client shows the first); empty when there is nothing to propose, when the version is not
   the document's current one, or when the request was cancelled;
-- notification `textDocument/didShowInlineEdit` `{item}` when the client displays one;
+- notification `textDocument/didShowInlineEdit` `{item}` when the client displays one (the
+  id is read from `item.id`, else from `item.command.arguments`, which is all copilot-lsp
+  sends);
 - commands `lspAssist.nextEdit.accept` / `lspAssist.nextEdit.reject` with `[id]` (the
   client applies an accepted edit itself, then runs the item's command).
 
@@ -83,11 +85,24 @@ def edit_item(rt: Runtime, answer: Answer, encoding: str) -> dict[str, Any]:
 
 
 def _item_id(value: Any) -> str | None:
+    """The shown edit's id: `item.id`, else its command's argument (copilot-lsp sends
+    `{item: {command}}` only)."""
     try:
-        sid = _get(_get(value, "item"), "id")
+        item = _get(value, "item")
     except (AttributeError, KeyError, TypeError):
         return None
-    return sid if isinstance(sid, str) else None
+    for path in (("id",), ("command", "arguments")):
+        try:
+            found = item
+            for key in path:
+                found = _get(found, key)
+        except (AttributeError, KeyError, TypeError):
+            continue
+        if isinstance(found, list) and found:
+            found = found[0]
+        if isinstance(found, str):
+            return found
+    return None
 
 
 def register(server: LanguageServer) -> None:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,6 +56,15 @@ class GenerationStats:
     stop_reason: str = ""  # "eog" | "length" | "stop" | "cancel" | "consumer"
 
 
+class TokenConstraint(Protocol):
+    """Narrows each token choice (`providers/member_constraint.py`): `restrict` returns the
+    logits to choose from (a masked copy, or the same array), `accept` sees each emitted token."""
+
+    def restrict(self, logits: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]: ...
+
+    def accept(self, token: int) -> None: ...
+
+
 @dataclass
 class Job:
     """One generation request. `emit` gets each decoded text piece; returning False stops."""
@@ -70,6 +79,7 @@ class Job:
     # the first token may not end it (a newline or end-of-text), the model's usual way of
     # saying nothing, which would show no suggestion where there is an obvious one.
     line_goes_on: bool = False
+    constraint: TokenConstraint | None = None  # None: free decoding, exactly as before
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -181,6 +191,17 @@ class LlamaEngine:
         self._lib.llama_set_n_threads(self._ctx, threads, batch_threads)
         self.threads, self.batch_threads = threads, batch_threads
 
+    @property
+    def n_vocab(self) -> int:
+        return self._n_vocab
+
+    def pieces(self, start: int, stop: int) -> list[bytes]:
+        """The text of tokens `start` to `stop`, in id order (the member constraint's vocabulary)."""
+        return [self._piece(i) for i in range(start, min(stop, self._n_vocab))]
+
+    def is_eog(self, token: int) -> bool:
+        return self._is_eog(token)
+
     def _is_eog(self, token: int) -> bool:
         return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
 
@@ -196,8 +217,17 @@ class LlamaEngine:
         ptr = self._lib.llama_get_logits_ith(self._ctx, i)
         return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
 
-    def _choose(self, i: int, temperature: float, *, exclude: np.ndarray[Any, Any] | None = None) -> int:
+    def _choose(
+        self,
+        i: int,
+        temperature: float,
+        *,
+        exclude: np.ndarray[Any, Any] | None = None,
+        constraint: TokenConstraint | None = None,
+    ) -> int:
         logits = self._logits(i)
+        if constraint is not None:
+            logits = constraint.restrict(logits)
         if exclude is not None and len(exclude):
             logits = logits.copy()
             logits[exclude] = -np.inf
@@ -280,7 +310,8 @@ class LlamaEngine:
             return st
         self._decode(tokens[-1:], logits_from=0)
         st.evaluated_tokens = evaluated + 1
-        pending = self._choose(0, job.temperature, exclude=self.line_enders if job.line_goes_on else None)
+        enders = self.line_enders if job.line_goes_on else None
+        pending = self._choose(0, job.temperature, exclude=enders, constraint=job.constraint)
         st.prompt_ms = (time.perf_counter() - t0) * 1000.0
         t1 = time.perf_counter()
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -293,6 +324,8 @@ class LlamaEngine:
                 st.stop_reason = "eog"
                 return False
             st.generated_tokens += 1
+            if job.constraint is not None:
+                job.constraint.accept(token)
             text, stopped = stopper.feed(decoder.decode(self._piece(token)))
             if text and not job.emit(text):
                 st.cancelled = job.cancel.is_set()
@@ -315,10 +348,10 @@ class LlamaEngine:
             base = len(self._tokens)
             self._decode([pending, *draft], logits_from=0)
             if not draft:
-                pending = self._choose(0, job.temperature)
+                pending = self._choose(0, job.temperature, constraint=job.constraint)
                 continue
             st.drafted_tokens += len(draft)
-            nxt = self._choose(0, job.temperature)
+            nxt = self._choose(0, job.temperature, constraint=job.constraint)
             accepted = 0
             alive = True
             for j, d in enumerate(draft):
@@ -328,7 +361,7 @@ class LlamaEngine:
                 if not give(d):
                     alive = False
                     break
-                nxt = self._choose(j + 1, job.temperature)
+                nxt = self._choose(j + 1, job.temperature, constraint=job.constraint)
             st.accepted_tokens += accepted
             # Rejected drafts leave the cache; accepted ones stay.
             self._truncate(base + 1 + accepted)
@@ -372,6 +405,7 @@ __all__ = [
     "Job",
     "LlamaEngine",
     "StopMatcher",
+    "TokenConstraint",
     "common_prefix",
     "line_goes_on",
     "lookup_draft",

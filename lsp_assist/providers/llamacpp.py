@@ -61,6 +61,18 @@ class LlamaCppProvider(NativeProvider):
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         ctx = request.context
+        if request.raw:
+            # A next-edit prompt is not an infill: llama-server's plain /completion takes it.
+            raw: dict[str, Any] = {
+                "prompt": ctx.prefix,
+                "n_predict": request.max_tokens,
+                "temperature": request.temperature,
+                "stream": True,
+                "cache_prompt": True,
+            }
+            if request.stop:
+                raw["stop"] = list(request.stop)
+            return f"{self._base}/completion", raw
         body: dict[str, Any] = {
             "input_prefix": ctx.prefix,
             "input_suffix": ctx.suffix,

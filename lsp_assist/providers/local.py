@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
 
 RETRY_LOAD_AFTER_S = 30.0
+VOCAB_SLICE = 8192  # tokens whose text one worker-thread step reads (member constraint)
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
@@ -107,7 +108,10 @@ class LocalProvider:
         self._path: Path | None = None
         self.on_progress: Callable[[LoadEvent], None] | None = None
         self.last_stats: Any = None
+        self.last_constraint: Any = None  # the member constraint of the last stream, if any
         self.load_s: float = 0.0
+        self._tries: Any = None  # member_constraint.TrieCache once the vocabulary is read
+        self._vocab_task: asyncio.Task[None] | None = None
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -176,7 +180,9 @@ class LocalProvider:
             stop=stops,
             draft_tokens=self._local.draft_tokens,
             line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
+            constraint=self._constraint(request),
         )
+        self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
         previous, self._current = self._current, job
         if previous is not None:
@@ -219,6 +225,40 @@ class LocalProvider:
             job.cancel.set()
             if self._current is job:
                 self._current = None
+
+    def _constraint(self, request: ModelRequest) -> Any:
+        """The member constraint for this request, or None (switched off, no receivers
+        known for the language, or the vocabulary not read yet: free decoding)."""
+        members = request.context.members
+        if not self._local.constrain_members or members is None or self._tries is None:
+            return None
+        from lsp_assist.providers.member_constraint import MemberConstraint
+
+        return MemberConstraint(self._tries, members, request.context.prefix)
+
+    async def members_ready(self) -> bool:
+        """Wait until the member constraint can apply (the vocabulary indexed after the
+        load, ~2 s); False when it is switched off or the model is not loaded."""
+        task = self._vocab_task
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+        return self._tries is not None
+
+    async def _read_vocabulary(self, engine: Any) -> None:
+        """Index the model's vocabulary for the member constraint, in slices on the worker
+        thread between requests (a request waits for one slice at most, ~50 ms)."""
+        from lsp_assist.providers.member_constraint import TrieCache, Vocabulary
+
+        loop = asyncio.get_running_loop()
+        pieces: list[bytes] = []
+        for start in range(0, engine.n_vocab, VOCAB_SLICE):
+            if self._engine is not engine or self._executor is None:
+                return
+            pieces += await loop.run_in_executor(self._executor, engine.pieces, start, start + VOCAB_SLICE)
+        vocab = await asyncio.to_thread(Vocabulary, pieces)  # control tokens have empty text
+        if self._engine is engine:
+            self._tries = TrieCache(vocab)
 
     def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
         """Read the prompt for `context` into the KV cache in the background, when the model
@@ -263,6 +303,11 @@ class LocalProvider:
         if self._load is not None and not self._load.done():
             with contextlib.suppress(BaseException):
                 await self._load
+        if self._vocab_task is not None:
+            self._vocab_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._vocab_task
+        self._tries = None
         engine, self._engine = self._engine, None
         executor, self._executor = self._executor, None
         if executor is not None:
@@ -317,6 +362,9 @@ class LocalProvider:
             )
             self._engine = engine
             self._error = None
+            if self._local.constrain_members:
+                self._vocab_task = asyncio.get_running_loop().create_task(self._read_vocabulary(engine))
+                self._vocab_task.add_done_callback(lambda t: t.cancelled() or t.exception())
             self.load_s = time.perf_counter() - t0
             log.info(
                 "local model %s loaded in %.1f s (%d generation / %d prompt threads)",

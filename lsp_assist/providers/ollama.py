@@ -75,6 +75,8 @@ class OllamaProvider(NativeProvider):
         return resolve_template(template, self._tier.model, "plain")
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        if request.raw:
+            return self._raw_body(request)
         template = self.template_for(request)
         rendered = render_completion(request.context, template, self._tier.model)
         stops = list(request.stop) + [s for s in rendered.stop if s not in request.stop]
@@ -92,6 +94,24 @@ class OllamaProvider(NativeProvider):
             body["raw"] = True
         elif rendered.suffix is not None:
             body["suffix"] = rendered.suffix
+        return f"{self._base}/api/generate", body
+
+    def _raw_body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
+        """A next-edit prompt: sent raw for a completions tier (the prompt format is the
+        model's own), through the model's chat template for a chat tier."""
+        options: dict[str, Any] = {"num_predict": request.max_tokens, "temperature": request.temperature}
+        if request.stop:
+            options["stop"] = list(request.stop)
+        body: dict[str, Any] = {
+            "model": self._tier.model,
+            "prompt": request.context.prefix,
+            "stream": True,
+            "keep_alive": self._keep_alive,
+            "options": options,
+            "raw": self._tier.api != "chat",
+        }
+        if self._tier.api == "chat" and request.system:
+            body["system"] = request.system
         return f"{self._base}/api/generate", body
 
     async def parse(

@@ -162,7 +162,9 @@ class OpenAIProvider(StreamingProvider):
             "stream_options": {"include_usage": True},
         }
         stops = list(request.stop)
-        if self._tier.api == "chat":
+        if request.raw:
+            url = self._raw_body(request, body)
+        elif self._tier.api == "chat":
             url = f"{self._base}/chat/completions"
             body["messages"] = render_chat(ctx)
         else:
@@ -181,6 +183,15 @@ class OpenAIProvider(StreamingProvider):
             body["stop"] = stops
         body.update(self._extra)
         return url, body
+
+    def _raw_body(self, request: ModelRequest, body: dict[str, Any]) -> str:
+        """A next-edit prompt as it is: the completions prompt, or the chat user message."""
+        if self._tier.api == "chat":
+            system = [{"role": "system", "content": request.system}] if request.system else []
+            body["messages"] = [*system, {"role": "user", "content": request.context.prefix}]
+            return f"{self._base}/chat/completions"
+        body["prompt"] = request.context.prefix
+        return f"{self._base}/completions"
 
     async def parse(
         self, response: httpx.Response, request: ModelRequest

@@ -19,6 +19,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.e2e.conftest import ROOT, lsp_session, open_doc
+from tests.fakes.fake_model_server import FakeModelServer, Script
 
 SOURCE = ROOT / "lsp_assist" / "documents" / "store.py"
 METHOD = "textDocument/copilotInlineEdit"
@@ -78,6 +79,18 @@ async def history_bytes(client: LanguageClient) -> int:
     return int(stats["memory"]["next_edit_history"])
 
 
+async def events(client: LanguageClient) -> dict[str, int]:
+    """The suggestion events recorded so far (`lspAssist.stats`)."""
+    stats = plain(
+        await asyncio.wait_for(
+            client.workspace_execute_command_async(types.ExecuteCommandParams(command="lspAssist.stats")),
+            timeout=20,
+        )
+    )
+    out: dict[str, int] = stats["suggestions"]["events"]
+    return out
+
+
 def _clamp_parameter(text: str) -> tuple[int, int, int, int]:
     """(row of `def clamp(self, cursor`, its column, row and column of the next `cursor`)."""
     lines = text.split("\n")
@@ -120,8 +133,10 @@ async def test_renamed_parameter_proposes_the_next_use_and_stale_versions_get_no
         assert await next_edit(client, uri, version - 1, row, col + 3) == []
         assert await next_edit(client, uri, version + 1, row, col + 3) == []
 
-        # Shown, then applied by the client and accepted; the next use comes next.
-        client.protocol.notify("textDocument/didShowInlineEdit", {"item": e})
+        # Shown (as copilot-lsp reports it: the item's command only), then applied by the
+        # client and accepted; the next use comes next.
+        client.protocol.notify("textDocument/didShowInlineEdit", {"item": {"command": e["command"]}})
+        assert (await events(client)) == {"shown": 1}
         r = e["range"]
         edit(client, uri, version + 1, next_row, r["start"]["character"], r["end"]["character"], e["text"])
         accepted = plain(
@@ -132,6 +147,7 @@ async def test_renamed_parameter_proposes_the_next_use_and_stale_versions_get_no
             )
         )
         assert accepted == {"ok": True}
+        assert (await events(client)) == {"shown": 1, "accepted": 1}
         follow = await next_edit(client, uri, version + 1, next_row, next_col + 3)
         assert follow and follow[0]["text"] == "pos"
         assert follow[0]["range"]["start"]["line"] > next_row or (
@@ -160,9 +176,40 @@ async def test_excluded_file_gets_no_edit_and_is_never_recorded(tmp_path: Path) 
         version = rename_as_typed(client, uri, row, col, "cursor", "pos")
         assert await next_edit(client, uri, version, row, col + 3) == []
         assert await history_bytes(client) == 0
+        # Malformed params and documents that are not open get no edit, not an error.
+        for params in ({"textDocument": {"uri": uri}}, {"position": {"line": 0}}, {}):
+            got = plain(
+                await asyncio.wait_for(client.protocol.send_request_async(METHOD, params), timeout=20)
+            )
+            assert got == {"edits": []}
+        assert await next_edit(client, (ws / "closed.py").as_uri(), 1, 0, 0) == []
         # The same file outside the exclusion is recorded: the measure can see a history.
         visible = ws / "store.py"
         shutil.copy(SOURCE, visible)
         open_doc(client, visible.as_uri(), text)
         rename_as_typed(client, visible.as_uri(), row, col, "cursor", "pos")
         assert await history_bytes(client) > 0
+
+
+async def test_a_cancelled_request_answers_no_edit(tmp_path: Path, fake: FakeModelServer) -> None:
+    fake.default = Script(text="<|editable_region_start|>\nx\n<|editable_region_end|>", ttft_ms=10_000)
+    tier = {"provider": "openai", "api": "completions", "base_url": fake.base_url, "model": "nes"}
+    init = {
+        "tiers": {"fast": tier, "quality": tier, "backup": {"provider": "offline"}},
+        "completion": {"prefetch": False, "enrichment": False},
+        "next_edit": {"predictor": "model", "timeout_ms": 30_000},
+    }
+    (tmp_path / "ws").mkdir()
+    uri = (tmp_path / "ws" / "m.py").as_uri()
+    async with lsp_session(tmp_path, init) as client:
+        open_doc(client, uri, "def f(total):\n    result = \n")
+        edit(client, uri, 2, 1, 13, 13, "total + 1")  # new code: the rules have nothing, the model is asked
+        before = set(client.protocol._request_futures)
+        params = {"textDocument": {"uri": uri, "version": 2}, "position": {"line": 1, "character": 22}}
+        pending = asyncio.ensure_future(client.protocol.send_request_async(METHOD, params))
+        await asyncio.sleep(0)
+        (msg_id,) = set(client.protocol._request_futures) - before
+        assert fake.wait_for(lambda s: s.streams_started >= 1, timeout=10)  # the model call is under way
+        client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+        result = plain(await asyncio.wait_for(pending, timeout=8))  # well before the model's 10 s
+        assert result == {"edits": []}

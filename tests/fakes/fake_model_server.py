@@ -8,7 +8,7 @@ It serves, over HTTP/1.1 with keep-alive and chunked streaming:
                                   has ``done: true``, ``done_reason``, ``prompt_eval_count``,
                                   ``eval_count``. Without a ``prompt`` (a model load) one JSON
                                   object with ``done_reason: "load"``.
-- ``POST /infill``                llama.cpp SSE ``{"content", "stop": false}``; the last event
+- ``POST /infill``, ``/completion`` llama.cpp SSE ``{"content", "stop": false}``; the last event
                                   has ``stop: true``, ``stop_type``, ``tokens_evaluated``,
                                   ``tokens_predicted``; no ``[DONE]``
 - ``POST /v1/messages``           Anthropic SSE events: message_start, content_block_start,
@@ -1050,6 +1050,7 @@ class _Mistral(_Dialect):
 _DIALECTS: tuple[tuple[str, _Dialect], ...] = (
     ("/api/generate", _Ollama()),
     ("/infill", _LlamaCpp()),
+    ("/completion", _LlamaCpp()),  # llama-server's plain completion (next-edit prompts)
     ("/messages", _Anthropic()),
     ("/fim/completions", _Mistral()),
 )

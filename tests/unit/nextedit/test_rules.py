@@ -144,3 +144,27 @@ def test_javascript_rename_stays_out_of_member_names() -> None:
     found = _predict(doc, history)
     p = found[0]
     assert doc.line(p.start.line) == "  o.size = size;" and p.start.character == 11
+
+
+def test_a_token_change_that_changes_the_node_kind_is_still_repeated() -> None:
+    text = "a = dict()\nb = [dict(), 1]\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "dict()", "{}")
+    p = _predict(doc, history)[0]
+    assert (p.start.line, p.start.character, p.text) == (1, 5, "{}")
+
+
+def test_a_default_value_changed_in_a_parameter_list_is_repeated_outside_the_function() -> None:
+    text = 'def f(encoding="ascii"):\n    pass\n\n\ndef g():\n    return "ascii"\n'
+    store, history = session(text, URI)
+    doc = retype(store, URI, '"ascii"', '"utf-8"')
+    p = _predict(doc, history)[0]
+    assert (p.start.line, p.text) == (5, '"utf-8"')
+
+
+def test_offsets_hold_in_text_with_multibyte_characters() -> None:
+    text = "# café ☕ 😀 naïve\n" * 300 + "def f(count):\n    s = 'é😀'\n    return count + len(s)\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "count", "n")
+    p = _predict(doc, history)[0]
+    assert _at(doc, p) == "count" and doc.line(p.start.line) == "    return count + len(s)"
