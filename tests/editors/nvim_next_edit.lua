@@ -3,7 +3,8 @@
 -- The real plugin and the real server on a real Python file: rename a parameter with `ciw`,
 -- wait for the next-edit extmarks at the next occurrence, scroll it off screen (the hint),
 -- <Tab> jumps, <Tab> accepts, <Esc> dismisses the next one; then a second rename whose edit
--- must not be applied once the buffer changed. Every message to and from the server is
+-- must not be applied once the buffer changed; then a third rename left in Insert mode, where
+-- the completion's <Tab> jumps to and applies the next edit when no ghost text is shown. Every message to and from the server is
 -- recorded by wrapping the client's RPC (method, params, reply, times). Keys go through
 -- feedkeys so the plugin's mappings and autocommands run as for a user; every wait is bounded.
 local env = vim.env
@@ -213,6 +214,46 @@ local steps = {
     record = function()
       results.after_stale = snapshot()
       results.after_stale.line = line(params.next2_row)
+    end,
+  },
+  {
+    name = "insert_mode_rename_shows",
+    act = function()
+      vim.api.nvim_win_set_cursor(0, { params.def3_row + 1, params.col3 })
+      feed("ciw" .. params.new, "n") -- and stay in Insert mode
+    end,
+    wait = function()
+      return vim.fn.mode() == "i" and shown_at(params.next3_row)()
+    end,
+    record = function()
+      results.insert_shown = snapshot()
+    end,
+  },
+  {
+    name = "insert_mode_tab_jumps",
+    act = function()
+      feed("<Tab>") -- the completion's accept key: no ghost text is shown, so the next edit
+    end,
+    wait = function()
+      return vim.fn.mode() == "i" and vim.api.nvim_win_get_cursor(0)[1] - 1 == params.next3_row
+    end,
+    record = function()
+      results.insert_jump = snapshot()
+    end,
+  },
+  {
+    name = "insert_mode_tab_accepts",
+    act = function()
+      results.before_insert_accept = line(params.next3_row)
+      feed("<Tab>")
+    end,
+    wait = function()
+      return line(params.next3_row) ~= results.before_insert_accept
+    end,
+    record = function()
+      results.insert_accept = snapshot()
+      results.insert_accept.line = line(params.next3_row)
+      feed("<Esc>")
     end,
   },
   {

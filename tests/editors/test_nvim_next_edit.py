@@ -6,7 +6,8 @@ rows are found here). The scenario (nvim_next_edit.lua) renames `dedent`'s param
 `ciw`, expects the extmarks at the parameter's next use, scrolls it off screen (the hint),
 jumps with <Tab>, applies with <Tab> (the server's accept command runs with the edit's id),
 dismisses the following one with <Esc> (the reject command), then renames `indent`'s
-`prefix` and checks that an edit whose buffer changed is never applied. No model: the rules
+`prefix` and checks that an edit whose buffer changed is never applied, and renames `shorten`'s
+`text` staying in Insert mode, where <Tab> jumps to and applies the edit. No model: the rules
 predictor answers; every wait is bounded.
 """
 
@@ -38,6 +39,7 @@ def _run(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     lines = source.split("\n")
     def_row, col, next_row, next_col = occurrence(lines, "def dedent(", "text")
     def2_row, col2, next2_row, _ = occurrence(lines, "def indent(", "prefix")
+    def3_row, col3, next3_row, next3_col = occurrence(lines, "def shorten(", "text")
     params = {
         "def_row": def_row,
         "col": col,
@@ -48,6 +50,10 @@ def _run(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         "col2": col2,
         "new2": "lead",
         "next2_row": next2_row,
+        "def3_row": def3_row,
+        "col3": col3,
+        "next3_row": next3_row,
+        "next3_col": next3_col,
     }
     src = tmp_path / "ws" / "textwrap_copy.py"
     src.parent.mkdir()
@@ -122,7 +128,9 @@ def test_rename_shows_jumps_accepts_dismisses_and_never_applies_stale(tmp_path: 
     old = lines[p["next_row"]]
     assert accepted == old[: p["next_col"]] + "source" + old[p["next_col"] + len("text") :]
     accepts = _sent(data, "workspace/executeCommand", "lspAssist.nextEdit.accept")
-    assert [e["params"]["arguments"] for e in accepts] == [[item["id"]]]
+    # (the second accept is the Insert-mode one at the end)
+    insert_item = data["insert_shown"]["item"]
+    assert [e["params"]["arguments"] for e in accepts] == [[item["id"]], [insert_item["id"]]]
     assert accepts[0].get("err") is None and accepts[0]["result"] == {"ok": True}, accepts[0]
     # The following edit shown, then <Esc>: gone, the reject command carries its id.
     second = data["second"]["item"]
@@ -138,6 +146,11 @@ def test_rename_shows_jumps_accepts_dismisses_and_never_applies_stale(tmp_path: 
     assert data["stale_line"] == data["third"]["line"] == data["after_stale"]["line"]
     assert "prefix" in data["after_stale"]["line"]
     assert all(e["params"]["arguments"] != [third["id"]] for e in accepts)
+    # Insert mode: <Tab> (also the completion's accept key) jumps, then applies, with no ghost.
+    assert data["insert_jump"]["cursor"][0] == p["next3_row"] + 1 and data["insert_jump"]["mode"] == "i"
+    old3 = lines[p["next3_row"]]
+    col3 = p["next3_col"]
+    assert data["insert_accept"]["line"] == old3[:col3] + "source" + old3[col3 + len("text") :]
     assert any("next-edit suggestions advertised" in row for row in data["health"]), data["health"]
     _report(data)
 
