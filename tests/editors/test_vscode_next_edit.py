@@ -4,9 +4,10 @@ The workspace holds a real module of a few hundred lines (the standard library's
 `textwrap.py`, see next_edit_source.py). The driver (editors/vscode/e2e/drive.js, mode
 `nextEdit`) goes to `dedent`'s parameter with Ctrl+G, selects it and types a new name; the
 edit at the parameter's next use must appear as decorations (the old name struck through,
-the new one after it, a gutter arrow), Tab jumps there, Tab applies it, the following edit
-appears and Escape dismisses it. The extension's log names the accept and reject commands the
-server answered, with the edits' ids. No model: the server's rules predictor answers.
+the new one after it, a gutter arrow); from the top of the file a status item names its
+line; Tab jumps there, Tab applies it, the following edit appears and Escape dismisses it.
+The extension's log names the accept and reject commands the server answered, with the
+edits' ids. No model: the server's rules predictor answers.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def test_rename_shows_the_next_edit_tab_tab_applies_escape_dismisses(
     assert {"line": next_row + 1, "text": "text", "lineText": old_line} in shown["struck"], shown
     assert {"line": next_row + 1, "text": "source"} in shown["after"], shown
     assert shown["gutter"] >= 1, shown
+    # From the top of the file the edit is off screen: the status item names its line.
+    assert r["offScreen"]["status"] == [f"next edit: line {next_row + 1} (Tab)"], r["offScreen"]
     # Tab jumped to the edit's start; Tab again applied exactly it.
     assert r["jumped"]["selection"] == f"Ln {next_row + 1}, Col {next_col + 1}"
     assert accepted_line in r["accepted"]

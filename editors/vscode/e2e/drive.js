@@ -195,10 +195,13 @@ async function nextEdit(page) {
   result.shownAt = await page.evaluate(() => Date.now());
   result.linesShown = await page.evaluate(editorLines);
   await shot(page, 'next-edit-shown');
-  // Off the rename's line (an inline ghost there would take Tab first), then Tab jumps.
-  await page.keyboard.press('ArrowUp');
-  await sleep(300);
-  result.beforeJump = await view();
+  // To the top of the file (off the rename's line, where an inline ghost would take Tab
+  // first): the edit is off screen, the status item says where; Tab jumps there.
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Home');
+  await page.keyboard.up('Control');
+  result.offScreen = await until('off-screen status', new Function('v', `return v.status.some((t) => t.includes(${JSON.stringify(`next edit: line ${spec.nextRow + 1}`)}));`), 5_000);
+  await shot(page, 'next-edit-off-screen');
   await page.keyboard.press('Tab');
   const at = `Ln ${spec.nextRow + 1}, Col ${spec.nextCol + 1}`;
   result.jumped = await until('jumped', new Function('v', `return v.selection === ${JSON.stringify(at)};`), 5_000);
