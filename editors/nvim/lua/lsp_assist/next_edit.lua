@@ -49,7 +49,8 @@ local function S(buf)
 end
 
 local function opts()
-  return config.options.next_edit or {}
+  local o = config.options.next_edit
+  return type(o) == "table" and o or {}
 end
 
 --- True when the server advertises next edits (`experimental.nextEdit`).
@@ -368,7 +369,7 @@ end
 local attached = {} ---@type table<integer, boolean>
 
 function M.attach(buf)
-  if attached[buf] or opts().enabled == false then
+  if attached[buf] or config.options.next_edit == false or opts().enabled == false then
     return
   end
   attached[buf] = true
