@@ -161,7 +161,7 @@ class WorkspaceConfig:
     max_total_bytes: int = field(default=4 << 30, metadata=bounded(1, 1 << 40))
     # One build stops cleanly after this long; the next continues where it stopped.
     index_time_budget_s: float = field(default=1800.0, metadata=bounded(1.0, 86_400.0))
-    # Parsing processes (0: the idle cores, all but one, at least one).
+    # Parsing processes (0: one per core; they run at a lower priority than the server).
     index_workers: int = field(default=0, metadata=bounded(0, 64))
     precompute: bool = False  # warmup precomputes suggestions in recently changed files
     # Positions precomputed per warmup (also bounded by the warmup quota).

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -33,9 +34,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.workspace.parse_worker import Job, Outcome, index_batch, init_worker
+from lsp_assist.workspace.parse_worker import (
+    BoundarySpec,
+    Job,
+    Outcome,
+    index_batch,
+    init_worker,
+    set_boundary,
+)
 from lsp_assist.workspace.scanner import FileEntry, scan
-from lsp_assist.workspace.store import FileRow, Store, build_lock, open_store
+from lsp_assist.workspace.store import FileRow, Store, build_lock, open_store, remove_database
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +62,7 @@ class BuildOptions:
     max_total_bytes: int = 4 << 30
     scan_time_budget_s: float = 120.0
     time_budget_s: float = 1800.0
-    workers: int = 0  # 0: the idle cores (all but one, at least one)
+    workers: int = 0  # 0: every core (the workers run niced: `default_workers`)
     exclude: list[str] = field(default_factory=list)  # the boundary's extra secret globs
     respect_gitignore: bool = False
     boundary: bool = True  # apply the data boundary (secret globs, `.lsp-assist-ignore`)
@@ -70,6 +78,7 @@ class BuildResult:
     reparsed: int = 0
     removed: int = 0
     skipped_binary: int = 0
+    skipped_excluded: int = 0
     errors: int = 0
     seconds: float = 0.0
     loaded: str = "none"  # how the store was found: new | ok | rebuilt: why
@@ -87,7 +96,9 @@ Progress = Callable[[str, int, int], None]
 
 
 def default_workers() -> int:
-    return max(1, (os.cpu_count() or 2) - 1)
+    """Every core: the workers run at a lower priority (`parse_worker.WORKER_NICE`), so the
+    server and the editor take a core whenever they need one; idle cycles go to parsing."""
+    return max(1, os.cpu_count() or 1)
 
 
 def build(
@@ -105,7 +116,16 @@ def build(
             res.shared = True
             res.stopped = "another lsp-assist server is indexing this folder; sharing its index"
         else:
-            _build_locked(opts, store, res, report, stop, t0)
+            try:
+                _build_locked(opts, store, res, report, stop, t0)
+            except sqlite3.DatabaseError as exc:  # a damaged page, found while reading it
+                log.warning("workspace index %s is damaged (%s); rebuilding it", opts.db, exc)
+                store.close()
+                remove_database(Path(opts.db))
+                store, _how = open_store(Path(opts.db), opts.root)
+                report("opened", 0, 0)  # the server reconnects to the new file
+                res = BuildResult(loaded=f"rebuilt: damaged ({exc})")
+                _build_locked(opts, store, res, report, stop, t0)
     res.files = store.file_count()
     res.symbols = store.def_count()
     res.seconds = time.monotonic() - t0
@@ -117,6 +137,11 @@ def _build_locked(opts: BuildOptions, store: Store, res: BuildResult, report: Pr
                   stop: Callable[[], bool], t0: float) -> None:  # fmt: skip
     entries, complete = _candidates(opts, res, report, stop)
     known = store.stats()
+    key = json.dumps(_boundary_spec(opts))
+    if store.meta("boundary") != key:
+        # The boundary changed (or this is the first build): every file is asked again.
+        known = {p: (0, -1, sha) for p, (_m, _s, sha) in known.items()}
+        store.set_meta("boundary", key)
     jobs: list[Job] = []
     budget = opts.max_total_bytes
     for e in entries:
@@ -147,15 +172,15 @@ def _build_locked(opts: BuildOptions, store: Store, res: BuildResult, report: Pr
 
 def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
                 stop: Callable[[], bool]) -> tuple[list[FileEntry], bool]:  # fmt: skip
-    """The files to consider, and whether the list is complete (deletions are safe)."""
-    excluded = _boundary(opts)
+    """The files to consider, and whether the list is complete (deletions are safe). The data
+    boundary is asked later, by the workers, of the files that need reading."""
     if opts.paths is not None:
         from lsp_assist.languages import canonical, language_id_for_path
 
         out: list[FileEntry] = []
         for p in opts.paths:
             language = language_id_for_path(p)
-            if canonical(language) is None or (excluded is not None and excluded(p) is not None):
+            if canonical(language) is None:
                 continue
             try:
                 st = os.stat(p, follow_symlinks=False)
@@ -167,7 +192,6 @@ def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
         return out, True
     found = scan(
         opts.root,
-        excluded=excluded,
         max_files=10_000_000,
         max_file_bytes=opts.max_file_bytes,
         time_budget_s=opts.scan_time_budget_s,
@@ -180,13 +204,10 @@ def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
     return found.files, found.stopped is None
 
 
-def _boundary(opts: BuildOptions) -> Callable[[str], str | None] | None:
+def _boundary_spec(opts: BuildOptions) -> BoundarySpec:
     if not opts.boundary:
         return None
-    from lsp_assist.governance.boundaries import DataBoundary
-
-    b = DataBoundary([opts.root], exclude=opts.exclude, respect_gitignore=opts.respect_gitignore)
-    return b.excluded
+    return (opts.root, tuple(opts.exclude), opts.respect_gitignore)
 
 
 def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: BuildResult,
@@ -195,12 +216,14 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
     batches = [jobs[i : i + BATCH] for i in range(0, total, BATCH)]
     done = 0
     report("indexing", 0, total)
+    spec = _boundary_spec(opts)
     if total < INLINE_BELOW:
+        set_boundary(spec)
         for b in batches:
             done += _write(store, index_batch(b, opts.max_file_bytes), res)
         return
     res.workers = opts.workers or default_workers()
-    pool = ProcessPoolExecutor(max_workers=res.workers, initializer=init_worker)
+    pool = ProcessPoolExecutor(max_workers=res.workers, initializer=init_worker, initargs=(spec,))
     pending: set[Future[list[Outcome]]] = set()
     try:
         queue = iter(batches)
@@ -244,6 +267,8 @@ def _write(store: Store, outcomes: list[Outcome], res: BuildResult) -> int:
             drop.append(str(value))
             if kind == "skip":
                 res.skipped_binary += 1
+            elif kind == "excluded":
+                res.skipped_excluded += 1
             else:
                 res.errors += 1
     store.put_files(rows)

@@ -6,10 +6,11 @@ content hash, language, outline, the names the file spells, its import statement
 statement group, and builds commit every few dozen files, so an interrupted build keeps
 what it finished and the next one continues; nothing is ever rewritten whole.
 
-Opening is where damage is found: a file that is not a database, a failed `quick_check`
-of the header pages, or a `user_version` other than `SCHEMA_VERSION` (an older or newer
-lsp-assist) make `open_store` delete the file and start an empty one, with one log line
-saying why. A second server on the same root opens the same file: WAL lets it read while
+Damage is found on opening (a file that is not a database, a `user_version` other than
+`SCHEMA_VERSION`: an older or newer lsp-assist, another root's file) or when a damaged page
+is read; either way the file is deleted and rebuilt, with one log line saying why
+(`open_store`, `indexer.build`), and until then the server's reads answer nothing.
+A second server on the same root opens the same file: WAL lets it read while
 the other writes, and the build lock (`build_lock`) lets only one of them scan at a time.
 
 Reads are indexed lookups (µs each); a `Store` keeps one connection per thread that
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -27,10 +29,10 @@ import os
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, TypeVar, cast
 
 from lsp_assist.context.symbols import path_stem
 
@@ -143,8 +145,10 @@ def _problem(path: Path, root: str) -> str | None:
             version = con.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION and version != 0:
                 return f"schema version {version}, expected {SCHEMA_VERSION}"
-            if con.execute("PRAGMA quick_check(1)").fetchone()[0] != "ok":
-                return "failed its integrity check"
+            # Not `quick_check`: it reads every page (seconds on a large index, at every
+            # start). A damaged page is found when read: the build rebuilds (`indexer.build`),
+            # the server's reads return nothing (`_reads`).
+            con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             if version == 0:
                 return None  # created but never initialised: the schema is added below
             row = con.execute("SELECT value FROM meta WHERE key='root'").fetchone()
@@ -157,7 +161,7 @@ def _problem(path: Path, root: str) -> str | None:
     return None
 
 
-def _remove(path: Path) -> None:
+def remove_database(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
@@ -172,7 +176,7 @@ def open_store(path: Path, root: str) -> tuple[Store, str]:
         existed = path.exists()
         if problem is not None:
             log.warning("workspace index %s: %s; rebuilding it", path, problem)
-            _remove(path)
+            remove_database(path)
         con = _connect(path)
         try:
             con.execute("PRAGMA journal_mode=WAL")
@@ -203,6 +207,30 @@ def build_lock(db: Path, *, blocking: bool, name: str = "build") -> Iterator[IO[
         f.close()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reads(default: Callable[[], Any]) -> Callable[[F], F]:
+    """A read that answers `default()` (and logs once) when the database is damaged or gone:
+    a request must never fail because of the index. The build notices and rebuilds it."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def inner(self: Store, *args: Any) -> Any:
+            try:
+                return fn(self, *args)
+            except sqlite3.Error as exc:
+                if not self.failed:
+                    log.warning("workspace index %s unreadable (%s); answering without it", self.path, exc)
+                self.failed = True
+                self.reopen()
+                return default()
+
+        return cast(F, inner)
+
+    return wrap
+
+
 class Store:
     """Reads and per-file writes of one root's database (connections per thread)."""
 
@@ -211,6 +239,7 @@ class Store:
         self.root = root
         self._local = threading.local()
         self._epoch = 0  # bumped by `reopen`: every thread's connection is then replaced
+        self.failed = False  # a read failed (logged once)
 
     def con(self) -> sqlite3.Connection:
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
@@ -297,6 +326,16 @@ class Store:
                 n += 1
         return n
 
+    @_reads(lambda: None)
+    def meta(self, key: str) -> str | None:
+        row = self.con().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        con = self.con()
+        with _transaction(con):
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
     # ------------------------------------------------------------------ reading
 
     def stats(self) -> dict[str, tuple[int, int, str]]:
@@ -305,35 +344,43 @@ class Store:
             p: (m, s, h) for p, m, s, h in self.con().execute("SELECT path, mtime_ns, size, sha FROM files")
         }
 
+    @_reads(int)
     def file_count(self) -> int:
         return int(self.con().execute("SELECT COUNT(*) FROM files").fetchone()[0])
 
+    @_reads(int)
     def def_count(self) -> int:
         return int(self.con().execute("SELECT COUNT(*) FROM defs").fetchone()[0])
 
+    @_reads(bool)
     def has_path(self, path: str) -> bool:
         return self.con().execute("SELECT 1 FROM files WHERE path=?", (path,)).fetchone() is not None
 
+    @_reads(lambda: None)
     def file_info(self, path: str) -> tuple[str, str, int] | None:
         """(language, sha, mtime_ns) of `path`, or None."""
         row = self.con().execute("SELECT language, sha, mtime_ns FROM files WHERE path=?", (path,)).fetchone()
         return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
 
+    @_reads(list)
     def paths_with_stem(self, stem: str) -> list[str]:
         return [
             r[0] for r in self.con().execute("SELECT path FROM files WHERE stem=? ORDER BY path", (stem,))
         ]
 
+    @_reads(list)
     def paths_in_dir(self, directory: str) -> list[str]:
         return [
             r[0] for r in self.con().execute("SELECT path FROM files WHERE dir=? ORDER BY path", (directory,))
         ]
 
+    @_reads(list)
     def dirs_ending(self, base: str) -> list[str]:
         """Directories whose last component is `base` (Go import paths), by name."""
         rows = self.con().execute("SELECT DISTINCT dir FROM files WHERE dirbase=? ORDER BY dir", (base,))
         return [r[0] for r in rows]
 
+    @_reads(list)
     def defs_named(self, name: str) -> list[tuple[str, DefRow]]:
         """(path, definition) of every definition of `name`, by (path, start row)."""
         rows = self.con().execute(
@@ -350,11 +397,13 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    @_reads(int)
     def definer_count(self, name: str) -> int:
         """How many files define `name` (the covering index on (name, file_id) answers)."""
         row = self.con().execute("SELECT COUNT(DISTINCT file_id) FROM defs WHERE name=?", (name,)).fetchone()
         return int(row[0])
 
+    @_reads(list)
     def defs_of(self, path: str) -> list[DefRow]:
         rows = self.con().execute(
             "SELECT d.name, d.kind, d.start_row, d.end_row, d.sig_start_row, d.sig_end_row, d.signature,"
@@ -363,28 +412,34 @@ class Store:
         )
         return [tuple(r) for r in rows]
 
+    @_reads(lambda: None)
     def outline_blob(self, path: str) -> tuple[str, str, bytes] | None:
         """(language, sha, packed outline rows) of `path`."""
         row = self.con().execute("SELECT language, sha, outline FROM files WHERE path=?", (path,)).fetchone()
         return None if row is None else (str(row[0]), str(row[1]), bytes(row[2]))
 
+    @_reads(lambda: None)
     def refs_blob(self, path: str) -> bytes | None:
         row = self.con().execute("SELECT refs FROM files WHERE path=?", (path,)).fetchone()
         return None if row is None else bytes(row[0])
 
+    @_reads(list)
     def refs_in_dir(self, directory: str) -> list[tuple[str, bytes]]:
         rows = self.con().execute("SELECT path, refs FROM files WHERE dir=? ORDER BY path", (directory,))
         return [(r[0], bytes(r[1])) for r in rows]
 
+    @_reads(tuple)
     def imports(self, path: str) -> tuple[str, ...]:
         row = self.con().execute("SELECT imports FROM files WHERE path=?", (path,)).fetchone()
         if row is None:
             return ()
         return tuple(str(x) for x in json.loads(row[0]))
 
+    @_reads(list)
     def paths(self) -> list[str]:
         return [r[0] for r in self.con().execute("SELECT path FROM files ORDER BY path")]
 
+    @_reads(list)
     def recent_paths(self, limit: int) -> list[str]:
         rows = self.con().execute("SELECT path FROM files ORDER BY mtime_ns DESC, path LIMIT ?", (limit,))
         return [r[0] for r in rows]

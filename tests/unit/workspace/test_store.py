@@ -229,3 +229,33 @@ def test_open_store_places_one_file_per_root(tmp_path: Path) -> None:
     store, how = open_store(a, "/x/one")
     assert how == "new" and store.file_count() == 0
     assert open_store(a, "/x/one")[1] == "ok"
+
+
+def test_a_damaged_page_found_while_building_rebuilds_the_database(
+    ws: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "db.sqlite3"
+    build(_opts(ws, db))
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = bytearray(db.read_bytes())
+    page = 4096
+    data[page:] = b"\xa5" * (len(data) - page)  # every page but the first (the header) damaged
+    db.write_bytes(bytes(data))
+    reader = Store(db, str(ws))
+    with caplog.at_level(logging.WARNING):
+        assert reader.paths() == [] and reader.failed  # a read answers nothing, never raises
+        res = build(_opts(ws, db))
+    assert res.loaded.startswith("rebuilt: ") and res.files == len(FILES)
+    assert any("rebuilding it" in r.getMessage() for r in caplog.records)
+
+
+def test_names_spelled_are_the_reference_names() -> None:
+    from lsp_assist.context.symbols import reference_names
+    from lsp_assist.workspace.parse_worker import names_spelled
+
+    text = "def ab(x1abc, é_long, $dollar):\n    return _hidden + 9abc + aé + abé1 # cmt ok\n" * 3
+    assert frozenset(names_spelled(text)) == reference_names(text)
+    many = " ".join(f"name_{i}" for i in range(5000))
+    assert frozenset(names_spelled(many)) == reference_names(many)
