@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from lsp_assist.context.outline import FileOutline, entries_from_rows
+from lsp_assist.context.outline import FileOutline, OutlineEntry, entries_from_rows
 from lsp_assist.context.symbols import Symbol, SymbolIndex, admit_all
 from lsp_assist.workspace.store import DefRow, Store, unpack_json, unpack_names
 
@@ -31,6 +31,14 @@ ADMIT_CACHE = 65_536
 
 def _symbol(path: str, d: DefRow) -> Symbol:
     return Symbol(d[0], d[1], path, d[2], d[3], d[4], d[5], d[6], d[7])
+
+
+def _entries(rows: list[Any]) -> tuple[OutlineEntry, ...]:
+    """Rows as the store writes them (`entries_to_rows`: six typed fields) into entries;
+    anything else through `entries_from_rows`, which converts field by field."""
+    if all(type(r) is list and len(r) == 6 for r in rows):
+        return tuple(OutlineEntry._make(r) for r in rows)
+    return entries_from_rows(rows)
 
 
 class _Lru(OrderedDict[Any, Any]):
@@ -58,6 +66,11 @@ class _Lru(OrderedDict[Any, Any]):
         while self.used > self.budget and self:
             old, _ = self.popitem(last=False)
             self.used -= self.costs.pop(old, 0)
+
+    def drop(self, key: Any) -> None:
+        if key in self:
+            self.used -= self.costs.pop(key, 0)
+            del self[key]
 
     def reset(self) -> None:
         self.clear()
@@ -89,7 +102,10 @@ class StoredSymbolIndex(SymbolIndex):
         self.store_epoch += 1
         self._names.reset()
         self._definer_counts.reset()
-        self._outline_cache.reset()
+        # Outlines stay cached (decoding them is most of a cold request): each is checked
+        # against its row's content hash once per epoch (`outline`); named paths go now.
+        for p in paths:
+            self._outline_cache.drop(p)
         self._shadow = None
         self.generation += 1
         for p in paths:
@@ -251,19 +267,23 @@ class StoredSymbolIndex(SymbolIndex):
             return self._outlines.get(path)
         if not self.stores or not self._ok(path):
             return None
-        got: FileOutline | None = self._outline_cache.hit(path)
-        if got is not None:
-            return got
+        cached: list[Any] | None = self._outline_cache.hit(path)  # [epoch checked, outline]
+        if cached is not None:
+            if cached[0] == self.store_epoch:
+                return cast(FileOutline, cached[1])
+            if self.version(path) == cached[1].version:
+                cached[0] = self.store_epoch
+                return cast(FileOutline, cached[1])
         for s in self.stores:
             blob = s.outline_blob(path)
             if blob is None:
                 continue
             language, sha, packed = blob
             rows = unpack_json(packed)
-            entries = entries_from_rows(rows if isinstance(rows, list) else [])
+            entries = _entries(rows if isinstance(rows, list) else [])
             got = FileOutline(path, language, entries, ("disk", sha))
             cost = 200 + sum(64 + len(e.text) + len(e.name) for e in entries)
-            self._outline_cache.put(path, got, cost)
+            self._outline_cache.put(path, [self.store_epoch, got], cost)
             return got
         return None
 
