@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 
 SAVE_DEBOUNCE_S = 0.5
 POLL_S = 1.0  # how often the stores' data_version is checked (another writer's commits)
+# While this server's own build writes: each change drops the name caches, and the next
+# request pays for SQLite lookups (20-30 ms cold, 2 ms warm), so less often.
+POLL_BUILDING_S = 5.0
 INLINE_PATHS = 16  # more changed files than this are re-read by the indexer process
 
 
@@ -227,7 +230,9 @@ class WorkspaceService:
 
     def _start_polling(self) -> None:
         if self._poll is None:
-            self._poll = asyncio.get_running_loop().call_later(POLL_S, self._check_versions)
+            building = self._lock is not None and self._lock.locked()
+            delay = POLL_BUILDING_S if building else POLL_S
+            self._poll = asyncio.get_running_loop().call_later(delay, self._check_versions)
 
     def _check_versions(self) -> None:
         """Another connection committed (the indexer, a second server): drop the caches."""
