@@ -90,6 +90,7 @@ class StoredSymbolIndex(SymbolIndex):
         self._admitted: dict[str, bool] = {}
         self._shadow: dict[str, frozenset[str]] | None = None  # memory path -> its stored names
         self.store_epoch = 0
+        self._stored_count: tuple[int, int] | None = None  # (epoch, files in the stores)
 
     # ------------------------------------------------------------------ store changes
 
@@ -185,7 +186,10 @@ class StoredSymbolIndex(SymbolIndex):
         return out
 
     def file_count(self) -> int:
-        stored = sum(s.file_count() for s in self.stores)
+        # COUNT(*) walks the table (ms on 100,000 files) and a request asks: once per epoch.
+        if self._stored_count is None or self._stored_count[0] != self.store_epoch:
+            self._stored_count = (self.store_epoch, sum(s.file_count() for s in self.stores))
+        stored = self._stored_count[1]
         return stored + sum(1 for p in self._by_path if not any(s.has_path(p) for s in self.stores))
 
     def paths(self) -> list[str]:

@@ -171,6 +171,7 @@ async def test_a_refresh_keeps_one_index_that_holds_no_closed_file_in_memory(ws:
         summary = await rt.workspace.refresh()
         assert summary["reread"] == 1 and rt.context.symbols is first
         assert first.lookup("later_added")  # the caches were dropped with the store's change
+        assert first.file_count() == 3
     finally:
         await rt.aclose()
 
