@@ -617,19 +617,48 @@ def blank(text: str, row: int) -> tuple[str, Cursor, str, str]:
     return new, Cursor(row, len(indent)), new[:offset], new[offset:]
 
 
+#: Which workspace index `package_index` builds: "memory" (`workspace/index.py`, the JSON
+#: index held whole in memory, as before issue 27) or "store" (the on-disk SQLite store the
+#: server reads since; `prompt_digest.py --index both` proves the prompts equal).
+INDEX_KIND = {"kind": "memory"}
+_STORES: list[str] = []
+
+
 def package_index(corpus: Corpus, pkg: str, cache: dict[str, SymbolIndex]) -> SymbolIndex:
     """The workspace index of one package directory, built by the real indexer."""
-    got = cache.get(pkg)
+    kind = INDEX_KIND["kind"]
+    got = cache.get(pkg if kind == "memory" else f"{kind}:{pkg}")
     if got is None:
         files = corpus.packages[pkg]
         root = os.path.commonpath([os.path.dirname(p) for p in files])
         idx = WorkspaceIndex(root, None, max_files=5000)
+        if kind == "store":
+            got = cache[f"{kind}:{pkg}"] = _store_index(root, files)
+            return got
         idx.refresh()
         # Only this package's files: subpackages are their own packages here (a Rust
         # crate's or a TypeScript package's tree is one package).
         idx.records = {p: r for p, r in idx.records.items() if p in files}
         got = cache[pkg] = build_symbol_index([idx])
     return got
+
+
+def _store_index(root: str, files: dict[str, str]) -> SymbolIndex:
+    """The same files (the scan's rules, then this package's) in an on-disk store."""
+    import atexit
+
+    from lsp_assist.workspace.indexer import BuildOptions, build
+    from lsp_assist.workspace.scanner import scan
+    from lsp_assist.workspace.store import Store
+    from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
+
+    if not _STORES:
+        _STORES.append(tempfile.mkdtemp(prefix="recall-stores-"))
+        atexit.register(shutil.rmtree, _STORES[0], True)
+    db = Path(_STORES[0]) / f"{len(os.listdir(_STORES[0]))}.sqlite3"
+    wanted = sorted(e.path for e in scan(root, max_files=5000).files if e.path in files)
+    build(BuildOptions(root=root, db=str(db), paths=wanted, boundary=False, workers=1))
+    return StoredSymbolIndex([Store(db, root)])
 
 
 @dataclass(frozen=True)
@@ -771,6 +800,10 @@ def _why_missed(
 
 def _copy(index: SymbolIndex) -> SymbolIndex:
     """A fresh index with the same files (each engine adds the blanked document to its own)."""
+    from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
+
+    if isinstance(index, StoredSymbolIndex):
+        return StoredSymbolIndex(index.stores)  # the same store, an empty memory layer
     out = SymbolIndex()
     for p in index.paths():
         out.set_symbols(

@@ -39,6 +39,7 @@ import time
 from benchmarks.context_recall import (
     CORPUS_DIR,
     DEFAULT_CORPORA,
+    INDEX_KIND,
     Corpus,
     Unavailable,
     _copy,
@@ -140,7 +141,14 @@ def main() -> None:
     ap.add_argument("--positions", type=int, default=40, help="per stratum per corpus")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--corpus", action="append", default=None, help="as benchmarks/context_recall.py")
+    ap.add_argument(
+        "--index",
+        choices=["memory", "store", "both"],
+        default="memory",
+        help="the workspace index: in memory (index.py), the on-disk store, or both side by side",
+    )
     args = ap.parse_args()
+    kinds = ["memory", "store"] if args.index == "both" else [args.index]
     t0 = time.perf_counter()
     for name, load in corpus_loaders(args.corpus or DIGEST_CORPORA).items():
         try:
@@ -150,8 +158,17 @@ def main() -> None:
             continue
         t1 = time.perf_counter()
         corpus = Corpus(name, packages, _language_of(packages))
-        digest, count = digest_corpus(corpus, args.positions, args.seed)
-        print(f"{name:<36} {digest[:16]} {count:>5} prompts {time.perf_counter() - t1:6.1f} s", flush=True)
+        digests = []
+        for kind in kinds:
+            INDEX_KIND["kind"] = kind
+            digest, count = digest_corpus(corpus, args.positions, args.seed)
+            digests.append(digest)
+            label = f"{name} [{kind}]" if len(kinds) > 1 else name
+            print(
+                f"{label:<36} {digest[:16]} {count:>5} prompts {time.perf_counter() - t1:6.1f} s", flush=True
+            )
+        if len(kinds) > 1:
+            print(f"{name:<36} {'equal' if len(set(digests)) == 1 else 'DIFFERENT'}", flush=True)
     print(f"total {time.perf_counter() - t0:.1f} s")
 
 

@@ -153,11 +153,18 @@ class WorkspaceConfig:
     """The workspace index (cross-file definitions of files that are not open) and warmup."""
 
     index: bool = True  # build the index in the background after `initialized`
-    # Indexable files per root: the scan stops cleanly beyond.
+    # Files per root of the in-memory index (`lsp-assist context`); the server's on-disk index
+    # is bounded by `max_total_bytes` and `index_time_budget_s` instead.
     max_files: int = field(default=20_000, metadata=bounded(1, 10_000_000))
     max_file_bytes: int = field(default=1_000_000, metadata=bounded(1, 1 << 30))  # larger files are skipped
     # The scan stops cleanly after this long.
     scan_time_budget_s: float = field(default=60.0, metadata=bounded(0.1, 86_400.0))
+    # Bytes of source one build indexes per root; beyond, it stops cleanly and says so.
+    max_total_bytes: int = field(default=4 << 30, metadata=bounded(1, 1 << 40))
+    # One build stops cleanly after this long; the next continues where it stopped.
+    index_time_budget_s: float = field(default=1800.0, metadata=bounded(1.0, 86_400.0))
+    # Parsing processes (0: one per core; they run at a lower priority than the server).
+    index_workers: int = field(default=0, metadata=bounded(0, 64))
     precompute: bool = False  # warmup precomputes suggestions in recently changed files
     # Positions precomputed per warmup (also bounded by the warmup quota).
     precompute_limit: int = field(default=8, metadata=bounded(0, 1000))

@@ -30,7 +30,8 @@ from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline.request import CompletionRequest
-from lsp_assist.protocol import convert, framing, logsink, nextedit, status, stdio
+from lsp_assist.protocol import convert, framing, index_feed, logsink, nextedit, status, stdio
+from lsp_assist.protocol.progress import WorkDone as _Progress
 from lsp_assist.server import Runtime, effective_url
 from lsp_assist.workspace.service import settle_long_lived_heap
 
@@ -323,6 +324,7 @@ def _register(server: AssistServer) -> None:
             ls.show("configuration problems (running on defaults for these): " + "; ".join(ls.rt.errors[:5]))
         _wire_engine(ls)
         _wire_load_progress(ls)
+        index_feed.wire(ls, _Progress)
         ls.status()
         # Everything allocated so far (lsprotocol/cattrs machinery, grammars, config) lives
         # as long as the process: move it out of the collector's way, so collections on the
@@ -372,6 +374,11 @@ def _register(server: AssistServer) -> None:
         path = _uri_to_path(params.text_document.uri)
         if path is not None:
             ls.rt.workspace.note_saved(str(path))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: AssistServer, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [_uri_to_path(c.uri) for c in params.changes]
+        ls.rt.workspace.note_file_events([str(p) for p in paths if p is not None])
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -677,38 +684,6 @@ def _wire_engine(ls: AssistServer) -> None:
 def _team_store_changed(ls: AssistServer, message: str, up: bool) -> None:
     ls.show(message, types.MessageType.Info if up else types.MessageType.Warning)
     ls.status()
-
-
-class _Progress:
-    """Work-done progress when the client supports it; silent otherwise."""
-
-    def __init__(self, ls: AssistServer, token: str, title: str) -> None:
-        self.ls = ls
-        self.token = token
-        self.title = title
-        self.enabled = False
-
-    async def begin(self) -> None:
-        caps = self.ls.client_capabilities
-        if not (caps and caps.window and caps.window.work_done_progress):
-            return
-        try:
-            await asyncio.wait_for(self.ls.work_done_progress.create_async(self.token), timeout=2.0)
-            self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(title=self.title))
-            self.enabled = True
-        except Exception as exc:
-            log.debug("progress unavailable: %s", exc)
-
-    def report(self, message: str, percentage: int | None = None) -> None:
-        if self.enabled:
-            self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
-            )
-
-    def end(self, message: str) -> None:
-        if self.enabled:
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-            self.enabled = False
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -1,15 +1,19 @@
 """The workspace index inside a running server: background build, updates, cross-file feed.
 
-`WorkspaceService` owns one `WorkspaceIndex` per workspace root. `refresh()` scans and
-re-reads changed files in a worker thread (`asyncio.to_thread`: the event loop keeps
-answering completions), builds a fresh `SymbolIndex` there too, and swaps it into the
-context engine in one assignment on the loop, then re-adds the open documents (their
-buffer, not the disk, is the truth while they are open). Refreshes are serialized by a
-lock, so the background build and a `warmCache` command never race.
+`WorkspaceService` keeps one on-disk store per workspace root (`store.py`) and installs a
+`StoredSymbolIndex` in the context engine once: open documents live in its memory layer,
+everything else is read from the stores on demand. `refresh()` runs the build in the
+indexer process (`runner.py` -> `indexer.py`: scan and tree-sitter parsing in worker
+processes, one writer), so the server's event loop and its GIL stay free for keystrokes;
+it only reads the progress lines. Refreshes are serialized by a lock, so the background
+build and a `warmCache` command never race. While a build writes, and whenever another
+process (a second server on the same root) does, the index notices the database's
+`data_version` change (polled once a second) and drops its caches.
 
 Edits are cheap: `note_change` only marks the file dirty (the context engine's own hook
-already re-indexes open documents). A save or a close re-reads that one file from disk,
-debounced, and the index file is persisted a little later.
+already re-indexes open documents). A save, a close or a file event
+(`workspace/didChangeWatchedFiles`) re-reads those files from disk, debounced: a few in a
+worker thread, many (a branch switch) in the indexer process.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import asyncio
 import gc
 import logging
 import os
-import threading
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,13 +31,19 @@ from typing import Any, Protocol
 from lsp_assist.config.schema import Config
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
-from lsp_assist.languages import canonical, language_id_for_path
-from lsp_assist.workspace.index import RefreshResult, WorkspaceIndex, build_symbol_index
+from lsp_assist.workspace.indexer import BuildOptions, refresh_paths
+from lsp_assist.workspace.runner import run_build
+from lsp_assist.workspace.store import Store, store_path
+from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
 
 log = logging.getLogger(__name__)
 
 SAVE_DEBOUNCE_S = 0.5
-PERSIST_DELAY_S = 5.0
+POLL_S = 1.0  # how often the stores' data_version is checked (another writer's commits)
+# While this server's own build writes: each change drops the name caches, and the next
+# request pays for SQLite lookups (20-30 ms cold, 2 ms warm), so less often.
+POLL_BUILDING_S = 5.0
+INLINE_PATHS = 16  # more changed files than this are re-read by the indexer process
 
 
 class Boundary(Protocol):
@@ -62,18 +72,21 @@ class WorkspaceService:
 
     def __init__(self, runtime: WorkspaceHost) -> None:
         self.rt = runtime
-        self.indexes: dict[str, WorkspaceIndex] = {}
+        self.stores: dict[str, Store] = {}
         self.last: dict[str, Any] = {}
         self.dirty: set[str] = set()
-        self._stop = threading.Event()
         self._lock: asyncio.Lock | None = None
         self._task: asyncio.Task[dict[str, Any]] | None = None
         self._pending: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
-        self._persist: asyncio.TimerHandle | None = None
+        self._poll: asyncio.TimerHandle | None = None
+        self._versions: dict[str, int] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.ready = False  # True once a refresh has fed the context engine
         self._built_roots: tuple[str, ...] = ()
+        # The background build's progress lines, then None when it ends (`$/progress`).
+        self.on_progress: Callable[[str | None], None] | None = None
 
     def _roots(self) -> tuple[str, ...]:
         return tuple(sorted(os.path.abspath(str(r)) for r in self.rt.workspace_roots))
@@ -84,42 +97,65 @@ class WorkspaceService:
         gov = self.rt.governance
         return None if gov is None else gov.excluded(path)
 
-    def _current_indexes(self) -> list[WorkspaceIndex]:
-        """One index per root, rebuilt when the roots or the limits changed."""
-        cfg = self.rt.config.workspace
-        cache_dir = self.rt.cache_dir if self.rt.config.cache.enabled else None
-        wanted: dict[str, WorkspaceIndex] = {}
-        for root in self.rt.workspace_roots:
-            key = os.path.abspath(str(root))
-            idx = self.indexes.get(key)
-            if (
-                idx is None
-                or idx.max_files != cfg.max_files
-                or idx.max_file_bytes != cfg.max_file_bytes
-                or idx.file != (WorkspaceIndex(key, cache_dir).file)
-            ):
-                idx = WorkspaceIndex(
-                    key,
-                    cache_dir,
-                    excluded=self._excluded,
-                    max_files=max(1, cfg.max_files),
-                    max_file_bytes=max(1, cfg.max_file_bytes),
-                    time_budget_s=cfg.scan_time_budget_s,
-                )
-            idx.time_budget_s = cfg.scan_time_budget_s
-            wanted[key] = idx
-        self.indexes = wanted
-        return list(wanted.values())
+    def db_path(self, root: str) -> Path:
+        """Where `root`'s store lives: the cache directory, or a private temporary one."""
+        if self.rt.config.cache.enabled:
+            return store_path(self.rt.cache_dir, root)
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="lsp-assist-index-")
+        return store_path(Path(self._tmp.name), root)
 
-    def index_for(self, path: str) -> WorkspaceIndex | None:
+    def options(self, root: str, paths: list[str] | None = None) -> BuildOptions:
+        cfg = self.rt.config.workspace
+        settings = getattr(self.rt.governance, "settings", None)
+        return BuildOptions(
+            root=root,
+            db=str(self.db_path(root)),
+            max_file_bytes=max(1, cfg.max_file_bytes),
+            max_total_bytes=cfg.max_total_bytes,
+            scan_time_budget_s=cfg.scan_time_budget_s,
+            time_budget_s=cfg.index_time_budget_s,
+            workers=cfg.index_workers,
+            exclude=list(getattr(settings, "exclude", ()) or ()),
+            respect_gitignore=bool(getattr(settings, "respect_gitignore", False)),
+            boundary=self.rt.governance is not None,
+            paths=paths,
+        )
+
+    def root_for(self, path: str) -> str | None:
         ap = os.path.abspath(path)
-        best: WorkspaceIndex | None = None
-        for root, idx in self.indexes.items():
+        best: str | None = None
+        for root in self._roots():
             if (ap == root or ap.startswith(root.rstrip(os.sep) + os.sep)) and (
-                best is None or len(root) > len(best.root)
+                best is None or len(root) > len(best)
             ):
-                best = idx
+                best = root
         return best
+
+    def index(self) -> StoredSymbolIndex:
+        """The context engine's index, made a `StoredSymbolIndex` over the stores once."""
+        current = self.rt.context.symbols
+        if isinstance(current, StoredSymbolIndex):
+            return current
+        fresh = StoredSymbolIndex(list(self.stores.values()))
+        self.rt.context.symbols = fresh  # keeps the boundary (`OpenFiles.symbols`)
+        for doc in self.rt.store.documents():
+            try:
+                self.rt.context.index_document(doc)
+            except Exception:
+                log.exception("re-indexing an open document failed")
+        settle_long_lived_heap()
+        return fresh
+
+    def _attach(self, root: str) -> None:
+        """Open (or reopen: the indexer may have rebuilt the file) `root`'s store."""
+        db = self.db_path(root)
+        old = self.stores.get(root)
+        if old is not None:
+            old.reopen()
+        elif db.exists():
+            self.stores[root] = Store(db, root)
+        self.index().set_stores([self.stores[r] for r in sorted(self.stores)])
 
     # ------------------------------------------------------------------ building
 
@@ -130,13 +166,19 @@ class WorkspaceService:
         if self._task is not None and not self._task.done():
             return self._task
         if self.ready and self._built_roots == self._roots():
-            return None  # built already; saves and closes keep it current
-        self._task = asyncio.get_running_loop().create_task(self.refresh())
+            return None  # built already; saves, closes and file events keep it current
+        self._task = asyncio.get_running_loop().create_task(self.refresh(self._background_progress))
         self._task.add_done_callback(_log_failure)
+        self._task.add_done_callback(lambda _t: self._background_progress(None))
         return self._task
 
+    def _background_progress(self, message: str | None) -> None:
+        listener = self.on_progress
+        if listener is not None:
+            listener(message)
+
     async def refresh(self, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Scan every root, re-read changed files, feed the context engine, persist."""
+        """Bring every root's store up to date and feed the context engine from it."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -144,60 +186,70 @@ class WorkspaceService:
 
     async def _refresh(self, progress: Callable[[str], None] | None) -> dict[str, Any]:
         t0 = time.perf_counter()
-        indexes = self._current_indexes()
-        if not indexes:
+        roots = self._roots()
+        if not roots:
             self.last = {"files": 0, "symbols": 0, "seconds": 0.0, "message": "no workspace folder"}
             return self.last
-        loop = asyncio.get_running_loop()
-        report = _threadsafe(loop, progress)
+        self.stores = {r: s for r, s in self.stores.items() if r in roots}
+        for root in roots:
+            if root not in self.stores and self.db_path(root).exists():
+                self.stores[root] = Store(self.db_path(root), root)
+        self.index().set_stores([self.stores[r] for r in sorted(self.stores)])
+        self._start_polling()
         self.dirty.clear()
-        results: list[RefreshResult] = []
-        for idx in indexes:
-            name = os.path.basename(idx.root) or idx.root
+        report = _throttled(progress)
+        results: list[dict[str, Any]] = []
+        for root in roots:
+            name = os.path.basename(root) or root
 
-            def on_progress(stage: str, n: int, total: int, name: str = name) -> None:
+            def on_progress(stage: str, n: int, total: int, root: str = root, name: str = name) -> None:
+                if stage == "opened":
+                    self._attach(root)
+                    return
                 report(f"{stage} {name}: {n}/{total} files" if total else f"{stage} {name}: {n} files")
 
-            results.append(await asyncio.to_thread(idx.refresh, on_progress, self._stop.is_set))
-        symbols = await asyncio.to_thread(build_symbol_index, indexes, self.rt.context.boundary)
-        self._swap(symbols)
-        settle_long_lived_heap()
-        sizes = [await asyncio.to_thread(idx.save) for idx in indexes]
+            results.append(await run_build(self.options(root), on_progress))
+            self._attach(root)
+        self.index().store_updated(())
         self.ready = True
-        self._built_roots = tuple(sorted(self.indexes))
-        stopped = [r.stopped for r in results if r.stopped]
-        corrupt = [r.loaded for r in results if r.loaded.startswith("corrupt")]
-        self.last = {
-            "files": sum(r.files for r in results),
-            "symbols": sum(r.symbols for r in results),
-            "reread": sum(r.reread for r in results),
-            "reparsed": sum(r.reparsed for r in results),
-            "removed": sum(r.removed for r in results),
-            "errors": sum(r.errors for r in results),
-            "index_bytes": sum(sizes),
-            "seconds": round(time.perf_counter() - t0, 3),
-            "stopped": "; ".join(stopped) or None,
-            "rebuilt_corrupt": "; ".join(corrupt) or None,
-        }
+        self._built_roots = roots
+        self.last = _summary(
+            results, [s.size_bytes() for s in self.stores.values()], time.perf_counter() - t0
+        )
         log.info(
             "workspace index: %d files, %d symbols, %d re-read, %.2f s%s",
             self.last["files"],
             self.last["symbols"],
             self.last["reread"],
             self.last["seconds"],
-            f" ({self.last['stopped']})" if stopped else "",
+            f" ({self.last['stopped']})" if self.last["stopped"] else "",
         )
         return self.last
 
-    def _swap(self, symbols: Any) -> None:
-        """Install a freshly built SymbolIndex, then re-add the open documents' own symbols."""
-        context = self.rt.context
-        context.symbols = symbols
-        for doc in self.rt.store.documents():
+    # ------------------------------------------------------------------ other writers
+
+    def _start_polling(self) -> None:
+        if self._poll is None:
+            building = self._lock is not None and self._lock.locked()
+            delay = POLL_BUILDING_S if building else POLL_S
+            self._poll = asyncio.get_running_loop().call_later(delay, self._check_versions)
+
+    def _check_versions(self) -> None:
+        """Another connection committed (the indexer, a second server): drop the caches."""
+        self._poll = None
+        changed = False
+        for root, store in list(self.stores.items()):
             try:
-                context.index_document(doc)
-            except Exception:
-                log.exception("re-indexing an open document failed")
+                v = store.data_version()
+            except Exception as exc:  # a database removed under us: the next build rebuilds it
+                log.debug("workspace store unreadable: %s", exc)
+                continue
+            if self._versions.get(root) != v:
+                changed = changed or root in self._versions
+                self._versions[root] = v
+        if changed:
+            self.index().store_updated(())
+        self._start_polling()
 
     # ------------------------------------------------------------------ updates
 
@@ -213,7 +265,7 @@ class WorkspaceService:
 
     def note_saved(self, path: str) -> None:
         """Re-read `path` from disk soon (debounced: a save-all touches many files at once)."""
-        if not self.rt.config.workspace.index or self.index_for(path) is None:
+        if not self.rt.config.workspace.index or self.root_for(path) is None:
             return
         self._pending.add(os.path.abspath(path))
         try:
@@ -223,6 +275,11 @@ class WorkspaceService:
         if self._flush is None:
             self._flush = loop.call_later(SAVE_DEBOUNCE_S, self._start_flush)
 
+    def note_file_events(self, paths: Sequence[str]) -> None:
+        """`workspace/didChangeWatchedFiles`: created, changed or deleted files, re-read soon."""
+        for p in paths:
+            self.note_saved(p)
+
     def _start_flush(self) -> None:
         self._flush = None
         task = asyncio.get_running_loop().create_task(self.flush_saved())
@@ -231,53 +288,87 @@ class WorkspaceService:
         task.add_done_callback(_log_failure)
 
     async def flush_saved(self) -> int:
-        """Re-index the files saved since the last flush; returns how many changed."""
+        """Re-index the files saved or changed since the last flush; how many changed."""
         paths, self._pending = sorted(self._pending), set()
+        by_root: dict[str, list[str]] = {}
+        for p in paths:
+            root = self.root_for(p)
+            if root is not None and root in self.stores:
+                by_root.setdefault(root, []).append(p)
         changed = 0
-        for path in paths:
-            idx = self.index_for(path)
-            language = language_id_for_path(path)
-            if idx is None or canonical(language) is None:
-                continue
-            if await asyncio.to_thread(idx.refresh_path, path, language):
-                changed += 1
-            if self._is_open(path):
-                continue  # the buffer's symbols stay until it closes
-            rec = idx.records.get(path)
-            if rec is None:
-                self.rt.context.symbols.remove_file(path)
+        max_bytes = max(1, self.rt.config.workspace.max_file_bytes)
+        for root, group in by_root.items():
+            if len(group) > INLINE_PATHS:
+                res = await run_build(self.options(root, group), lambda _s, _n, _t: None)
+                changed += int(res.get("reparsed", 0)) + int(res.get("removed", 0))
             else:
-                self.rt.context.symbols.set_symbols(
-                    path, rec.symbols, ("disk", rec.sha), rec.file_outline(path), rec.refs, rec.imports
+                changed += await asyncio.to_thread(
+                    refresh_paths, self.stores[root], group, self._excluded, max_bytes
                 )
-        if changed:
-            self._schedule_persist()
+        if paths:
+            index = self.index()
+            open_paths = {d.path for d in self.rt.store.documents()}
+            for p in paths:
+                if p not in open_paths:
+                    # A closed buffer's symbols stood in for the file until now: the disk wins.
+                    index.forget_memory(p)
+            index.store_updated(paths)
         return changed
 
-    def _is_open(self, path: str) -> bool:
-        return any(d.path == path for d in self.rt.store.documents())
+    # ------------------------------------------------------------------ reading
 
-    def _schedule_persist(self) -> None:
-        if self._persist is not None:
-            return
-        loop = asyncio.get_running_loop()
+    def recent_paths(self, limit: int) -> list[str]:
+        """Indexed paths by modification time, newest first (all roots)."""
+        out: list[str] = []
+        for store in self.stores.values():
+            out.extend(store.recent_paths(limit))
+        return out[:limit]
 
-        def fire() -> None:
-            self._persist = None
-            for idx in list(self.indexes.values()):
-                task = loop.create_task(asyncio.to_thread(idx.save))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+    def has_path(self, path: str) -> bool:
+        return any(s.has_path(path) for s in self.stores.values())
 
-        self._persist = loop.call_later(PERSIST_DELAY_S, fire)
+    def language_of(self, path: str) -> str | None:
+        for store in self.stores.values():
+            info = store.file_info(path)
+            if info is not None:
+                return info[0]
+        return None
 
     def close(self) -> None:
-        """Stop a running scan at its next check and drop the timers."""
-        self._stop.set()
-        for handle in (self._flush, self._persist):
+        """Stop polling and drop the timers (a running build is cancelled with its task)."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        for handle in (self._flush, self._poll):
             if handle is not None:
                 handle.cancel()
-        self._flush = self._persist = None
+        self._flush = self._poll = None
+        for store in self.stores.values():
+            store.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def _summary(results: list[dict[str, Any]], sizes: list[int], seconds: float) -> dict[str, Any]:
+    def total(key: str) -> int:
+        return sum(int(r.get(key, 0) or 0) for r in results)
+
+    stopped = [str(r["stopped"]) for r in results if r.get("stopped")]
+    stopped += [f"indexer failed: {r['error']}" for r in results if r.get("error")]
+    rebuilt = [str(r["loaded"]) for r in results if str(r.get("loaded", "")).startswith("rebuilt")]
+    return {
+        "files": total("files"),
+        "symbols": total("symbols"),
+        "reread": total("reread"),
+        "reparsed": total("reparsed"),
+        "removed": total("removed"),
+        "errors": total("errors"),
+        "index_bytes": sum(sizes),
+        "seconds": round(seconds, 3),
+        "stopped": "; ".join(stopped) or None,
+        "rebuilt_corrupt": "; ".join(rebuilt) or None,
+        "shared": any(bool(r.get("shared")) for r in results),
+    }
 
 
 def settle_long_lived_heap() -> None:
@@ -296,10 +387,8 @@ def settle_long_lived_heap() -> None:
     gc.freeze()
 
 
-def _threadsafe(
-    loop: asyncio.AbstractEventLoop, progress: Callable[[str], None] | None
-) -> Callable[[str], None]:
-    """Progress from the worker thread, delivered on the loop, at most ten times a second."""
+def _throttled(progress: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Progress at most ten times a second (the last "indexed" line always)."""
     last = [0.0]
 
     def report(message: str) -> None:
@@ -309,10 +398,7 @@ def _threadsafe(
         if now - last[0] < 0.1 and not message.startswith("indexed"):
             return
         last[0] = now
-        try:
-            loop.call_soon_threadsafe(progress, message)
-        except RuntimeError:
-            pass  # the loop is closing
+        progress(message)
 
     return report
 

@@ -1,7 +1,7 @@
 """Warmup: everything that makes the first suggestion as fast as the hundredth.
 
 `run_warmup` (the `lspAssist.warmCache` command and `lsp-assist warmup`):
-1. builds or refreshes the workspace index (worker thread) and feeds cross-file context;
+1. builds or refreshes the workspace index (the indexer process) and feeds cross-file context;
 2. opens and keeps alive each tier's connection, and starts the local model (`Runtime.warm`);
 3. for the embedded model, primes its prompt cache with a tiny request on an open document;
 4. only when `workspace.precompute` is on, within the `warmup` quota, precomputes
@@ -108,13 +108,14 @@ async def prime_local_model(runtime: WarmupHost) -> bool:
 def recent_files(runtime: WarmupHost, limit: int) -> list[str]:
     """Indexed files changed recently: `git log` order when git answers, else newest mtime."""
     out: list[str] = []
-    for idx in runtime.workspace.indexes.values():
-        for rel in _git_recent(idx.root):
-            path = os.path.join(idx.root, rel)
-            if path in idx.records and path not in out:
+    ws = runtime.workspace
+    for root in ws.stores:
+        for rel in _git_recent(root):
+            path = os.path.join(root, rel)
+            if path not in out and ws.has_path(path):
                 out.append(path)
-        if not out:
-            out.extend(idx.recent_paths(limit))
+    if not out:
+        out.extend(ws.recent_paths(limit))
     return out[:limit]
 
 
@@ -164,9 +165,7 @@ async def precompute(runtime: WarmupHost) -> dict[str, Any]:
         except OSError:
             skipped += 1
             continue
-        index = runtime.workspace.index_for(path)
-        rec = index.records.get(path) if index is not None else None
-        language = rec.language if rec is not None else "plaintext"
+        language = await asyncio.to_thread(runtime.workspace.language_of, path) or "plaintext"
         doc = Document(Path(path).as_uri(), language, 0, text, path)
         for cursor in likely_cursors(doc):
             if done >= limit:

@@ -62,6 +62,8 @@ async def lsp_session(
     *,
     encoding: str = "utf-16",
     env: dict[str, str] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
+    before_initialize: Any = None,
 ) -> AsyncIterator[LanguageClient]:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
@@ -70,11 +72,13 @@ async def lsp_session(
         server_env=env or isolated_env(tmp_path),
     )
     client = await config.start()
+    if before_initialize is not None:
+        before_initialize(client)  # e.g. handlers for server-to-client requests
     try:
         client.init_result = await asyncio.wait_for(  # type: ignore[attr-defined]
             client.initialize_session(
                 types.InitializeParams(
-                    capabilities=client_capabilities(encoding),
+                    capabilities=capabilities or client_capabilities(encoding),
                     initialization_options=init_options or {},
                     root_uri=workspace.as_uri(),
                     workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -113,7 +112,7 @@ async def test_precompute_makes_the_first_request_a_cache_hit(ws: Path, fake: Fa
         assert summary["precomputed"] == 1
         assert len(fake.model_requests()) == 1
         # No git here: the newest file by mtime was chosen.
-        target = Path(rt.workspace.indexes[str(ws)].recent_paths(1)[0])
+        target = Path(rt.workspace.recent_paths(1)[0])
         text = await asyncio.to_thread(target.read_text)
         rt.store.open(target.as_uri(), "python", 1, text, str(target))
         doc = rt.store.get(target.as_uri())
@@ -158,18 +157,49 @@ def test_cli_warmup_bad_path(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "not a folder" in capsys.readouterr().err
 
 
-async def test_an_index_refresh_freezes_the_long_lived_heap_and_frees_the_index_it_replaced(ws: Path) -> None:
-    import weakref
+async def test_a_refresh_keeps_one_index_that_holds_no_closed_file_in_memory(ws: Path) -> None:
+    from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
 
-    gc.unfreeze()
     rt = _runtime(ws)
     try:
         await rt.workspace.refresh()
-        assert gc.get_freeze_count() > 0  # the index is out of the collector's way
-        first = weakref.ref(rt.context.symbols)
-        await rt.workspace.refresh()
-        assert rt.context.symbols is not first()
-        assert first() is None  # the replaced index was unfrozen and collected, not kept
+        first = rt.context.symbols
+        assert isinstance(first, StoredSymbolIndex)
+        assert first.lookup("distance_between") and first.file_count() == 2
+        assert first.summary()["memory_files"] == 0  # every closed file is read from the store
+        (ws / "pkg" / "more.py").write_text("def later_added():\n    pass\n")
+        summary = await rt.workspace.refresh()
+        assert summary["reread"] == 1 and rt.context.symbols is first
+        assert first.lookup("later_added")  # the caches were dropped with the store's change
+        assert first.file_count() == 3
     finally:
-        gc.unfreeze()
+        await rt.aclose()
+
+
+async def test_the_background_build_reports_progress_then_ends(ws: Path) -> None:
+    rt = _runtime(ws)
+    seen: list[str | None] = []
+    rt.workspace.on_progress = seen.append
+    try:
+        task = rt.workspace.start_background()
+        assert task is not None
+        await task
+        await asyncio.sleep(0)
+        assert any(m is not None and m.startswith("indexed ws: 2/2") for m in seen)
+        assert seen[-1] is None
+    finally:
+        await rt.aclose()
+
+
+async def test_file_events_refresh_created_changed_and_deleted_files(ws: Path) -> None:
+    rt = _runtime(ws)
+    try:
+        await rt.workspace.refresh()
+        (ws / "new.py").write_text("def from_event():\n    pass\n")
+        (ws / "main.py").unlink()
+        rt.workspace.note_file_events([str(ws / "new.py"), str(ws / "main.py"), "/elsewhere/x.py"])
+        assert await rt.workspace.flush_saved() == 2
+        assert rt.context.symbols.lookup("from_event")
+        assert not rt.context.symbols.has_path(str(ws / "main.py"))
+    finally:
         await rt.aclose()

@@ -1,0 +1,341 @@
+"""Workspace index at monorepo scale: today's in-memory JSON index beside the on-disk store.
+
+Trees (built in a temp dir, outside the repository):
+- `19k`: the tree of issue 27, a copy of the Python standard library and the virtualenv's
+  installed packages under a first-party folder name (`acme/stdlib`, `acme/packages`);
+- `100k`: 100,000 generated small source files (`make_generated`; `--files` to change).
+
+For each tree and each index, a child process plays the server (a real `Runtime`, the
+index built as the server builds it: the old `WorkspaceIndex` refresh + `build_symbol_index`
+in a thread, or `WorkspaceService.refresh`, whose parsing runs in the indexer process).
+This process samples the RSS of the child (the server) and of its descendants (the indexer
+and its workers) every 100 ms. The child measures, with an open document of the tree,
+the context build (the "before the model call" work of a request) and the event loop's
+lag every 20 ms, while the index builds and then idle with the index loaded. A second run
+after touching 10 files gives the incremental figure. The old index is stopped after
+`--old-cap-s` seconds (it also stops at its own 20,000-file cap, as it does in the product).
+
+Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --tree 19k
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WORK = Path(tempfile.gettempdir()) / "lsp-index-bench"
+PROBE_S = 0.02
+IDLE_PROBE_S = 3.0
+
+
+# ------------------------------------------------------------------------------- trees
+
+
+def make_19k(dest: Path) -> Path:
+    """The stdlib and the installed packages under `acme/` (a first-party name). This
+    virtualenv holds fewer packages than the one of issue 27 (6,356 Python files, not
+    ~17,000), so the packages are copied twice (`acme/packages`, `acme/platform`) and the
+    system's `dist-packages` added (`acme/tools`): ~19,000 indexable files, as in the issue."""
+    root = dest / "mono19k"
+    if (root / ".complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    site = Path(sysconfig.get_paths()["purelib"])
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "site-packages", "dist-packages")
+    shutil.copytree(stdlib, root / "acme" / "stdlib", symlinks=True, ignore=ignore)
+    shutil.copytree(site, root / "acme" / "packages", symlinks=True, ignore=ignore)
+    shutil.copytree(site, root / "acme" / "platform", symlinks=True, ignore=ignore)
+    system = Path("/usr/lib/python3/dist-packages")
+    if system.is_dir():
+        shutil.copytree(system, root / "acme" / "tools", symlinks=True, ignore=ignore)
+    (root / ".complete").write_text("")
+    return root
+
+
+def make_generated(dest: Path, n: int, seed: int = 7) -> Path:
+    """`n` small Python files, 100 per folder, each defining a class and two functions and
+    calling names defined elsewhere (so names resolve across files); plus a symlink loop."""
+    root = dest / f"gen{n}"
+    if (root / ".complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    rng = random.Random(seed)
+    for i in range(n):
+        d = root / "svc" / f"m{i // 1000:03d}" / f"p{(i // 100) % 10}"
+        if i % 100 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        j = rng.randrange(n)
+        (d / f"f{i}.py").write_text(
+            f'"""Module {i}."""\n\nfrom svc import f{j}\n\n\n'
+            f"class Model{i}:\n    size: int = {i}\n\n    def total_{i}(self, other: int) -> int:\n"
+            f"        return self.size + other\n\n\n"
+            f"def build_{i}(count: int) -> Model{i}:\n    return f{j}.build_{j}(count)\n\n\n"
+            f"def check_{i}(m: Model{i}) -> bool:\n    return m.total_{i}(1) > {j}\n"
+        )
+    (root / "svc" / "loop").symlink_to(root / "svc", target_is_directory=True)
+    (root / ".complete").write_text("")
+    return root
+
+
+# ------------------------------------------------------------------------------- the child
+
+
+def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+async def _probe(rt: Any, doc: Any, cursor: Any, stop: asyncio.Event) -> dict[str, list[float]]:
+    builds: list[float] = []
+    lags: list[float] = []
+    while not stop.is_set():
+        t = time.perf_counter()
+        await asyncio.sleep(PROBE_S)
+        lags.append((time.perf_counter() - t - PROBE_S) * 1000)
+        t = time.perf_counter()
+        rt.context.build(doc, cursor, 4000, deadline_ms=1000)
+        builds.append((time.perf_counter() - t) * 1000)
+    return {"build": builds, "lag": lags}
+
+
+def _stats(p: dict[str, list[float]]) -> dict[str, float]:
+    return {
+        "build_p50": _pct(p["build"], 0.5),
+        "build_p90": _pct(p["build"], 0.9),
+        "build_max": max(p["build"], default=float("nan")),
+        "lag_p90": _pct(p["lag"], 0.9),
+        "lag_max": max(p["lag"], default=float("nan")),
+        "n": len(p["build"]),
+    }
+
+
+async def _child(kind: str, root: Path, probe_file: Path) -> dict[str, Any]:
+    from lsp_assist.domain import Cursor
+    from lsp_assist.server import build_runtime
+
+    rt = build_runtime([root])
+    text = await asyncio.to_thread(probe_file.read_text, encoding="utf-8", errors="replace")
+    rt.store.open(probe_file.as_uri(), "python", 1, text, str(probe_file))
+    doc = rt.store.get(probe_file.as_uri())
+    assert doc is not None
+    row = max(0, doc.line_count // 2)
+    cursor = Cursor(row, len(doc.line(row)))
+    stop = asyncio.Event()
+    probe = asyncio.get_running_loop().create_task(_probe(rt, doc, cursor, stop))
+    t0 = time.perf_counter()
+    if kind == "old":
+        summary = await _old_refresh(rt, root)
+    else:
+        summary = await rt.workspace.refresh()
+    seconds = time.perf_counter() - t0
+    stop.set()
+    during = await probe
+    gc.collect()
+    await asyncio.sleep(0.5)
+    stop = asyncio.Event()
+    probe = asyncio.get_running_loop().create_task(_probe(rt, doc, cursor, stop))
+    await asyncio.sleep(IDLE_PROBE_S)
+    stop.set()
+    idle = await probe
+    gc.collect()
+    out = {
+        "seconds": seconds,
+        "files": summary.get("files"),
+        "symbols": summary.get("symbols"),
+        "reread": summary.get("reread"),
+        "stopped": summary.get("stopped"),
+        "rss_after_mb": _rss_mb(),
+        "peak_self_mb": _rss_mb(field="VmHWM"),
+        "during": _stats(during),
+        "idle": _stats(idle),
+    }
+    await rt.aclose()
+    return out
+
+
+async def _old_refresh(rt: Any, root: Path) -> dict[str, Any]:
+    """Today's index exactly as the server built it before the store (`index.py`)."""
+    from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
+    from lsp_assist.workspace.service import settle_long_lived_heap
+
+    cfg = rt.config.workspace
+    idx = WorkspaceIndex(
+        str(root), rt.cache_dir, excluded=rt.governance.excluded if rt.governance else None,
+        max_files=cfg.max_files, max_file_bytes=cfg.max_file_bytes, time_budget_s=cfg.scan_time_budget_s,
+    )  # fmt: skip
+    res = await asyncio.to_thread(idx.refresh)
+    symbols = await asyncio.to_thread(build_symbol_index, [idx], rt.context.boundary)
+    rt.context.symbols = symbols
+    for d in rt.store.documents():
+        rt.context.index_document(d)
+    settle_long_lived_heap()
+    await asyncio.to_thread(idx.save)
+    return {"files": res.files, "symbols": res.symbols, "reread": res.reread, "stopped": res.stopped}
+
+
+# ------------------------------------------------------------------------------- the parent
+
+
+def _descendants(pid: int) -> list[int]:
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        out.extend(kids)
+        todo.extend(kids)
+    return out
+
+
+def run_child(kind: str, root: Path, cache: Path, probe: Path, cap_s: float) -> dict[str, Any]:
+    env = dict(os.environ)
+    env.update(
+        LSP_ASSIST_CACHE_DIR=str(cache),
+        LSP_ASSIST_CONFIG=str(cache / "none.toml"),
+        LSP_ASSIST_POLICY=str(cache / "none-policy.toml"),
+        PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    )
+    cmd = [sys.executable, __file__, "--child", kind, "--root", str(root), "--probe", str(probe)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    peak_server = peak_tree = 0.0
+    t0 = time.monotonic()
+    capped = False
+    while proc.poll() is None:
+        server = _rss_mb(proc.pid)
+        tree = server + sum(_rss_mb(p) for p in _descendants(proc.pid))
+        peak_server, peak_tree = max(peak_server, server), max(peak_tree, tree)
+        if time.monotonic() - t0 > cap_s:
+            proc.kill()
+            capped = True
+            break
+        time.sleep(0.1)
+    out, _ = proc.communicate()
+    if capped:
+        return {"capped": cap_s, "peak_server_mb": peak_server, "peak_tree_mb": peak_tree}
+    try:
+        res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": out[-500:], "peak_server_mb": peak_server, "peak_tree_mb": peak_tree}
+    res["peak_server_mb"] = max(peak_server, float(res.get("peak_self_mb", 0)))
+    res["peak_tree_mb"] = peak_tree
+    return res
+
+
+def touch(root: Path, n: int) -> None:
+    files = sorted(root.rglob("*.py"))
+    for p in files[:: max(1, len(files) // n)][:n]:
+        p.write_text(p.read_text(encoding="utf-8", errors="replace") + "\n# touched\n", encoding="utf-8")
+
+
+def _fmt(v: Any, spec: str = ".1f") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return format(v, spec)
+    return str(v)
+
+
+def report(name: str, root: Path, runs: dict[str, dict[str, Any]]) -> None:
+    old, new = runs.get("old", {}), runs.get("new", {})
+    old2, new2 = runs.get("old2", {}), runs.get("new2", {})
+    print(f"\n== {name}: {root}")
+    if old.get("capped"):
+        print(f"   (old index stopped by this benchmark after {old['capped']:.0f} s)")
+    rows = [
+        ("full index, s", old.get("seconds"), new.get("seconds"), "<= 20 (19k tree, 2 cores)"),
+        ("files indexed", old.get("files"), new.get("files"), "all (old: capped at 20,000)"),
+        ("symbols", old.get("symbols"), new.get("symbols"), ""),
+        ("server peak RSS, MB", old.get("peak_server_mb"), new.get("peak_server_mb"), "<= 300"),
+        ("server RSS after, MB", old.get("rss_after_mb"), new.get("rss_after_mb"), "<= 200"),
+        ("all processes peak, MB", old.get("peak_tree_mb"), new.get("peak_tree_mb"), "(indexer + workers)"),
+        ("2nd run, 10 touched, s", old2.get("seconds"), new2.get("seconds"), "<= 2"),
+        ("2nd run, files re-read", old2.get("reread"), new2.get("reread"), "10"),
+    ]
+    for phase in ("idle", "during"):
+        for key in ("build_p50", "build_p90", "build_max", "lag_p90", "lag_max"):
+            rows.append(
+                (f"{phase}: {key}, ms", old.get(phase, {}).get(key), new.get(phase, {}).get(key),
+                 "during within 2 ms of idle" if phase == "during" and key == "build_p50" else "")
+            )  # fmt: skip
+    print(f"   {'':28} {'old (JSON, memory)':>20} {'new (SQLite, workers)':>22}   target")
+    for label, a, b, target in rows:
+        print(f"   {label:28} {_fmt(a):>20} {_fmt(b):>22}   {target}")
+    for k in ("old", "new"):
+        if runs.get(k, {}).get("stopped"):
+            print(f"   {k} stopped: {runs[k]['stopped']}")
+        if runs.get(k, {}).get("error"):
+            print(f"   {k} error: {runs[k]['error']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tree", choices=["19k", "100k"], default="19k")
+    ap.add_argument("--files", type=int, default=100_000, help="files of the generated tree")
+    ap.add_argument("--old-cap-s", type=float, default=240.0)
+    ap.add_argument("--only", choices=["old", "new"], default=None)
+    ap.add_argument("--child", choices=["old", "new"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--probe", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(_child(args.child, Path(args.root), Path(args.probe)))))
+        return 0
+    WORK.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    root = make_19k(WORK) if args.tree == "19k" else make_generated(WORK, args.files)
+    print(f"tree ready in {time.perf_counter() - t:.1f} s")
+    probe = next(iter(sorted(root.rglob("*.py"))))
+    if args.tree == "19k":
+        probe = next(p for p in sorted(root.rglob("json/decoder.py")))
+    runs: dict[str, dict[str, Any]] = {}
+    for kind in ("old", "new"):
+        if args.only and kind != args.only:
+            continue
+        cache = Path(tempfile.mkdtemp(prefix=f"lsp-index-{kind}-", dir=WORK))
+        cap = args.old_cap_s if kind == "old" else 600.0
+        runs[kind] = run_child(kind, root, cache, probe, cap)
+        if not runs[kind].get("capped") and not runs[kind].get("error"):
+            touch(root, 10)
+            runs[kind + "2"] = run_child(kind, root, cache, probe, cap)
+        shutil.rmtree(cache, ignore_errors=True)
+        print(f"{kind}: {json.dumps(runs[kind])[:300]}", flush=True)
+    report(args.tree, root, runs)
+    print(f"\ncores: {os.cpu_count()}, python {sys.version.split()[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""What a worker process does with one file: read, hash, parse, and pack it for the store.
+
+Runs in the indexer's worker processes (`indexer.py`), never on the server's event loop:
+a tree-sitter parse holds the GIL for its whole duration. The result is plain picklable
+data already in its stored form (`store.FileRow`), so the single writer only inserts it.
+The rules are those of the in-memory index (`index.py`): files over `max_bytes` or with a
+NUL byte in their first 8 KiB are skipped, at most `MAX_SYMBOLS_PER_FILE` definitions are
+kept, and a file written while it was read is stored with mtime 0 (read again next time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+
+from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
+from lsp_assist.context.outline import entries_to_rows, outline_of
+from lsp_assist.context.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
+from lsp_assist.workspace.index import MAX_SYMBOLS_PER_FILE
+from lsp_assist.workspace.store import DefRow, FileRow, pack_json, pack_names
+
+WORKER_NICE = 10  # below the server and the editor: indexing takes only idle cycles
+
+#: A job: (path, language, mtime_ns at scan, the stored sha or "" when new).
+Job = tuple[str, str, int, str]
+#: What came of it: ("row", FileRow) | ("same", (path, mtime, size)) | ("skip" | "excluded" | "error", path)
+Outcome = tuple[str, object]
+
+
+#: What the data boundary needs to be rebuilt in a worker: (root, exclude globs, respect_gitignore),
+#: or None for no boundary.
+BoundarySpec = tuple[str, tuple[str, ...], bool] | None
+
+_excluded: Callable[[str], str | None] | None = None
+
+
+def set_boundary(spec: BoundarySpec) -> None:
+    """Install the data boundary this process checks each file against before reading it."""
+    global _excluded
+    if spec is None:
+        _excluded = None
+        return
+    from lsp_assist.governance.boundaries import DataBoundary
+
+    root, exclude, respect_gitignore = spec
+    _excluded = DataBoundary([root], exclude=exclude, respect_gitignore=respect_gitignore).excluded
+
+
+def init_worker(spec: BoundarySpec = None) -> None:
+    """Pool initializer: the boundary, and a lower priority (best effort; Unix only)."""
+    set_boundary(spec)
+    try:
+        os.nice(WORKER_NICE)
+    except (AttributeError, OSError):
+        pass
+
+
+def index_one(job: Job, max_bytes: int) -> Outcome:
+    path, language, mtime_ns, old_sha = job
+    # The boundary is asked here, in the worker, for new and changed files only: a secret
+    # file is never read, and the check (a realpath and an ignore-file stat per folder
+    # level) runs on every core instead of in the scan.
+    if _excluded is not None and _excluded(path) is not None:
+        return ("excluded", path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+        after = os.stat(path)
+    except OSError:  # permission denied, vanished since the scan
+        return ("error", path)
+    if len(data) > max_bytes or b"\x00" in data[:8192]:
+        return ("skip", path)
+    stable = after.st_mtime_ns == mtime_ns and after.st_size == len(data)
+    mtime = mtime_ns if stable else 0
+    sha = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if sha == old_sha:
+        return ("same", (path, mtime, len(data)))
+    return ("row", row_of(path, language, mtime, data, sha))
+
+
+def row_of(path: str, language: str, mtime_ns: int, data: bytes, sha: str) -> FileRow:
+    """Parse `data` (the bytes of `path`) into its stored row."""
+    text = data.decode("utf-8", "replace")
+    parsed = parse_text(text, language)
+    symbols = extract_symbols(parsed[0], parsed[1], language, path) if parsed else []
+    outline = outline_of(parsed[0], parsed[1], language, path, None).entries if parsed else ()
+    defs: tuple[DefRow, ...] = tuple(
+        (s.name, s.kind, s.start_row, s.end_row, s.sig_start_row, s.sig_end_row, s.signature, s.container)
+        for s in symbols[:MAX_SYMBOLS_PER_FILE]
+    )
+    imports = index_imports(text.split("\n", HEAD_ROWS)[:HEAD_ROWS], language)
+    return FileRow(
+        path=path,
+        mtime_ns=mtime_ns,
+        size=len(data),
+        sha=sha,
+        language=language,
+        outline=pack_json(entries_to_rows(outline)),
+        refs=pack_names(names_spelled(text)),
+        imports=json.dumps(list(imports), ensure_ascii=False),
+        defs=defs,
+    )
+
+
+_NAME = re.compile(r"[A-Za-z_$][\w$]{2,}")
+
+
+def names_spelled(text: str) -> list[str]:
+    """`symbols.reference_names(text)` (the same names), at C speed: no per-match Python
+    and no interning (the names are packed into a string for the store)."""
+    return list(dict.fromkeys(_NAME.findall(text)))[:MAX_REFS_PER_FILE]
+
+
+def index_batch(jobs: list[Job], max_bytes: int) -> list[Outcome]:
+    """A batch per task: one pickle round trip for many small files."""
+    return [index_one(j, max_bytes) for j in jobs]
