@@ -91,6 +91,10 @@ class Document:
         self._bytes: bytes | None = None
         self._max_syntax_chars = max_syntax_chars
         self.syntax: SyntaxState | None = None
+        # didChange notifications applied: the changes of one notification share a value,
+        # which lets edit observers treat them as one edit (VS Code sends a rename as
+        # several minimal ranges in one notification).
+        self.change_batch = 0
         self._setup_syntax()
         #: Where the cursor of the user who typed the last applied change most likely is:
         #: the end of its text, or inside a bracket pair the editor closed (`()` typed as
@@ -338,6 +342,7 @@ class DocumentStore:
         if version < doc.version:
             _log.warning("stale change for version %d after %d dropped", version, doc.version)
             return None
+        doc.change_batch += 1
         for change in changes:
             if self.on_edit:
                 self._apply_observed(doc, change)

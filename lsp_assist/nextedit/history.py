@@ -48,6 +48,8 @@ class Edit:
     before: str = ""
     after: str = ""
     version: int = 0
+    #: The document's `change_batch` when recorded: changes of one didChange merge.
+    batch: int = -1
 
     @property
     def end(self) -> int:
@@ -79,13 +81,16 @@ def _line_context(doc: Document, line: int, offset: int, end: int) -> tuple[str,
     return before, after
 
 
-def merge(last: Edit, text: str, offset: int, removed: str, inserted: str) -> Edit | None:
+def merge(
+    last: Edit, text: str, offset: int, removed: str, inserted: str, *, disjoint: bool = False
+) -> Edit | None:
     """`last` with the change (`offset`, `removed` -> `inserted`, `text` being the document
-    after it) folded in, when the change touches the span `last` produced; else None.
+    after it) folded in, when the change touches the span `last` produced (or anywhere,
+    when `disjoint`: the changes of one didChange are one edit); else None.
 
-    The merged edit covers the union of both spans: its old text is what stood there
-    before `last`, its new text what stands there now."""
-    if offset > last.end or offset + len(removed) < last.offset:
+    The merged edit covers the union of both spans and the unchanged text between them:
+    its old text is what stood there before `last`, its new text what stands there now."""
+    if not disjoint and (offset > last.end or offset + len(removed) < last.offset):
         return None
     a = min(offset, last.offset)
     b1 = max(offset + len(removed), last.end)  # end of the union, before the change
@@ -119,7 +124,10 @@ class DocumentHistory:
 
     def record(self, doc: Document, start: Cursor, offset: int, removed: str, inserted: str) -> None:
         last = self.last
-        merged = merge(last, doc.text, offset, removed, inserted) if last is not None else None
+        merged = None
+        if last is not None:
+            same_batch = last.batch == doc.change_batch
+            merged = merge(last, doc.text, offset, removed, inserted, disjoint=same_batch)
         if merged is not None and last is not None:
             self._pop()
             if merged.old == merged.new:
@@ -127,10 +135,14 @@ class DocumentHistory:
             # The union starts at the change when the change starts first, else at `last`.
             line = start.line if offset < last.offset else last.line
             before, after = _line_context(doc, line, merged.offset, merged.end)
-            self._push(replace(merged, line=line, before=before, after=after, version=doc.version))
+            batch = doc.change_batch
+            self._push(
+                replace(merged, line=line, before=before, after=after, version=doc.version, batch=batch)
+            )
             return
         before, after = _line_context(doc, start.line, offset, offset + len(inserted))
-        self._push(Edit(offset, removed, inserted, start.line, before, after, doc.version))
+        edit = Edit(offset, removed, inserted, start.line, before, after, doc.version, doc.change_batch)
+        self._push(edit)
 
     def _push(self, edit: Edit) -> None:
         if len(self.edits) == self.edits.maxlen:

@@ -7,7 +7,7 @@ import pytest
 from lsp_assist.documents.store import DocumentStore, TextChange
 from lsp_assist.nextedit import history as history_mod
 from lsp_assist.nextedit.history import EditHistory
-from tests.unit.nextedit.helpers import change, retype, session
+from tests.unit.nextedit.helpers import change, position, retype, session
 
 URI = "file:///ws/m.py"
 TEXT = "def area(width, height):\n    return width * height\n"
@@ -114,3 +114,38 @@ def test_all_histories_together_stay_under_their_byte_bound(monkeypatch: pytest.
     assert first is not None and first.start_text is None  # the least recently viewed gave first
     newest = history.get("file:///ws/o3.py")
     assert newest is not None and newest.start_text is not None
+
+
+def vscode_rename(store: DocumentStore, uri: str, nth: int = 0) -> None:
+    """`width` -> `widest` as VS Code's `applyEdit` sends it: one didChange of minimal ranges,
+    each against the original text, the later first (`h` deleted, `es` inserted before `t`),
+    with an untouched character between them."""
+    doc = store.get(uri)
+    assert doc is not None
+    at = -1
+    for _ in range(nth + 1):
+        at = doc.text.index("width", at + 1)
+    drop_h = TextChange(position(doc, at + 4), position(doc, at + 5), "")
+    insert_es = TextChange(position(doc, at + 3), position(doc, at + 3), "es")
+    assert store.change(uri, doc.version + 1, [drop_h, insert_es]) is not None
+
+
+def test_one_did_change_with_several_ranges_is_one_edit() -> None:
+    store, history = session(TEXT)
+    vscode_rename(store, URI)
+    doc = store.get(URI)
+    assert doc is not None and doc.text.startswith("def area(widest, height)")
+    h = history.get(URI)
+    # One edit spanning both ranges and the untouched `t` between them.
+    assert h is not None and [(e.old, e.new) for e in h.edits] == [("th", "est")]
+
+
+def test_separate_notifications_at_separate_places_stay_separate_edits() -> None:
+    store, history = session(TEXT)
+    change(store, URI, 0, 0, "#")
+    doc = store.get(URI)
+    assert doc is not None
+    at = doc.text.index("height")
+    change(store, URI, at, at, "x")
+    h = history.get(URI)
+    assert h is not None and [(e.old, e.new) for e in h.edits] == [("", "#"), ("", "x")]

@@ -91,3 +91,17 @@ async def test_each_answer_has_its_own_id_and_events_resolve_it() -> None:
     (answer,) = await svc.suggest(doc.uri, doc.version, position(doc, h.last.end))
     assert svc.event(answer.id, "shown") and svc.event(answer.id, "dismissed")
     assert not svc.event(answer.id, "accepted")  # resolved: forgotten
+
+
+async def test_a_rename_sent_as_several_ranges_in_one_notification_is_proposed_on() -> None:
+    """VS Code's `applyEdit` sends a rename as minimal disjoint ranges in one didChange."""
+    from tests.unit.nextedit.test_history import vscode_rename
+
+    store, history = session(TEXT, URI)
+    vscode_rename(store, URI)
+    doc = store.get(URI)
+    assert doc is not None
+    events = SuggestionEvents(lambda row: None, lambda uri: None)
+    svc = NextEditService(store, history, events)
+    svc.configure(NextEditConfig(), Model(), ("fast", "openai", "m"))
+    assert await _ask(svc, doc) == ["widest"]
