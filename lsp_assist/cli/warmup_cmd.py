@@ -39,6 +39,7 @@ class ProgressBar:
         self.out = out
         self.enabled = enabled
         self.width = 0
+        self.filled = 0  # kept for the steps without counts: "done" must not look empty
 
     def __call__(self, message: str) -> None:
         if not self.enabled:
@@ -46,10 +47,10 @@ class ProgressBar:
         m = _COUNTS.search(message)
         if m and int(m.group(2)) > 0:
             done, total = int(m.group(1)), int(m.group(2))
-            filled = min(BAR_WIDTH, BAR_WIDTH * done // total)
-            line = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {message}"
-        else:
-            line = f"[{'.' * BAR_WIDTH}] {message}"
+            self.filled = min(BAR_WIDTH, BAR_WIDTH * done // total)
+        elif message == "done":
+            self.filled = BAR_WIDTH
+        line = f"[{'#' * self.filled}{'.' * (BAR_WIDTH - self.filled)}] {message}"
         line = line[:100]
         self.out.write("\r" + line.ljust(self.width))
         self.out.flush()
