@@ -41,6 +41,7 @@ from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
+from lsp_assist.providers.prompt_budget import PromptBudget, fit_prompt
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -103,6 +104,12 @@ class LocalProvider:
         self._failed_at = 0.0
         self._error: BaseException | None = None
         self._current: Any = None  # the Job running or queued last
+        # A background read (prefill, read-ahead): any request or newer prefill cancels it.
+        self._background: Any = None
+        # After a jump the first request reads only what fits this budget (prompt_budget.py).
+        self.budget = PromptBudget(budget_ms=float(local.prompt_budget_ms))
+        self._line_enders: frozenset[int] = frozenset()
+        self.read_ahead_runs = 0  # full prompts read in the background after a cut one
         self._template = "none"
         self._path: Path | None = None
         self.on_progress: Callable[[LoadEvent], None] | None = None
@@ -181,6 +188,8 @@ class LocalProvider:
         previous, self._current = self._current, job
         if previous is not None:
             previous.cancel.set()
+        self._stop_background()
+        full: list[list[int]] = []  # the whole prompt, when the one read was cut to the budget
 
         gen_threads, most = self.threads()
         adaptive = self._local.batch_threads <= 0
@@ -190,8 +199,14 @@ class LocalProvider:
                 batch = prompt_threads(most) if adaptive else most
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
-                job.tokens = engine.tokenize(rendered.prompt)
+                tokens = engine.tokenize(rendered.prompt)
+                job.tokens = fit_prompt(
+                    tokens, engine.cached_tokens, self.budget.allowed_new(), self._line_enders
+                )
+                if job.tokens is not tokens:
+                    full.append(tokens)
                 st = engine.run(job)
+                self.budget.observe(st.evaluated_tokens, st.prompt_ms)
                 self.last_stats = st
                 _log_stats(st)  # here, so that cancelled generations are counted too
                 return st
@@ -219,38 +234,60 @@ class LocalProvider:
             job.cancel.set()
             if self._current is job:
                 self._current = None
+                if full:  # the prompt was cut to the budget: read all of it for the next key
+                    self.read_ahead_runs += 1
+                    self._read_in_background(lambda: full[0], "read-ahead")
 
     def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
         """Read the prompt for `context` into the KV cache in the background, when the model
         is idle (like llama.vim's ring-buffer warm-up): the user has started editing a line
-        far from the last prompt, so the request that follows finds its window already read.
-        Any stream cancels it at its next 32-token batch, keeping what was read. Never waits;
-        returns the running prefill, or None when the model is busy or not loaded."""
+        far from the last prompt, or the cursor rests there (`pipeline/prefill.py`), so the
+        request that follows finds its window already read. Any stream cancels it at its
+        next 32-token batch, keeping what was read; a newer prefill replaces it. Never waits;
+        returns the running prefill, or None when a request runs or the model is not loaded."""
         engine = self._engine
         if engine is None or self._current is not None or self._executor is None:
             return None
+        prompt = render_completion(context, self._template, "").prompt
+        return self._read_in_background(lambda: engine.tokenize(prompt), "prefill")
+
+    def _stop_background(self) -> None:
+        running, self._background = self._background, None
+        if running is not None:
+            running.cancel.set()
+
+    def _read_in_background(self, tokens: Callable[[], list[int]], what: str) -> asyncio.Future[None] | None:
+        """Queue a prompt read on the model's thread; cancelled by the next stream or read."""
+        engine, executor = self._engine, self._executor
+        if engine is None or executor is None:
+            return None
         from lsp_assist.providers.llama_engine import Job
 
-        prompt = render_completion(context, self._template, "").prompt
+        self._stop_background()
         job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
-        self._current = job
+        self._background = job
         loop = asyncio.get_running_loop()
 
         def done() -> None:
-            if self._current is job:
-                self._current = None
+            if self._background is job:
+                self._background = None
 
         def work() -> None:
             try:
                 if not job.cancel.is_set():
-                    n = engine.prefill(engine.tokenize(prompt), job.cancel, batch=32)
-                    stats_log.debug("local model: prefill evaluated %d tokens", n)
+                    n = engine.prefill(tokens(), job.cancel, batch=32)
+                    stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)
 
-        fut = loop.run_in_executor(self._executor, work)
+        fut = loop.run_in_executor(executor, work)
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         return fut
+
+    @property
+    def busy(self) -> bool:
+        """True while a request or a background read holds the model."""
+        return self._current is not None or self._background is not None
 
     async def warm(self) -> None:
         with contextlib.suppress(Unavailable):
@@ -260,6 +297,7 @@ class LocalProvider:
         job = self._current
         if job is not None:
             job.cancel.set()
+        self._stop_background()
         if self._load is not None and not self._load.done():
             with contextlib.suppress(BaseException):
                 await self._load
@@ -315,6 +353,7 @@ class LocalProvider:
                 self._executor,
                 lambda: LlamaEngine(path, n_ctx=self._local.n_ctx, threads=gen, batch_threads=batch),
             )
+            self._line_enders = frozenset(int(t) for t in engine.line_enders)
             self._engine = engine
             self._error = None
             self.load_s = time.perf_counter() - t0

@@ -22,6 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { OnceNotifier, RestartBackoff } from './backoff';
+import { CursorRest } from './cursorRest';
 import { DefinitionsFeature } from './definitionsFeature';
 import { ShownTracker, suggestionId } from './events';
 import { CHOICES_WAIT_MS, docKey, GrowPolicy } from './grow';
@@ -85,6 +86,8 @@ class Extension implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
       // Definitions the language's own server resolves near the cursor (lspAssist/definitions).
       new DefinitionsFeature(() => this.client),
+      // Where the cursor rests, so the server warms the embedded model there (lspAssist/cursorRest).
+      new CursorRest(() => this.client),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0) {
           this.shown.changed(e.document.uri.toString());

@@ -20,6 +20,7 @@ local M = {}
 ---@field builtin boolean|nil        use vim.lsp.inline_completion (nil: when Neovim has it, i.e. 0.12+)
 ---@field hl_group string
 ---@field editor_definitions boolean send definitions other LSP clients resolve near the cursor (lspAssist/definitions)
+---@field cursor_rest boolean       tell the server where the cursor rests (lspAssist/cursorRest): warms the local model
 ---@field statusline boolean         show the status item (tier, last latency) when 'statusline' is empty (the default)
 ---@field keymaps lsp_assist.Keymaps
 ---@field restart { max_restarts: integer, base_delay_ms: integer, max_delay_ms: integer, stable_after_ms: integer }
@@ -36,6 +37,7 @@ M.defaults = {
   hl_group = "LspAssistGhost",
   statusline = true,
   editor_definitions = true,
+  cursor_rest = true,
   keymaps = {
     accept = "<Tab>",
     accept_word = "<M-Right>",
