@@ -701,7 +701,7 @@ async def tradeoff_main(args: argparse.Namespace) -> None:
                     template = resolve_template("auto", provider._path_name, provider._template)
                     rendered = render_completion(prompt.context, template, "").prompt
                     tokens = await loop.run_in_executor(provider._executor, engine.tokenize, rendered)
-                    seen = fit_prompt(tokens, [], size or None, provider._line_enders)
+                    seen, _ = fit_prompt(tokens, [], size or None, provider._line_enders)
                     sizes.append(float(len(seen)))
                     piece = b"".join(engine._piece(t) for t in seen[1:]).decode("utf-8", "replace")
                     r = recall(piece, hole)

@@ -6,7 +6,7 @@ Two triggers (docs/embedded-latency.md):
   a click, a search), debounced by the client. Typing there then finds the prompt read
   and pays only for its own keys, instead of ~1 s of prompt reading on two cores.
 
-Only while the model is idle: a real request cancels the read at its next 32-token batch
+Only while the model is idle: a real request cancels the read at its next 16-token batch
 (`LocalProvider`), keeping what was read. Never for excluded files, never for stale
 versions, never blocking: the prompt is built on the loop (the builder's memo makes it a
 few ms) and read on the model's own thread. Counts only (never code) go to `counts` for

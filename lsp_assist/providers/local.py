@@ -41,7 +41,7 @@ from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
-from lsp_assist.providers.prompt_budget import PromptBudget, fit_prompt
+from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -109,6 +109,7 @@ class LocalProvider:
         # After a jump the first request reads only what fits this budget (prompt_budget.py).
         self.budget = PromptBudget(budget_ms=float(local.prompt_budget_ms))
         self._line_enders: frozenset[int] = frozenset()
+        self._cut: Cut | None = None  # where the last cut prompt joined (kept while typing on)
         self.read_ahead_runs = 0  # full prompts read in the background after a cut one
         self._template = "none"
         self._path: Path | None = None
@@ -200,10 +201,10 @@ class LocalProvider:
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
                 tokens = engine.tokenize(rendered.prompt)
-                job.tokens = fit_prompt(
-                    tokens, engine.cached_tokens, self.budget.allowed_new(), self._line_enders
+                job.tokens, self._cut = fit_prompt(
+                    tokens, engine.cached_tokens, self.budget.allowed_new(), self._line_enders, self._cut
                 )
-                if job.tokens is not tokens:
+                if self._cut is not None:
                     full.append(tokens)
                 st = engine.run(job)
                 self.budget.observe(st.evaluated_tokens, st.prompt_ms)
@@ -243,7 +244,7 @@ class LocalProvider:
         is idle (like llama.vim's ring-buffer warm-up): the user has started editing a line
         far from the last prompt, or the cursor rests there (`pipeline/prefill.py`), so the
         request that follows finds its window already read. Any stream cancels it at its
-        next 32-token batch, keeping what was read; a newer prefill replaces it. Never waits;
+        next 16-token batch, keeping what was read; a newer prefill replaces it. Never waits;
         returns the running prefill, or None when a request runs or the model is not loaded."""
         engine = self._engine
         if engine is None or self._current is not None or self._executor is None:
@@ -275,7 +276,8 @@ class LocalProvider:
         def work() -> None:
             try:
                 if not job.cancel.is_set():
-                    n = engine.prefill(tokens(), job.cancel, batch=32)
+                    # Small batches: a request waits for the running one (~50 ms at 16).
+                    n = engine.prefill(tokens(), job.cancel, batch=16)
                     stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)
