@@ -66,16 +66,17 @@ class Prefiller:
         if doc is not None and version is not None and version != doc.version:
             why: str | None = "stale version"  # the user typed since: a request is coming
         else:
-            why = self.at(uri, cursor)
+            why = self.at(uri, cursor, preempt=True)
         if why is not None:
             self.counts.skip(why)
             return f"cursor rest: no prefill ({why})"
         self.counts.prefilled += 1
         return "cursor rest: prefill started"
 
-    def at(self, uri: str, cursor: Cursor) -> str | None:
+    def at(self, uri: str, cursor: Cursor, *, preempt: bool = False) -> str | None:
         """Read the prompt at `cursor` of open document `uri` into the idle model; None
-        when the read started, else why not."""
+        when the read started, else why not. `preempt`: a generation still running for
+        another place gives way (the cursor rests elsewhere now)."""
         provider, engine, doc = self.provider(), self.engine(), self.store.get(uri)
         if doc is None or engine is None:
             return "not open"
@@ -89,7 +90,7 @@ class Prefiller:
         except Exception as exc:  # a background warm-up never breaks editing
             log.debug("prefill prompt failed: %s", exc)
             return "prompt failed"
-        if prompt is None or provider.prefill(prompt.context) is None:
+        if prompt is None or provider.prefill(prompt.context, preempt=preempt) is None:
             return "model busy"
         return None
 

@@ -41,12 +41,15 @@ from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
-from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt
+from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt, same_place
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
 
 RETRY_LOAD_AFTER_S = 30.0
+# A prefill reads the jump budget's cut of a prompt at once and the whole prompt only after
+# this much more idleness: a key typed meanwhile keeps the cut's seam and reads only itself.
+FULL_READ_AFTER_S = 1.0
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
@@ -110,6 +113,8 @@ class LocalProvider:
         self.budget = PromptBudget(budget_ms=float(local.prompt_budget_ms))
         self._line_enders: frozenset[int] = frozenset()
         self._cut: Cut | None = None  # where the last cut prompt joined (kept while typing on)
+        self._current_prompt = ""  # the running stream's prompt text
+        self._full_read: asyncio.TimerHandle | None = None  # a prefill's whole-prompt read, pending
         self.read_ahead_runs = 0  # full prompts read in the background after a cut one
         self._template = "none"
         self._path: Path | None = None
@@ -187,6 +192,7 @@ class LocalProvider:
         )
         # A newer request supersedes the running one: it stops at its next token.
         previous, self._current = self._current, job
+        self._current_prompt = rendered.prompt
         if previous is not None:
             previous.cancel.set()
         self._stop_background()
@@ -239,26 +245,46 @@ class LocalProvider:
                     self.read_ahead_runs += 1
                     self._read_in_background(lambda: full[0], "read-ahead")
 
-    def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
+    def prefill(self, context: PromptContext, *, preempt: bool = False) -> asyncio.Future[None] | None:
         """Read the prompt for `context` into the KV cache in the background, when the model
         is idle (like llama.vim's ring-buffer warm-up): the user has started editing a line
         far from the last prompt, or the cursor rests there (`pipeline/prefill.py`), so the
-        request that follows finds its window already read. Any stream cancels it at its
-        next 16-token batch, keeping what was read; a newer prefill replaces it. Never waits;
-        returns the running prefill, or None when a request runs or the model is not loaded."""
+        request that follows finds its window already read.
+
+        First the part a request would read within the jump budget (the cached head and the
+        lines nearest the cursor, `fit_prompt`), at once: the first key there then reads only
+        itself. The whole prompt follows after `FULL_READ_AFTER_S` more of idleness, so a
+        key typed meanwhile does not find a half-read window. Any stream cancels the read at
+        its next 16-token batch, keeping what was read; a newer prefill replaces it.
+
+        `preempt` (a cursor rest): a stream still generating for another place (the user
+        moved on) is stopped for it. Never waits; returns the running read, or None when a
+        request runs (or the model is not loaded)."""
         engine = self._engine
-        if engine is None or self._current is not None or self._executor is None:
+        if engine is None or self._executor is None:
             return None
         prompt = render_completion(context, self._template, "").prompt
-        return self._read_in_background(lambda: engine.tokenize(prompt), "prefill")
+        running = self._current
+        if running is not None:
+            if not preempt or same_place(self._current_prompt, prompt):
+                return None
+            running.cancel.set()  # its request was answered; the rest of it is for a place left
+            self._current = None
+        return self._read_in_background(lambda: engine.tokenize(prompt), "prefill", cut_first=True)
 
     def _stop_background(self) -> None:
         running, self._background = self._background, None
         if running is not None:
             running.cancel.set()
+        timer, self._full_read = self._full_read, None
+        if timer is not None:
+            timer.cancel()
 
-    def _read_in_background(self, tokens: Callable[[], list[int]], what: str) -> asyncio.Future[None] | None:
-        """Queue a prompt read on the model's thread; cancelled by the next stream or read."""
+    def _read_in_background(
+        self, tokens: Callable[[], list[int]], what: str, *, cut_first: bool = False
+    ) -> asyncio.Future[None] | None:
+        """Queue a prompt read on the model's thread; cancelled by the next stream or read.
+        `cut_first`: read the budget's cut of it now, the whole of it after a further pause."""
         engine, executor = self._engine, self._executor
         if engine is None or executor is None:
             return None
@@ -268,17 +294,33 @@ class LocalProvider:
         job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
         self._background = job
         loop = asyncio.get_running_loop()
+        whole: list[list[int]] = []  # the whole prompt, when only its cut was read
 
         def done() -> None:
-            if self._background is job:
-                self._background = None
+            if self._background is not job:
+                return
+            self._background = None
+            if whole and not job.cancel.is_set():
+                self._full_read = loop.call_later(
+                    FULL_READ_AFTER_S, lambda: self._read_in_background(lambda: whole[0], "read-ahead")
+                )
 
         def work() -> None:
             try:
-                if not job.cancel.is_set():
-                    # Small batches: a request waits for the running one (~50 ms at 16).
-                    n = engine.prefill(tokens(), job.cancel, batch=16)
-                    stats_log.debug("local model: %s evaluated %d tokens", what, n)
+                if job.cancel.is_set():
+                    return
+                toks = tokens()
+                if cut_first:
+                    cut, seam = fit_prompt(
+                        toks, engine.cached_tokens, self.budget.allowed_new(), self._line_enders
+                    )
+                    if seam is not None:
+                        whole.append(toks)
+                        toks = cut
+                        self._cut = seam  # the first key there keeps this seam: it reads itself
+                # Small batches: a request waits for the running one (~50 ms at 16).
+                n = engine.prefill(toks, job.cancel, batch=16)
+                stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)
 
@@ -288,8 +330,8 @@ class LocalProvider:
 
     @property
     def busy(self) -> bool:
-        """True while a request or a background read holds the model."""
-        return self._current is not None or self._background is not None
+        """True while a request or a background read holds the model (or one is due)."""
+        return self._current is not None or self._background is not None or self._full_read is not None
 
     async def warm(self) -> None:
         with contextlib.suppress(Unavailable):

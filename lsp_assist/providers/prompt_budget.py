@@ -111,7 +111,15 @@ def fit_prompt(
     return [*tokens[:reused], *tokens[start:]], Cut(reused, start)
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+SAME_PLACE_CHARS = 160  # prompts that differ only in their last line or so: the same place
+
+
+def same_place(a: str, b: str) -> bool:
+    """True when two prompt texts are for the same place (one is the other plus a few keys)."""
+    return _common_prefix(a, b) >= min(len(a), len(b)) - SAME_PLACE_CHARS
+
+
+def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -119,4 +127,4 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-__all__ = ["MIN_NEW_TOKENS", "Cut", "PromptBudget", "fit_prompt"]
+__all__ = ["MIN_NEW_TOKENS", "Cut", "PromptBudget", "fit_prompt", "same_place"]

@@ -77,7 +77,7 @@ async def test_a_cursor_rest_reads_that_positions_prompt_into_the_kv_cache(
         cursor = Cursor(row, 8)
         before = engine.cached_tokens
         assert rt.note_cursor_rest(uri, 3, cursor) == "cursor rest: prefill started"
-        for _ in range(1200):  # the read runs on the model's thread; bounded wait
+        for _ in range(1200):  # the cut, then (idle on) the whole prompt; bounded wait
             if not provider.busy:
                 break
             await asyncio.sleep(0.05)

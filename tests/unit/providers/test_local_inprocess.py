@@ -117,7 +117,7 @@ async def test_a_background_prefill_leaves_only_the_typed_tokens_to_read(provide
     assert first is not None and running is not None
     await asyncio.wait_for(running, 120)  # it runs on the model's thread
     await asyncio.sleep(0)  # its completion callback clears the busy flag
-    assert not provider.busy
+    assert provider._current is None and provider._background is None
     await _complete(provider, ctx.prefix + "return")
     assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
 
@@ -151,3 +151,23 @@ async def test_a_jump_reads_only_its_budget_first_and_the_rest_in_the_background
     await _complete(provider, there + "r")
     assert provider.last_stats.prompt_tokens >= len(full)
     assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
+
+
+async def test_a_rest_elsewhere_stops_a_generation_for_the_place_left(provider: LocalProvider) -> None:
+    numbers = "".join(f"{i}\n" for i in range(1, 80))
+    ctx = PromptContext("python", "join.py", f"# the numbers from 1 to 500, one per line\n{numbers}", "")
+    long = provider.stream(ModelRequest(ctx, max_tokens=400, temperature=0.0))
+    assert await long.__anext__() is not None
+    job = provider._current
+    assert job is not None
+    far = "\n".join(f"    row_{i} = rows[{i}] * {i}" for i in range(30))
+    elsewhere = PromptContext("python", "join.py", f"def g(rows):\n{far}\n    ", "")
+    assert provider.prefill(elsewhere) is None  # an edit pause never stops a request
+    here = PromptContext("python", "join.py", ctx.prefix + "80\n", "")
+    assert provider.prefill(here, preempt=True) is None  # a rest where it generates: it goes on
+    assert not job.cancel.is_set()
+    running = provider.prefill(elsewhere, preempt=True)  # the cursor rests somewhere else
+    assert running is not None and job.cancel.is_set()
+    _ = [c async for c in long]  # the stream ends at its next token
+    assert job.stats.stop_reason == "cancel"
+    await asyncio.wait_for(running, 120)

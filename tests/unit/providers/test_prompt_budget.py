@@ -5,7 +5,7 @@ whole lines nearest the cursor; while the user types on, the seam stays where it
 
 from __future__ import annotations
 
-from lsp_assist.providers.prompt_budget import MIN_NEW_TOKENS, Cut, PromptBudget, fit_prompt
+from lsp_assist.providers.prompt_budget import MIN_NEW_TOKENS, Cut, PromptBudget, fit_prompt, same_place
 
 NL = 10  # the "line end" token in these token lists
 
@@ -87,3 +87,9 @@ def test_a_fixed_allowance_overrides_the_learned_cost() -> None:
     b = PromptBudget(budget_ms=0, fixed_tokens=64)
     assert b.allowed_new() == 64
     assert PromptBudget(budget_ms=1).allowed_new() == MIN_NEW_TOKENS
+
+
+def test_same_place_means_one_prompt_is_the_other_plus_a_few_keys() -> None:
+    window = "def f(x):\n" + "    y = x + 1\n" * 40
+    assert same_place(window + "    ret", window + "    return y")
+    assert not same_place(window + "    ret", "import os\n" + window[:-300] + "    z = 2\n")
