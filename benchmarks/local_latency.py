@@ -433,6 +433,7 @@ def _jump_figures(measured: list[Req]) -> dict[str, Any]:
         ms = [(r.answered - r.sent) * 1000 for r in measured if r.phase == phase]
         out[f"{phase}_p50"], out[f"{phase}_p90"] = pct(ms, 50), pct(ms, 90)
         out[f"{phase}_n"] = len(ms)
+        out[f"{phase}_ttft"] = pct([r.ttft for r in measured if r.phase == phase and r.ttft], 50)
     jumps = [r for r in measured if r.phase in ("fresh", "invoked", "rest")]
     out["jump_nonempty"] = 1 - _share(jumps) if jumps else float("nan")
     typing = [r for r in measured if r.phase == "typing" and r.remaining.strip()]
@@ -458,6 +459,11 @@ JUMP_ROWS = (
     ("fresh position, Automatic p50 / p90 (ms) [<=350 / <=600]", ("fresh_p50", "fresh_p90"), "{:.0f}"),
     ("fresh position, Invoked p50 / p90 (ms) [<=600]", ("invoked_p50", "invoked_p90"), "{:.0f}"),
     ("after a 500 ms cursor rest, first key p50 (ms) [<=200]", "rest_p50", "{:.0f}"),
+    (
+        "  first token p50: fresh / invoked / after a rest (ms)",
+        ("fresh_ttft", "invoked_ttft", "rest_ttft"),
+        "{:.0f}",
+    ),
     ("last key of a typing burst p50 (ms) [<=300]", "k2a_last_p50", "{:.0f}"),
     ("typing, keystroke to model answer p50 (ms) [<=150]", "k2a_typing_model_p50", "{:.0f}"),
     (

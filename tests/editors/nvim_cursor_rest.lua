@@ -103,6 +103,7 @@ end, 20000, function()
       end, 10000, function()
         results.sent = rest.sent - results.sent_before
         results.last_sent = rest.last_sent
+        results.encoding = inline.get_client(buf).offset_encoding
         stats(function(s)
           results.server = s.cursorRest
           finish()
