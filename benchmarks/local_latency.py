@@ -28,6 +28,7 @@ Other measurements (in-process, on the engine directly):
   --threads       prompt/generation thread counts on an idle and on a loaded machine
   --speculation   hand-rolled prompt-lookup drafts (verified in one batch) vs none
   --tradeoff      HumanEval exact match and prompt recall against the jump's prompt size
+  --shift         whether Gemma 3's KV cache can be shifted (llama-server's --cache-reuse)
 
 Run under the exclusive CPU lock:
   flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/local_latency.py [--statements 6]
@@ -46,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -631,6 +633,58 @@ def speculation_main(args: argparse.Namespace) -> None:
     eng.close()
 
 
+def shift_main(args: argparse.Namespace) -> None:
+    """Can Gemma 3's KV cache be shifted (llama-server's `--cache-reuse`)? The window moves
+    down a file: prompt [BOS]+A+B was read; the next is [BOS]+B+C. Shifting B's cells back by
+    len(A) (`llama_memory_seq_rm` + `llama_memory_seq_add`) leaves only C to read. Compared
+    with reading [BOS]+B+C from scratch: time to first token and the greedy text."""
+    from lsp_assist.providers.llama_engine import Job, LlamaEngine
+    from lsp_assist.providers.models import resolve_model
+
+    path = resolve_model("gemma3-270m", Path(tempfile.gettempdir()) / "lsp-assist-bench")
+    src = source_path("json.decoder").read_text(encoding="utf-8").split("\n")
+    eng = LlamaEngine(path, n_ctx=2048, threads=1, batch_threads=2)
+    lib = eng._lib
+    mem = lib.llama_get_memory(eng._ctx)
+    can = bool(lib.llama_memory_can_shift(mem))
+    print(f"llama_memory_can_shift: {can} (llama-cpp-python {lib.__version__}, n_ctx {eng.n_ctx})")
+    print(
+        f"{'lines moved':>12}{'read cold: ttft ms / tokens':>30}{'shifted: ttft ms / tokens':>28}"
+        f"{'same text':>11}"
+    )
+
+    def chunk(a: int, b: int) -> list[int]:
+        return list(eng.tokenize("\n".join(src[a:b]) + "\n")[1:])  # without BOS
+
+    def gen(tokens: list[int]) -> tuple[str, Any]:
+        out: list[str] = []
+        st = eng.run(Job(tokens, 16, 0.0, lambda t: out.append(t) or True))
+        return "".join(out), st
+
+    bos = eng.tokenize("")[:1]
+    for start, moved in ((120, 10), (150, 20), (200, 40), (240, 60)):
+        a, b = chunk(start, start + moved), chunk(start + moved, start + 60)
+        c = chunk(start + 60, start + 60 + moved)
+        wanted = [*bos, *b, *c]
+        eng.reset()
+        cold_text, cold = gen(wanted)
+        if not can:
+            print(f"{moved:>12}{cold.prompt_ms:>21.0f} / {cold.evaluated_tokens:>6}{'(cannot shift)':>28}")
+            continue
+        eng.reset()
+        eng.prefill([*bos, *a, *b, 0], threading.Event())  # [BOS]+A+B read, as before the move
+        lib.llama_memory_seq_rm(mem, 0, 1, 1 + len(a))
+        lib.llama_memory_seq_add(mem, 0, 1 + len(a), -1, -len(a))
+        eng._tokens = [*bos, *b]
+        shifted_text, shifted = gen(wanted)
+        print(
+            f"{moved:>12}{cold.prompt_ms:>21.0f} / {cold.evaluated_tokens:>6}"
+            f"{shifted.prompt_ms:>19.0f} / {shifted.evaluated_tokens:>6}{cold_text == shifted_text!s:>11}",
+            flush=True,
+        )
+    eng.close()
+
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _KEYWORDS = frozenset(
     "False None True and as assert async await break class continue def del elif else except finally for from"
@@ -693,6 +747,8 @@ async def tradeoff_main(args: argparse.Namespace) -> None:
                 path = work / f"task_{i}.py"
                 await loop.run_in_executor(provider._executor, engine.reset)  # a jump: nothing cached
                 res = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
+                if "ttft" in res.stages:
+                    ttft.append(res.stages["ttft"])
                 flight = rt.engine.launcher.live_stream("file://" + str(path)) if rt.engine else None
                 if flight is not None:  # the line the user ends up with: the finished stream's
                     with contextlib.suppress(Exception):
@@ -702,8 +758,6 @@ async def tradeoff_main(args: argparse.Namespace) -> None:
                 got = res.text.split("\n", 1)[0].rstrip()
                 exact += int(got.strip() == hole.strip())
                 passed += int(bool(got) and passes(task, got, indent))
-                if "ttft" in res.stages:
-                    ttft.append(res.stages["ttft"])
                 prompt = rt.engine.prompts.for_open(
                     "file://" + str(path), Cursor(line_no, len(indent)), "fast"
                 )
@@ -825,6 +879,7 @@ def main() -> None:
     parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
     parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")
     parser.add_argument("--memory", action="store_true", help="RSS/PSS of two servers on one model file")
+    parser.add_argument("--shift", action="store_true", help="KV-cache shifting (cache reuse) on Gemma 3")
     parser.add_argument(
         "--tradeoff", action="store_true", help="HumanEval/recall against the jump's prompt size"
     )
@@ -839,6 +894,8 @@ def main() -> None:
         speculation_main(args)
     elif args.memory:
         asyncio.run(memory_main(args))
+    elif args.shift:
+        shift_main(args)
     elif args.tradeoff:
         asyncio.run(tradeoff_main(args))
     else:

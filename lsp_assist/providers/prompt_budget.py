@@ -42,7 +42,7 @@ class PromptBudget:
     """The learned prompt cost (fixed overhead + per token) and the time budget for reading
     the uncached part. `budget_ms` <= 0 switches the cut off (the whole prompt is read)."""
 
-    budget_ms: float = 150.0
+    budget_ms: float = 200.0
     ms_per_token: float = DEFAULT_MS_PER_TOKEN
     overhead_ms: float = DEFAULT_OVERHEAD_MS
     observations: int = 0
