@@ -6,7 +6,7 @@ notification, for the resting position, with the document's version and the posi
 negotiated encoding; the real `lsp-assist serve` counts it in `lspAssist.stats` ("cursorRest").
 With `cursor_rest = false` nothing is sent. (The model here is the loopback fake, so the server
 records "no embedded model" as why it did not prefill; the prefill itself is tested with the
-real embedded model in tests/e2e/test_cursor_rest_prefill.py.)
+real embedded model in tests/unit/pipeline/test_cursor_rest_prefill.py.)
 """
 
 from __future__ import annotations
