@@ -4,10 +4,18 @@ A standard-library module (code no one here wrote) is opened in `lsp-assist serv
 statements of it are re-typed character by character at 60-120 ms per key, with pauses,
 as a person would: each key is a `didChange` plus an Automatic `inlineCompletion`, and the
 previous request is cancelled when it is still pending (as VS Code does). Then cold
-requests at fresh lines elsewhere in the file. The same session runs on the new path
-(in-process llama.cpp, KV-cache reuse, the stable prompt layout) and on today's path
-(`local.backend = "server"`: the llama-cpp-python server, the trimmed prompt), in the same
-run, and the figures are printed side by side:
+requests at fresh lines elsewhere in the file. Then the jumps (issue 26): at fresh lines
+spread through the file the user presses Enter at the end of a line and a request follows at
+once, with no warning (Automatic, then Invoked at other lines); and, at yet other lines, the
+cursor first rests there for 500 ms (`lspAssist/cursorRest`, as both editor clients send it)
+before the Enter. Backends, all in the same run and printed side by side:
+- `inprocess` (the default path: in-process llama.cpp, KV-cache reuse, stable layout, the
+  jump budget `local.prompt_budget_ms` and the cursor-rest prefill);
+- `inprocess-today` (the same server with `prompt_budget_ms = 0` and no cursor-rest
+  notifications: the path before issue 26);
+- `server` (`local.backend = "server"`: the llama-cpp-python server, the trimmed prompt);
+- `inprocess-nodebounce` (debounce off: the bursts' baseline).
+Figures:
 
 - keystroke-to-answer p50/p90 for requests answered by the model (a new stream or one
   they attached to), and for all answered requests;
@@ -19,6 +27,8 @@ run, and the figures are printed side by side:
 Other measurements (in-process, on the engine directly):
   --threads       prompt/generation thread counts on an idle and on a loaded machine
   --speculation   hand-rolled prompt-lookup drafts (verified in one batch) vs none
+  --tradeoff      HumanEval exact match and prompt recall against the jump's prompt size
+  --shift         whether Gemma 3's KV cache can be shifted (llama-server's --cache-reuse)
 
 Run under the exclusive CPU lock:
   flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/local_latency.py [--statements 6]
@@ -28,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -36,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +59,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.rpc_client import RpcClient  # noqa: E402
 
 SOURCE_MODULE = "json.decoder"
+REST_S = 0.5  # the cursor rests this long before the first key (issue 26's target)
+CLIENT_REST_S = 0.3  # when the editor clients send lspAssist/cursorRest
 
 
 def pct(values: list[float], q: float) -> float:
@@ -84,13 +98,27 @@ def pick_statements(lines: list[str], n: int, seed: int) -> list[int]:
     return chosen[:n], chosen[n : 2 * n]  # type: ignore[return-value]
 
 
+def pick_jumps(lines: list[str], n: int, seed: int, taken: set[int]) -> dict[str, list[int]]:
+    """Disjoint rows for the jump phases ("fresh", "invoked", "rest"), `n` each, in shuffled
+    order (each far from the last): statements whose line above is code, so that an Enter at
+    its end opens a new line where the statement belongs."""
+    rows = [
+        r
+        for r in pick_statements(lines, 10 * n, seed + 1)[0] + pick_statements(lines, 10 * n, seed + 1)[1]
+        if r not in taken and r > 0 and lines[r - 1].strip() and not lines[r - 1].strip().startswith("#")
+    ]
+    rows = sorted(set(rows))
+    random.Random(seed + 2).shuffle(rows)
+    return {phase: rows[i * n : (i + 1) * n] for i, phase in enumerate(("fresh", "invoked", "rest"))}
+
+
 @dataclass
 class Req:
     sent: float
     version: int
     line: int
     col: int
-    phase: str  # "typing" | "cold"
+    phase: str  # "typing" | "cold" | "fresh" | "invoked" | "rest"
     answered: float = 0.0
     text: str = ""
     cancelled: bool = False
@@ -111,7 +139,13 @@ def utf16_len(s: str) -> int:
 
 
 async def run_session(
-    backend: str, path: Path, typed_rows: list[int], cold_rows: list[int], work: Path, seed: int
+    backend: str,
+    path: Path,
+    typed_rows: list[int],
+    cold_rows: list[int],
+    work: Path,
+    seed: int,
+    jumps: dict[str, list[int]] | None = None,
 ) -> tuple[Session, Path, Path]:
     work.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (benchmark set-up, before timing)
     log = work / "server.log"
@@ -119,8 +153,9 @@ async def run_session(
     # "inprocess-nodebounce": the same server with the debounce off (the bursts' baseline).
     engine, _, variant = backend.partition("-")
     extra = "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\n" if variant == "nodebounce" else ""
+    today = "prompt_budget_ms = 0\n" if variant == "today" else ""  # the path before issue 26
     cfg.write_text(
-        f'[local]\nbackend = "{engine}"\n[cache]\nenabled = false\n{extra}', encoding="utf-8"
+        f'[local]\nbackend = "{engine}"\n{today}[cache]\nenabled = false\n{extra}', encoding="utf-8"
     )  # every request is measured, not served from a previous run's disk cache
     env = {
         "LSP_ASSIST_CACHE_DIR": str(work / "cache"),
@@ -166,7 +201,7 @@ async def run_session(
             await asyncio.sleep(0.5)
         sess.load_s = time.perf_counter() - t0
 
-        def change(row: int, start: int, end: int, text: str) -> None:
+        def change(row: int, start: int, end: int, text: str, end_row: int | None = None) -> None:
             nonlocal version
             version += 1
             client.notify(
@@ -177,7 +212,7 @@ async def run_session(
                         {
                             "range": {
                                 "start": {"line": row, "character": start},
-                                "end": {"line": row, "character": end},
+                                "end": {"line": row if end_row is None else end_row, "character": end},
                             },
                             "text": text,
                         }
@@ -278,6 +313,34 @@ async def run_session(
             change(row, len(indent), len(indent), original[len(indent) :])
             lines[row] = original
             await asyncio.sleep(0.3)
+        # 3. Jumps: Enter at the end of a line far from the last prompt, and a request at once.
+        rest = variant != "today" and engine == "inprocess"
+        for phase, rows in (jumps or {}).items():
+            for row in rows:
+                above = lines[row - 1]
+                indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+                if phase == "rest":  # the cursor rests at the end of the line for 500 ms first;
+                    # the editor clients say so after 300 ms of rest (REST_MS, idle_ms)
+                    await asyncio.sleep(CLIENT_REST_S)
+                    if rest:
+                        client.notify(
+                            "lspAssist/cursorRest",
+                            {
+                                "textDocument": {"uri": uri, "version": version},
+                                "position": {"line": row - 1, "character": utf16_len(above)},
+                            },
+                        )
+                    await asyncio.sleep(REST_S - CLIENT_REST_S)
+                change(row - 1, utf16_len(above), utf16_len(above), "\n" + indent)
+                r, fut = await ask(row, indent, phase, trigger=1 if phase == "invoked" else 2)
+                r.remaining = lines[row][len(indent) :]
+                try:
+                    await asyncio.wait_for(asyncio.shield(fut), 15)
+                except asyncio.TimeoutError:
+                    pass
+                await asyncio.sleep(0.3)
+                change(row - 1, utf16_len(above), utf16_len(indent), "", end_row=row)  # the Enter undone
+                await asyncio.sleep(1.2)  # the user reads; what the model does meanwhile is not timed
     finally:
         await client.close()
     return sess, log, work / "cache" / "logs" / "local-model.log"
@@ -361,7 +424,23 @@ def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
             sorted(_count(r.outcome or ("cancelled" if r.cancelled else "?") for r in sess.reqs).items())
         ),
         "load_s": sess.load_s,
+        **_jump_figures(measured),
     }
+
+
+def _jump_figures(measured: list[Req]) -> dict[str, Any]:
+    """Request-to-answer at fresh positions (issue 26), per phase, and non-empty shares."""
+    out: dict[str, Any] = {}
+    for phase in ("fresh", "invoked", "rest"):
+        ms = [(r.answered - r.sent) * 1000 for r in measured if r.phase == phase]
+        out[f"{phase}_p50"], out[f"{phase}_p90"] = pct(ms, 50), pct(ms, 90)
+        out[f"{phase}_n"] = len(ms)
+        out[f"{phase}_ttft"] = pct([r.ttft for r in measured if r.phase == phase and r.ttft], 50)
+    jumps = [r for r in measured if r.phase in ("fresh", "invoked", "rest")]
+    out["jump_nonempty"] = 1 - _share(jumps) if jumps else float("nan")
+    typing = [r for r in measured if r.phase == "typing" and r.remaining.strip()]
+    out["typing_nonempty"] = 1 - _share(typing) if typing else float("nan")
+    return out
 
 
 def _share(reqs: Any) -> float:
@@ -376,6 +455,26 @@ def _count(items: Any) -> dict[str, int]:
         out[x] = out.get(x, 0) + 1
     return out
 
+
+# The jump figures and their targets (issue 26), printed first.
+JUMP_ROWS = (
+    ("fresh position, Automatic p50 / p90 (ms) [<=350 / <=600]", ("fresh_p50", "fresh_p90"), "{:.0f}"),
+    ("fresh position, Invoked p50 / p90 (ms) [<=600]", ("invoked_p50", "invoked_p90"), "{:.0f}"),
+    ("after a 500 ms cursor rest, first key p50 (ms) [<=200]", "rest_p50", "{:.0f}"),
+    (
+        "  first token p50: fresh / invoked / after a rest (ms)",
+        ("fresh_ttft", "invoked_ttft", "rest_ttft"),
+        "{:.0f}",
+    ),
+    ("last key of a typing burst p50 (ms) [<=300]", "k2a_last_p50", "{:.0f}"),
+    ("typing, keystroke to model answer p50 (ms) [<=150]", "k2a_typing_model_p50", "{:.0f}"),
+    (
+        "non-empty where the line goes on: typing / jumps [>=95%]",
+        ("typing_nonempty", "jump_nonempty"),
+        "{:.0%}",
+    ),
+    ("jump requests answered: fresh / invoked / rest", ("fresh_n", "invoked_n", "rest_n"), "{}"),
+)
 
 ROWS = (
     ("keystroke-to-answer p50, model answers (ms)", "k2a_model_p50", "{:.0f}"),
@@ -411,11 +510,15 @@ async def session_main(args: argparse.Namespace) -> None:
     path = source_path(args.module)
     lines = path.read_text(encoding="utf-8").split("\n")
     typed, cold = pick_statements(lines, args.statements, args.seed)
-    print(f"source: {path} ({len(lines)} lines); typing {len(typed)} statements, {len(cold)} cold requests")
+    jumps = pick_jumps(lines, args.jumps, args.seed, set(typed) | set(cold))
+    print(
+        f"source: {path} ({len(lines)} lines); typing {len(typed)} statements, {len(cold)} cold requests,"
+        f" jumps {' / '.join(f'{k} {len(v)}' for k, v in jumps.items())}"
+    )
     results: dict[str, dict[str, Any]] = {}
     base = Path(tempfile.mkdtemp(prefix="lsp-local-latency-"))
     for backend in args.backends:
-        sess, log, model_log = await run_session(backend, path, typed, cold, base / backend, args.seed)
+        sess, log, model_log = await run_session(backend, path, typed, cold, base / backend, args.seed, jumps)
         results[backend] = analyse(sess, log, model_log)
         print(
             f"  {backend}: done ({results[backend]['requests']} requests, load {sess.load_s:.1f} s)",
@@ -425,12 +528,16 @@ async def session_main(args: argparse.Namespace) -> None:
         "inprocess": "new: in-process + stable layout",
         "server": "today: llama-cpp server + trimmed",
         "inprocess-nodebounce": "in-process, debounce off",
+        "inprocess-today": "before: in-process, no jump budget/rest",
     }
-    width = 52
+    width = 58
     print()
-    print(f"{'':{width}}" + "".join(f"{names.get(b, b):>36}" for b in args.backends))
+    print(f"{'':{width}}" + "".join(f"{names.get(b, b):>42}" for b in args.backends))
+    for label, key, f in JUMP_ROWS:
+        print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>42}" for b in args.backends))
+    print()
     for label, key, f in ROWS:
-        print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>36}" for b in args.backends))
+        print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>42}" for b in args.backends))
     print(f"{'outcomes':{width}}" + "".join(f"  {json.dumps(results[b]['outcomes'])}" for b in args.backends))
     if len(args.backends) == 2 and "server" in args.backends:
         a, b = (results[x] for x in args.backends)
@@ -526,6 +633,155 @@ def speculation_main(args: argparse.Namespace) -> None:
     eng.close()
 
 
+def shift_main(args: argparse.Namespace) -> None:
+    """Can Gemma 3's KV cache be shifted (llama-server's `--cache-reuse`)? The window moves
+    down a file: prompt [BOS]+A+B was read; the next is [BOS]+B+C. Shifting B's cells back by
+    len(A) (`llama_memory_seq_rm` + `llama_memory_seq_add`) leaves only C to read. Compared
+    with reading [BOS]+B+C from scratch: time to first token and the greedy text."""
+    from lsp_assist.providers.llama_engine import Job, LlamaEngine
+    from lsp_assist.providers.models import resolve_model
+
+    path = resolve_model("gemma3-270m", Path(tempfile.gettempdir()) / "lsp-assist-bench")
+    src = source_path("json.decoder").read_text(encoding="utf-8").split("\n")
+    eng = LlamaEngine(path, n_ctx=2048, threads=1, batch_threads=2)
+    lib = eng._lib
+    mem = lib.llama_get_memory(eng._ctx)
+    can = bool(lib.llama_memory_can_shift(mem))
+    print(f"llama_memory_can_shift: {can} (llama-cpp-python {lib.__version__}, n_ctx {eng.n_ctx})")
+    print(
+        f"{'lines moved':>12}{'read cold: ttft ms / tokens':>30}{'shifted: ttft ms / tokens':>28}"
+        f"{'same text':>11}"
+    )
+
+    def chunk(a: int, b: int) -> list[int]:
+        return list(eng.tokenize("\n".join(src[a:b]) + "\n")[1:])  # without BOS
+
+    def gen(tokens: list[int]) -> tuple[str, Any]:
+        out: list[str] = []
+        st = eng.run(Job(tokens, 16, 0.0, lambda t: out.append(t) or True))
+        return "".join(out), st
+
+    bos = eng.tokenize("")[:1]
+    for start, moved in ((120, 10), (150, 20), (200, 40), (240, 60)):
+        a, b = chunk(start, start + moved), chunk(start + moved, start + 60)
+        c = chunk(start + 60, start + 60 + moved)
+        wanted = [*bos, *b, *c]
+        eng.reset()
+        cold_text, cold = gen(wanted)
+        if not can:
+            print(f"{moved:>12}{cold.prompt_ms:>21.0f} / {cold.evaluated_tokens:>6}{'(cannot shift)':>28}")
+            continue
+        eng.reset()
+        eng.prefill([*bos, *a, *b, 0], threading.Event())  # [BOS]+A+B read, as before the move
+        lib.llama_memory_seq_rm(mem, 0, 1, 1 + len(a))
+        lib.llama_memory_seq_add(mem, 0, 1 + len(a), -1, -len(a))
+        eng._tokens = [*bos, *b]
+        shifted_text, shifted = gen(wanted)
+        print(
+            f"{moved:>12}{cold.prompt_ms:>21.0f} / {cold.evaluated_tokens:>6}"
+            f"{shifted.prompt_ms:>19.0f} / {shifted.evaluated_tokens:>6}{cold_text == shifted_text!s:>11}",
+            flush=True,
+        )
+    eng.close()
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+_KEYWORDS = frozenset(
+    "False None True and as assert async await break class continue def del elif else except finally for from"
+    " global if import in is lambda nonlocal not or pass raise return try while with yield".split()
+)
+
+
+def recall(prompt: str, line: str) -> float | None:
+    """Share of the target line's names (2+ characters, no keywords) that the prompt holds."""
+    names = {n for n in _NAME.findall(line) if n not in _KEYWORDS}
+    if not names:
+        return None
+    held = set(_NAME.findall(prompt))
+    return len(names & held) / len(names)
+
+
+async def tradeoff_main(args: argparse.Namespace) -> None:
+    """HumanEval single-line exact match / pass@1 and the prompt's recall of the hole's names
+    against the number of new prompt tokens the first answer after a jump may read
+    (`PromptBudget.fixed_tokens`; 0 = the whole prompt, today's path). Each task is a jump:
+    the KV cache is cleared first, so only BOS is reused. Same tasks, same run."""
+    from benchmarks.humaneval_local import DATA, load_tasks, passes, quality_config
+    from lsp_assist.cli.session import complete_text
+    from lsp_assist.context.templates import render_completion, resolve_template
+    from lsp_assist.domain import Cursor
+    from lsp_assist.providers.local import LocalProvider
+    from lsp_assist.providers.prompt_budget import fit_prompt
+    from lsp_assist.server import build_runtime
+
+    if not DATA.exists():
+        print(f"data not found: {DATA}")
+        return
+    tasks = load_tasks(args.n, args.seed)
+    work = Path(tempfile.mkdtemp(prefix="lsp-tradeoff-"))
+    os.environ["LSP_ASSIST_CACHE_DIR"] = str(work / "cache")
+    print(f"HumanEval single-line infilling, {len(tasks)} tasks (seed {args.seed}); every task is a jump")
+    print(
+        f"{'new prompt tokens':>18}{'prompt tokens p50':>19}{'recall':>8}{'exact':>8}{'pass@1':>8}"
+        f"{'ttft p50':>10}"
+    )
+    for size in args.sizes:
+        rt = build_runtime([], quality_config("gemma3-270m"))
+        await rt.wait_for_models()
+        provider = rt.providers["fast"]
+        assert isinstance(provider, LocalProvider) and provider._executor is not None
+        engine = provider._engine
+        provider.budget.fixed_tokens = size or None
+        provider.budget.budget_ms = 0.0
+        loop = asyncio.get_running_loop()
+        exact = passed = 0
+        recalls: list[float] = []
+        sizes: list[float] = []
+        ttft: list[float] = []
+        try:
+            for i, task in enumerate(tasks):
+                hole = task["canonical_solution"].rstrip("\n")
+                indent = hole[: len(hole) - len(hole.lstrip())]
+                text = task["prompt"] + indent + "\n" + task["suffix"]
+                line_no = task["prompt"].count("\n")
+                path = work / f"task_{i}.py"
+                await loop.run_in_executor(provider._executor, engine.reset)  # a jump: nothing cached
+                res = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
+                if "ttft" in res.stages:
+                    ttft.append(res.stages["ttft"])
+                flight = rt.engine.launcher.live_stream("file://" + str(path)) if rt.engine else None
+                if flight is not None:  # the line the user ends up with: the finished stream's
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(asyncio.shield(flight.final), 60)
+                    final = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
+                    res = final if final.text else res
+                got = res.text.split("\n", 1)[0].rstrip()
+                exact += int(got.strip() == hole.strip())
+                passed += int(bool(got) and passes(task, got, indent))
+                prompt = rt.engine.prompts.for_open(
+                    "file://" + str(path), Cursor(line_no, len(indent)), "fast"
+                )
+                if prompt is not None:
+                    template = resolve_template("auto", provider._path_name, provider._template)
+                    rendered = render_completion(prompt.context, template, "").prompt
+                    tokens = await loop.run_in_executor(provider._executor, engine.tokenize, rendered)
+                    seen, _ = fit_prompt(tokens, [], size or None, provider._line_enders)
+                    sizes.append(float(len(seen)))
+                    piece = b"".join(engine._piece(t) for t in seen[1:]).decode("utf-8", "replace")
+                    r = recall(piece, hole)
+                    if r is not None:
+                        recalls.append(r)
+                rt.store.close("file://" + str(path))
+        finally:
+            await rt.aclose()
+        n = len(tasks)
+        print(
+            f"{size or 'all':>18}{pct(sizes, 50):>19.0f}{statistics.fmean(recalls) if recalls else 0:>8.0%}"
+            f"{exact / n:>8.1%}{passed / n:>8.1%}{pct(ttft, 50):>8.0f}ms",
+            flush=True,
+        )
+
+
 def _mem(pid: int) -> dict[str, int]:
     """kB figures of one process from /proc (Rss, Pss, shared and private pages)."""
     out: dict[str, int] = {}
@@ -612,13 +868,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--module", default=SOURCE_MODULE, help="standard-library module to type in")
     parser.add_argument("--statements", type=int, default=6)
+    parser.add_argument("--jumps", type=int, default=8, help="requests per jump phase (fresh, invoked, rest)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
-        "--backends", nargs="+", default=["inprocess", "server"], help="also inprocess-nodebounce"
+        "--backends",
+        nargs="+",
+        default=["inprocess-today", "inprocess"],
+        help="inprocess, inprocess-today (before issue 26), server, inprocess-nodebounce",
     )
     parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
     parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")
     parser.add_argument("--memory", action="store_true", help="RSS/PSS of two servers on one model file")
+    parser.add_argument("--shift", action="store_true", help="KV-cache shifting (cache reuse) on Gemma 3")
+    parser.add_argument(
+        "--tradeoff", action="store_true", help="HumanEval/recall against the jump's prompt size"
+    )
+    parser.add_argument("--n", type=int, default=30, help="HumanEval tasks for --tradeoff")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=[32, 64, 128, 0], help="new prompt tokens; 0: all"
+    )
     args = parser.parse_args()
     if args.threads:
         threads_main(args)
@@ -626,6 +894,10 @@ def main() -> None:
         speculation_main(args)
     elif args.memory:
         asyncio.run(memory_main(args))
+    elif args.shift:
+        shift_main(args)
+    elif args.tradeoff:
+        asyncio.run(tradeoff_main(args))
     else:
         asyncio.run(session_main(args))
 

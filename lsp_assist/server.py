@@ -42,6 +42,7 @@ from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.engine import CompletionEngine
 from lsp_assist.pipeline.prebuild import PromptPrebuilder
+from lsp_assist.pipeline.prefill import Prefiller
 from lsp_assist.pipeline.scheduler import Scheduler, debounce_policy
 from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.attribution import Attribution, attribution_wanted
@@ -174,6 +175,10 @@ class Runtime:
         self.load_state: LoadEvent | None = None
         self.on_load_progress: Callable[[LoadEvent], None] | None = None
         self._prefill_timer: asyncio.TimerHandle | None = None
+        # Reads a position's prompt into the idle embedded model (edit pauses, cursor rests).
+        self.prefiller = Prefiller(
+            self.store, lambda: self.engine, lambda: self.providers.get("fast"), lambda: self.governance
+        )
         # The embedded models built so far, with the settings they were loaded with.
         self._local_built: list[tuple[LoadKey, Provider]] = []
         # What the last build replaced, closed by `retire_old` once requests left it.
@@ -467,23 +472,18 @@ class Runtime:
 
     def _prefill(self, uri: str, row: int) -> None:
         self._prefill_timer = None
-        provider = self.providers.get("fast")
         doc = self.store.get(uri)
-        engine = self.engine
-        if doc is None or engine is None or not isinstance(provider, EmbeddedModel) or not provider.loaded:
-            return
-        gov = self.governance
-        if doc.path is None or (gov is not None and gov.excluded(doc.path)):
-            return  # never read an excluded file into the model, even in-process
-        line = doc.line(row)
-        cursor = Cursor(row, len(line) - len(line.lstrip(" \t")))
-        try:
-            prompt = engine.prompts.for_open(uri, cursor, "fast")
-        except Exception as exc:  # a background warm-up never breaks editing
-            log.debug("prefill prompt failed: %s", exc)
-            return
-        if prompt is not None:
-            provider.prefill(prompt.context)
+        if doc is not None:
+            line = doc.line(row)
+            self.prefiller.at(uri, Cursor(row, len(line) - len(line.lstrip(" \t"))))
+
+    def note_cursor_rest(self, uri: str, version: int | None, cursor: Cursor) -> str:
+        """`lspAssist/cursorRest`: the cursor rests at `cursor`; the idle embedded model reads
+        that position's prompt (`pipeline/prefill.py`). Returns a log line (no code)."""
+        if self._prefill_timer is not None:  # the rest's own position is the better guess
+            self._prefill_timer.cancel()
+            self._prefill_timer = None
+        return self.prefiller.cursor_rest(uri, version, cursor)
 
     def _load_progress(self, event: LoadEvent) -> None:
         self.load_state = event

@@ -118,6 +118,9 @@ class LocalConfig:
     constrain_members: bool = True
     # Tiers on the embedded model answer a partial line by then.
     answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
+    # After a jump, the uncached part of the prompt is cut to what the model reads in this
+    # long (speed learned at runtime); the rest is read in the background. 0: always read all.
+    prompt_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
     context_chars: int = field(default=1500, metadata=bounded(100, 1_000_000))

@@ -29,6 +29,7 @@ from lsp_assist import __version__
 from lsp_assist.config.loader import unwrap_client_settings
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.errors import LspAssistError, PolicyError
+from lsp_assist.pipeline.prefill import NOTIFY_CURSOR_REST
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.protocol import convert, framing, index_feed, logsink, nextedit, status, stdio
 from lsp_assist.protocol.progress import WorkDone as _Progress
@@ -261,6 +262,19 @@ def _uri_to_path(uri: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
+def _rest_params(params: Any) -> tuple[str, int | None, int, int]:
+    """(uri, version or None, line, character) of `lspAssist/cursorRest`; raises on a bad one."""
+    doc, pos = params["textDocument"], params["position"]
+    uri = doc["uri"]
+    if not isinstance(uri, str):
+        raise TypeError("textDocument.uri is not a string")
+    version = doc.get("version")
+    line, character = int(pos["line"]), int(pos["character"])
+    if line < 0 or character < 0:
+        raise ValueError("negative position")
+    return uri, None if version is None else int(version), line, character
+
+
 def _plain(value: Any) -> Any:
     """A custom notification's params as plain dicts and lists (pygls may hand over objects)."""
     if isinstance(value, dict):
@@ -444,6 +458,21 @@ def _register(server: AssistServer) -> None:
         except ValueError as exc:
             log.warning("%s: bad params (%s); ignored", NOTIFY_DEFINITIONS, exc)
 
+    @server.feature(NOTIFY_CURSOR_REST)
+    def did_rest_cursor(ls: AssistServer, params: Any) -> None:
+        # The cursor rests: the idle embedded model reads that position's prompt ahead.
+        try:
+            uri, version, line, character = _rest_params(_plain(params))
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            log.warning("%s: bad params (%s); ignored", NOTIFY_CURSOR_REST, exc)
+            return
+        if ls.rt.store.get(uri) is None:
+            said = ls.rt.note_cursor_rest(uri, version, Cursor(line, 0))
+        else:
+            cursor = convert.to_cursor(ls.rt.store, uri, types.Position(line, character), ls.encoding)
+            said = ls.rt.note_cursor_rest(uri, version, cursor)
+        log.debug("%s line=%d character=%d: %s", NOTIFY_CURSOR_REST, line, character, said)  # numbers only
+
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:
         ls.rt.layers.client = unwrap_client_settings(params.settings)
@@ -499,6 +528,7 @@ def _register(server: AssistServer) -> None:
             "protocol": {"pendingFutures": pending},
             "memory": ls.rt.memory_report(),  # bytes per bounded memo, and "total"
             "suggestions": _jsonable(ls.rt.suggestions.report()),
+            "cursorRest": ls.rt.prefiller.counts.as_dict(),  # lspAssist/cursorRest, counts only
         }
 
     async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) -> dict[str, Any]:

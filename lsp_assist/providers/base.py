@@ -102,6 +102,7 @@ class EmbeddedModel(Provider, Protocol):
         """Wait until the model is loaded; raises `Unavailable` if it cannot be."""
         ...
 
-    def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
-        """Read the prompt for `context` into the model's cache when idle; never waits."""
+    def prefill(self, context: PromptContext, *, preempt: bool = False) -> asyncio.Future[None] | None:
+        """Read the prompt for `context` into the model's cache when idle (`preempt`: a
+        generation for another place gives way); never waits."""
         ...

@@ -41,12 +41,16 @@ from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
+from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt, same_place
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
 
 RETRY_LOAD_AFTER_S = 30.0
 VOCAB_SLICE = 8192  # tokens whose text one worker-thread step reads (member constraint)
+# A prefill reads the jump budget's cut of a prompt at once and the whole prompt only after
+# this much more idleness: a key typed meanwhile keeps the cut's seam and reads only itself.
+FULL_READ_AFTER_S = 1.0
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
@@ -104,6 +108,15 @@ class LocalProvider:
         self._failed_at = 0.0
         self._error: BaseException | None = None
         self._current: Any = None  # the Job running or queued last
+        # A background read (prefill, read-ahead): any request or newer prefill cancels it.
+        self._background: Any = None
+        # After a jump the first request reads only what fits this budget (prompt_budget.py).
+        self.budget = PromptBudget(budget_ms=float(local.prompt_budget_ms))
+        self._line_enders: frozenset[int] = frozenset()
+        self._cut: Cut | None = None  # where the last cut prompt joined (kept while typing on)
+        self._current_prompt = ""  # the running stream's prompt text
+        self._full_read: asyncio.TimerHandle | None = None  # a prefill's whole-prompt read, pending
+        self.read_ahead_runs = 0  # full prompts read in the background after a cut one
         self._template = "none"
         self._path: Path | None = None
         self.on_progress: Callable[[LoadEvent], None] | None = None
@@ -185,8 +198,11 @@ class LocalProvider:
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
         previous, self._current = self._current, job
+        self._current_prompt = rendered.prompt
         if previous is not None:
             previous.cancel.set()
+        self._stop_background()
+        full: list[list[int]] = []  # the whole prompt, when the one read was cut to the budget
 
         gen_threads, most = self.threads()
         adaptive = self._local.batch_threads <= 0
@@ -196,8 +212,14 @@ class LocalProvider:
                 batch = prompt_threads(most) if adaptive else most
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
-                job.tokens = engine.tokenize(rendered.prompt)
+                tokens = engine.tokenize(rendered.prompt)
+                job.tokens, self._cut = fit_prompt(
+                    tokens, engine.cached_tokens, self.budget.allowed_new(), self._line_enders, self._cut
+                )
+                if self._cut is not None:
+                    full.append(tokens)
                 st = engine.run(job)
+                self.budget.observe(st.evaluated_tokens, st.prompt_ms)
                 self.last_stats = st
                 _log_stats(st)  # here, so that cancelled generations are counted too
                 return st
@@ -225,6 +247,9 @@ class LocalProvider:
             job.cancel.set()
             if self._current is job:
                 self._current = None
+                if full:  # the prompt was cut to the budget: read all of it for the next key
+                    self.read_ahead_runs += 1
+                    self._read_in_background(lambda: full[0], "read-ahead")
 
     def _constraint(self, request: ModelRequest) -> Any:
         """The member constraint for this request, or None (switched off, no receivers
@@ -260,37 +285,93 @@ class LocalProvider:
         if self._engine is engine:
             self._tries = TrieCache(vocab)
 
-    def prefill(self, context: PromptContext) -> asyncio.Future[None] | None:
+    def prefill(self, context: PromptContext, *, preempt: bool = False) -> asyncio.Future[None] | None:
         """Read the prompt for `context` into the KV cache in the background, when the model
         is idle (like llama.vim's ring-buffer warm-up): the user has started editing a line
-        far from the last prompt, so the request that follows finds its window already read.
-        Any stream cancels it at its next 32-token batch, keeping what was read. Never waits;
-        returns the running prefill, or None when the model is busy or not loaded."""
+        far from the last prompt, or the cursor rests there (`pipeline/prefill.py`), so the
+        request that follows finds its window already read.
+
+        First the part a request would read within the jump budget (the cached head and the
+        lines nearest the cursor, `fit_prompt`), at once: the first key there then reads only
+        itself. The whole prompt follows after `FULL_READ_AFTER_S` more of idleness, so a
+        key typed meanwhile does not find a half-read window. Any stream cancels the read at
+        its next 16-token batch, keeping what was read; a newer prefill replaces it.
+
+        `preempt` (a cursor rest): a stream still generating for another place (the user
+        moved on) is stopped for it. Never waits; returns the running read, or None when a
+        request runs (or the model is not loaded)."""
         engine = self._engine
-        if engine is None or self._current is not None or self._executor is None:
+        if engine is None or self._executor is None:
+            return None
+        prompt = render_completion(context, self._template, "").prompt
+        running = self._current
+        if running is not None:
+            if not preempt or same_place(self._current_prompt, prompt):
+                return None
+            running.cancel.set()  # its request was answered; the rest of it is for a place left
+            self._current = None
+        return self._read_in_background(lambda: engine.tokenize(prompt), "prefill", cut_first=True)
+
+    def _stop_background(self) -> None:
+        running, self._background = self._background, None
+        if running is not None:
+            running.cancel.set()
+        timer, self._full_read = self._full_read, None
+        if timer is not None:
+            timer.cancel()
+
+    def _read_in_background(
+        self, tokens: Callable[[], list[int]], what: str, *, cut_first: bool = False
+    ) -> asyncio.Future[None] | None:
+        """Queue a prompt read on the model's thread; cancelled by the next stream or read.
+        `cut_first`: read the budget's cut of it now, the whole of it after a further pause."""
+        engine, executor = self._engine, self._executor
+        if engine is None or executor is None:
             return None
         from lsp_assist.providers.llama_engine import Job
 
-        prompt = render_completion(context, self._template, "").prompt
+        self._stop_background()
         job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
-        self._current = job
+        self._background = job
         loop = asyncio.get_running_loop()
+        whole: list[list[int]] = []  # the whole prompt, when only its cut was read
 
         def done() -> None:
-            if self._current is job:
-                self._current = None
+            if self._background is not job:
+                return
+            self._background = None
+            if whole and not job.cancel.is_set():
+                self._full_read = loop.call_later(
+                    FULL_READ_AFTER_S, lambda: self._read_in_background(lambda: whole[0], "read-ahead")
+                )
 
         def work() -> None:
             try:
-                if not job.cancel.is_set():
-                    n = engine.prefill(engine.tokenize(prompt), job.cancel, batch=32)
-                    stats_log.debug("local model: prefill evaluated %d tokens", n)
+                if job.cancel.is_set():
+                    return
+                toks = tokens()
+                if cut_first:
+                    cut, seam = fit_prompt(
+                        toks, engine.cached_tokens, self.budget.allowed_new(), self._line_enders
+                    )
+                    if seam is not None:
+                        whole.append(toks)
+                        toks = cut
+                        self._cut = seam  # the first key there keeps this seam: it reads itself
+                # Small batches: a request waits for the running one (~50 ms at 16).
+                n = engine.prefill(toks, job.cancel, batch=16)
+                stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)
 
-        fut = loop.run_in_executor(self._executor, work)
+        fut = loop.run_in_executor(executor, work)
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         return fut
+
+    @property
+    def busy(self) -> bool:
+        """True while a request or a background read holds the model (or one is due)."""
+        return self._current is not None or self._background is not None or self._full_read is not None
 
     async def warm(self) -> None:
         with contextlib.suppress(Unavailable):
@@ -300,6 +381,7 @@ class LocalProvider:
         job = self._current
         if job is not None:
             job.cancel.set()
+        self._stop_background()
         if self._load is not None and not self._load.done():
             with contextlib.suppress(BaseException):
                 await self._load
@@ -360,6 +442,7 @@ class LocalProvider:
                 self._executor,
                 lambda: LlamaEngine(path, n_ctx=self._local.n_ctx, threads=gen, batch_threads=batch),
             )
+            self._line_enders = frozenset(int(t) for t in engine.line_enders)
             self._engine = engine
             self._error = None
             if self._local.constrain_members:

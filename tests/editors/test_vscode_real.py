@@ -379,3 +379,25 @@ def test_cycled_choice_stays_while_suggestion_ready_arrives(
     ends = [tokens[-1] for _, tokens in fake.stream_times if tokens]
     offset = time.time() - time.monotonic()
     assert any(end + offset > r["askedAt"] / 1000.0 for end in ends), "the stream ended before the user asked"
+
+
+def test_a_resting_cursor_is_sent_to_the_server(
+    tmp_path: Path, fake: FakeModelServer, vscode_install: tuple[Path, Path]
+) -> None:
+    """editors/vscode/src/cursorRest.ts: a jump and two quick moves, then a rest: the server
+    receives `lspAssist/cursorRest` for the resting place only (its debug log says so; the model
+    here is the loopback fake, so it records why it did not prefill)."""
+    install, vsix = vscode_install
+    log = tmp_path / "server.log"
+    settings = _settings(fake.base_url, tmp_path)
+    settings["lspAssist.server.args"] = ["--log-level", "debug", "--log-file", str(log), "serve"]
+    with vscode_real.CodeServer(install, vsix, tmp_path, settings, {"billing.py": HEADER}) as server:
+        r = vscode_real.drive(
+            install, server, _shots(tmp_path), file="billing.py", marker="def compute_total", mode="rest"
+        )
+    assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
+    rests = re.findall(r"lspAssist/cursorRest line=(\d+) character=(\d+): (.*)", log.read_text())
+    last_line = HEADER.count("\n")  # Ctrl+End: the empty last line; two lines up from there
+    assert (str(last_line - 2), "0", "cursor rest: no prefill (no embedded model)") in rests, rests
+    # The jump's end and the first move up came within the rest delay: never sent.
+    assert not [x for x in rests if x[0] in (str(last_line), str(last_line - 1))], rests

@@ -276,6 +276,22 @@ async function main() {
       await sleep(1500);
     }
 
+    if (spec.mode === 'rest') {
+      // A jump (Ctrl+End), two quick moves up, then the cursor rests: the extension sends
+      // lspAssist/cursorRest once, for the resting place (the test reads the server's log).
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      await page.keyboard.press('ArrowUp');
+      await page.keyboard.press('ArrowUp');
+      await sleep(spec.restMs ?? 2000);
+      result.restAt = await page.evaluate(() => {
+        const sel = document.querySelector('[id="status.editor.selection"]');
+        return sel ? sel.textContent.trim() : '';
+      });
+      return;
+    }
+
     if (spec.mode === 'grow') {
       // The ghost grows while the model streams: record every visible state.
       await page.evaluate(installViewObserver, ghostView.toString());

@@ -22,6 +22,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { OnceNotifier, RestartBackoff } from './backoff';
+import { CursorRest } from './cursorRest';
 import { DefinitionsFeature } from './definitionsFeature';
 import { NextEditFeature } from './nextEditFeature';
 import { ShownTracker, suggestionId } from './events';
@@ -88,6 +89,8 @@ class Extension implements vscode.Disposable {
       new DefinitionsFeature(() => this.client),
       // Next-edit suggestions: an edit away from the cursor (textDocument/copilotInlineEdit).
       new NextEditFeature(() => this.client, (line) => this.output.appendLine(line), context.extensionUri),
+      // Where the cursor rests, so the server warms the embedded model there (lspAssist/cursorRest).
+      new CursorRest(() => this.client),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length > 0) {
           this.shown.changed(e.document.uri.toString());

@@ -13,7 +13,7 @@ import pytest
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.templates import render_completion
+from lsp_assist.context.templates import render_completion, resolve_template
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext
 from lsp_assist.errors import Unavailable
@@ -112,11 +112,62 @@ async def test_a_line_that_goes_on_does_not_get_an_empty_answer(provider: LocalP
 async def test_a_background_prefill_leaves_only_the_typed_tokens_to_read(provider: LocalProvider) -> None:
     body = "\n".join(f"    item_{i} = parts[{i}]" for i in range(40))
     ctx = PromptContext("python", "join.py", f"def f(parts):\n{body}\n    ", "")
-    running = provider.prefill(ctx)
-    assert running is not None
-    assert provider.prefill(ctx) is None  # busy: one prefill at a time, never queued
+    first = provider.prefill(PromptContext("python", "join.py", "def unrelated():\n    pass\n" * 30, ""))
+    running = provider.prefill(ctx)  # a newer rest replaces the older read (cancelled at a batch)
+    assert first is not None and running is not None
     await asyncio.wait_for(running, 120)  # it runs on the model's thread
     await asyncio.sleep(0)  # its completion callback clears the busy flag
-    assert provider._current is None
+    assert provider._current is None and provider._background is None
     await _complete(provider, ctx.prefix + "return")
     assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
+
+
+async def test_a_jump_reads_only_its_budget_first_and_the_rest_in_the_background(
+    provider: LocalProvider,
+) -> None:
+    here = "def f(parts):\n" + "\n".join(f"    item_{i} = parts[{i}]" for i in range(40)) + "\n    "
+    there = "def g(rows):\n" + "\n".join(f"    row_{i} = rows[{i}] * {i}" for i in range(40)) + "\n    "
+    await _complete(provider, here)
+    provider.budget.budget_ms = 1.0  # any speed reads only the floor's tokens in 1 ms
+    allowed = provider.budget.allowed_new()
+    assert allowed is not None
+    runs = provider.read_ahead_runs
+    await _complete(provider, there)  # the jump: a new window, far more than the allowance
+    jump = provider.last_stats
+    engine = provider._engine
+    template = resolve_template("auto", provider._path_name, provider._template)
+    full = engine.tokenize(
+        render_completion(PromptContext("python", "join.py", there, ""), template, "").prompt
+    )
+    assert jump.prompt_tokens < len(full)
+    assert jump.evaluated_tokens <= allowed + 1, jump
+    for _ in range(600):  # the whole prompt is read next, on the model's thread (bounded wait)
+        if not provider.busy:
+            break
+        await asyncio.sleep(0.05)
+    assert provider.read_ahead_runs == runs + 1
+    assert common_prefix(engine.cached_tokens, full) == len(full) - 1
+    provider.budget.budget_ms = 0.0  # the next key: the whole context, already read
+    await _complete(provider, there + "r")
+    assert provider.last_stats.prompt_tokens >= len(full)
+    assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
+
+
+async def test_a_rest_elsewhere_stops_a_generation_for_the_place_left(provider: LocalProvider) -> None:
+    numbers = "".join(f"{i}\n" for i in range(1, 80))
+    ctx = PromptContext("python", "join.py", f"# the numbers from 1 to 500, one per line\n{numbers}", "")
+    long = provider.stream(ModelRequest(ctx, max_tokens=400, temperature=0.0))
+    assert await long.__anext__() is not None
+    job = provider._current
+    assert job is not None
+    far = "\n".join(f"    row_{i} = rows[{i}] * {i}" for i in range(30))
+    elsewhere = PromptContext("python", "join.py", f"def g(rows):\n{far}\n    ", "")
+    assert provider.prefill(elsewhere) is None  # an edit pause never stops a request
+    here = PromptContext("python", "join.py", ctx.prefix + "80\n", "")
+    assert provider.prefill(here, preempt=True) is None  # a rest where it generates: it goes on
+    assert not job.cancel.is_set()
+    running = provider.prefill(elsewhere, preempt=True)  # the cursor rests somewhere else
+    assert running is not None and job.cancel.is_set()
+    _ = [c async for c in long]  # the stream ends at its next token
+    assert job.stats.stop_reason == "cancel"
+    await asyncio.wait_for(running, 120)

@@ -22,6 +22,7 @@ local M = {}
 ---@field builtin boolean|nil        use vim.lsp.inline_completion (nil: when Neovim has it, i.e. 0.12+)
 ---@field hl_group string
 ---@field editor_definitions boolean send definitions other LSP clients resolve near the cursor (lspAssist/definitions)
+---@field cursor_rest boolean       tell the server where the cursor rests (lspAssist/cursorRest): warms the local model
 ---@field statusline boolean         show the status item (tier, last latency) when 'statusline' is empty (the default)
 ---@field keymaps lsp_assist.Keymaps
 ---@field next_edit { enabled: boolean, debounce_ms: integer|nil, sign: string } next-edit suggestions (next_edit.lua)
@@ -39,6 +40,7 @@ M.defaults = {
   hl_group = "LspAssistGhost",
   statusline = true,
   editor_definitions = true,
+  cursor_rest = true,
   keymaps = {
     accept = "<Tab>",
     accept_word = "<M-Right>",

@@ -230,6 +230,9 @@ local function on_attach(client, buf)
   if config.options.editor_definitions ~= false then
     require("lsp_assist.definitions").attach(buf) -- what the language's own server resolves
   end
+  if config.options.cursor_rest ~= false then
+    require("lsp_assist.cursor_rest").attach(buf) -- the server warms the model where it rests
+  end
 end
 
 local schedule_restart
