@@ -18,6 +18,7 @@ from lsp_assist.domain import Cursor, ModelRequest, PromptContext
 from lsp_assist.errors import Unavailable
 from lsp_assist.providers.local import LocalProvider
 from lsp_assist.providers.models import resolve_model
+from lsp_assist.providers.prompt_budget import PromptBudget
 
 pytestmark = [
     pytest.mark.model,
@@ -107,6 +108,9 @@ async def test_switched_off_the_tokens_are_those_of_free_decoding(provider: Loca
 
 async def test_speculative_drafts_keep_the_constrained_answer(provider: LocalProvider) -> None:
     ctx = _context("d = self.")
+    # The whole prompt is read (no jump budget's cut): the drafts are n-grams of the prompt,
+    # and the class they would repeat must be in it.
+    provider.budget = PromptBudget(budget_ms=0)
     plain = await _complete(provider, ctx, constrain=True)
     provider._local = replace(provider._local, draft_tokens=6)
     try:
