@@ -41,16 +41,7 @@ def _env() -> dict[str, str]:
 
 async def run_build(opts: BuildOptions, on_progress: Callable[[str, int, int], None]) -> dict[str, Any]:
     """The indexer's result summary (`BuildResult.summary`), or {"error": why}."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "lsp_assist.workspace.indexer",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=_env(),
-        limit=MAX_LINE,
-    )
+    proc = await _spawn()
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     tail: deque[str] = deque(maxlen=STDERR_TAIL)
     errors = asyncio.get_running_loop().create_task(_drain(proc.stderr, tail))
@@ -84,6 +75,35 @@ async def run_build(opts: BuildOptions, on_progress: Callable[[str, int, int], N
         log.warning("workspace indexer failed: %s", why)
         return {"error": why}
     return result
+
+
+async def _spawn() -> asyncio.subprocess.Process:
+    """Start the indexer process. A cancellation of the build while it starts waits for the
+    start to end, then kills the process: CPython 3.11's subprocess transport, cancelled
+    while it connects the pipes, waits forever for pipes that never connected. (The
+    process-wide cancellation at the end of `asyncio.run` reaches the start itself; the
+    server avoids it by starting no build after `shutdown`: service.py `close`.)"""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "lsp_assist.workspace.indexer",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=_env(),
+            limit=MAX_LINE,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            proc = await asyncio.wait_for(asyncio.shield(spawn), 5.0)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.wait_for(proc.wait(), 5.0)
+        raise
 
 
 async def _drain(stream: asyncio.StreamReader, tail: deque[str]) -> None:

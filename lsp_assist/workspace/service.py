@@ -77,6 +77,7 @@ class WorkspaceService:
         self.dirty: set[str] = set()
         self._lock: asyncio.Lock | None = None
         self._task: asyncio.Task[dict[str, Any]] | None = None
+        self._closed = False  # after `close` (shutdown): no new build starts
         self._pending: set[str] = set()
         self._flush: asyncio.TimerHandle | None = None
         self._poll: asyncio.TimerHandle | None = None
@@ -161,7 +162,7 @@ class WorkspaceService:
 
     def start_background(self) -> asyncio.Task[dict[str, Any]] | None:
         """Build the index in the background (idempotent while one build runs)."""
-        if not self.rt.config.workspace.index or not self.rt.workspace_roots:
+        if self._closed or not self.rt.config.workspace.index or not self.rt.workspace_roots:
             return None
         if self._task is not None and not self._task.done():
             return self._task
@@ -335,7 +336,9 @@ class WorkspaceService:
         return None
 
     def close(self) -> None:
-        """Stop polling and drop the timers (a running build is cancelled with its task)."""
+        """Stop polling and drop the timers (a running build is cancelled with its task);
+        no build starts after it (a `shutdown` can come before the warm-up starts one)."""
+        self._closed = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
         for handle in (self._flush, self._poll):

@@ -49,6 +49,17 @@ async def test_background_index_feeds_cross_file_context(ws: Path) -> None:
         await rt.aclose()
 
 
+async def test_no_build_starts_after_the_service_closed(ws: Path) -> None:
+    """A `shutdown` that comes before the warm-up starts the build: the process must still
+    end at `exit` (a build started then was cancelled mid-start and hung the exit)."""
+    rt = _runtime(ws)
+    try:
+        rt.workspace.close()
+        assert rt.workspace.start_background() is None
+    finally:
+        await rt.aclose()
+
+
 async def test_index_disabled_builds_nothing(ws: Path) -> None:
     rt = _runtime(ws, workspace={"index": False})
     try:
