@@ -278,3 +278,18 @@ def test_put_files_replaces_a_file_and_its_definitions_batch_by_batch(tmp_path: 
     assert store.defs_named("alpha") == [] and store.def_count() == 2
     assert store.paths() == ["/r/a.py", "/r/b.py", "/r/c.py"]
     store.close()
+
+
+def test_a_worker_collects_cycles_less_often_but_still_collects() -> None:
+    import gc
+
+    from lsp_assist.workspace.parse_worker import WORKER_GC_THRESHOLDS, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == WORKER_GC_THRESHOLDS and gc.get_threshold()[0] > before[0]
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
