@@ -15,7 +15,15 @@ lag every 20 ms, while the index builds and then idle with the index loaded. A s
 after touching 10 files gives the incremental figure. The old index is stopped after
 `--old-cap-s` seconds (it also stops at its own 20,000-file cap, as it does in the product).
 
+`--scaling` shows that the build time is linear in files: it runs the indexer process alone
+(`python -m lsp_assist.workspace.indexer`, fresh database) on 25%, 50% and 100% of the 19k
+tree (every 4th, every 2nd file of the sorted list, hard links, so each subset has the same
+mix of sizes) and prints seconds and CPU per 1,000 files for each. `--baseline-src DIR` runs
+the same builds, in the same run, with the `lsp_assist` package found under DIR (for example
+an export of the previous commit) for before/after figures.
+
 Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --tree 19k
+       flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --scaling [--baseline-src DIR]
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import gc
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -91,6 +100,67 @@ def make_generated(dest: Path, n: int, seed: int = 7) -> Path:
     (root / "svc" / "loop").symlink_to(root / "svc", target_is_directory=True)
     (root / ".complete").write_text("")
     return root
+
+
+def make_subset(full: Path, every: int) -> Path:
+    """Every `every`-th regular file of `full` (sorted paths), hard-linked in place: the same
+    kind of tree, 1/`every` of its size."""
+    root = full.parent / f"{full.name}-every{every}"
+    if (root / ".complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    files: list[str] = []
+    for d, dirs, names in os.walk(full):
+        dirs.sort()
+        files.extend(os.path.join(d, n) for n in names if not os.path.islink(os.path.join(d, n)))
+    files = sorted(f for f in files if os.path.basename(f) != ".complete")
+    for f in files[::every]:
+        dest = root / os.path.relpath(f, full)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.link(f, dest)
+    (root / ".complete").write_text("")
+    return root
+
+
+def build_once(root: Path, src: Path) -> dict[str, Any]:
+    """One full build by the indexer process of the package under `src`, fresh database:
+    wall seconds and the CPU of the indexer and its workers (waited-for children)."""
+    db = Path(tempfile.mkdtemp(prefix="lsp-index-scale-", dir=WORK)) / "index.sqlite3"
+    opts = {"root": str(root), "db": str(db)}
+    env = dict(os.environ, PYTHONPATH=str(src))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_assist.workspace.indexer"], input=json.dumps(opts) + "\n",
+        capture_output=True, text=True, env=env, timeout=900, check=False,
+    )  # fmt: skip
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    shutil.rmtree(db.parent, ignore_errors=True)
+    result: dict[str, Any] = {}
+    for line in proc.stdout.splitlines():
+        msg = json.loads(line) if line.startswith("{") else {}
+        result = msg.get("result", result)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"seconds": wall, "cpu_s": cpu, "files": result.get("files", 0), "symbols": result.get("symbols")}
+
+
+def scaling(full: Path, baseline_src: Path | None) -> None:
+    sizes = [(4, make_subset(full, 4)), (2, make_subset(full, 2)), (1, full)]
+    sources = [("this checkout", ROOT)] + ([("baseline", baseline_src)] if baseline_src else [])
+    print(f"\n== scaling: the indexer process alone, fresh database, {os.cpu_count()} cores")
+    head = f"{'code':14} {'tree':>12} {'files':>7} {'symbols':>8} {'s':>7}"
+    print(f"   {head} {'s/1k files':>11} {'CPU ms/file':>12}")
+    for every, root in sizes:
+        for name, src in sources:
+            r = build_once(root, src)
+            n = max(1, int(r["files"]))
+            print(
+                f"   {name:14} {'1/' + str(every) if every > 1 else 'full':>12} {r['files']:>7} "
+                f"{_fmt(r['symbols']):>8} {r['seconds']:>7.1f} {r['seconds'] * 1000 / n:>11.2f} "
+                f"{r['cpu_s'] * 1000 / n:>12.2f}",
+                flush=True,
+            )
 
 
 # ------------------------------------------------------------------------------- the child
@@ -306,6 +376,8 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=100_000, help="files of the generated tree")
     ap.add_argument("--old-cap-s", type=float, default=240.0)
     ap.add_argument("--only", choices=["old", "new"], default=None)
+    ap.add_argument("--scaling", action="store_true", help="the indexer alone at 25/50/100%% of 19k")
+    ap.add_argument("--baseline-src", type=Path, default=None, help="with --scaling: compare to this code")
     ap.add_argument("--child", choices=["old", "new"], default=None, help=argparse.SUPPRESS)
     ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--probe", default=None, help=argparse.SUPPRESS)
@@ -317,6 +389,9 @@ def main() -> int:
     t = time.perf_counter()
     root = make_19k(WORK) if args.tree == "19k" else make_generated(WORK, args.files)
     print(f"tree ready in {time.perf_counter() - t:.1f} s")
+    if args.scaling:
+        scaling(make_19k(WORK), args.baseline_src)
+        return 0
     probe = next(iter(sorted(root.rglob("*.py"))))
     if args.tree == "19k":
         probe = next(p for p in sorted(root.rglob("json/decoder.py")))

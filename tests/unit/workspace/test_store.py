@@ -10,7 +10,7 @@ import pytest
 
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from lsp_assist.workspace.indexer import BuildOptions, build, refresh_paths
-from lsp_assist.workspace.store import SCHEMA_VERSION, Store, build_lock, open_store, store_path
+from lsp_assist.workspace.store import SCHEMA_VERSION, FileRow, Store, build_lock, open_store, store_path
 from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
 
 FILES = {
@@ -259,3 +259,37 @@ def test_names_spelled_are_the_reference_names() -> None:
     assert frozenset(names_spelled(text)) == reference_names(text)
     many = " ".join(f"name_{i}" for i in range(5000))
     assert frozenset(names_spelled(many)) == reference_names(many)
+
+
+def _row(path: str, sha: str, defs: list[str]) -> FileRow:
+    rows = tuple((n, "function", i, i, i, i, f"def {n}()", None) for i, n in enumerate(defs))
+    return FileRow(path, 1, 1, sha, "python", outline=b"", refs=b"", imports="[]", defs=rows)
+
+
+def test_put_files_replaces_a_file_and_its_definitions_batch_by_batch(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path / "x.sqlite3", str(tmp_path))
+    assert store.put_files([_row("/r/a.py", "1", ["alpha", "beta"]), _row("/r/b.py", "1", ["gamma"])]) == 2
+    # The same path twice in one batch: the last row wins, its definitions only once.
+    twice = [_row("/r/a.py", "2", ["delta"]), _row("/r/c.py", "1", []), _row("/r/a.py", "3", ["eps"])]
+    store.put_files(twice)
+    assert [d[0] for d in store.defs_of("/r/a.py")] == ["eps"]
+    assert store.file_info("/r/a.py") == ("python", "3", 1)
+    assert [d[0] for d in store.defs_of("/r/b.py")] == ["gamma"]
+    assert store.defs_named("alpha") == [] and store.def_count() == 2
+    assert store.paths() == ["/r/a.py", "/r/b.py", "/r/c.py"]
+    store.close()
+
+
+def test_a_worker_collects_cycles_less_often_but_still_collects() -> None:
+    import gc
+
+    from lsp_assist.workspace.parse_worker import WORKER_GC_THRESHOLDS, tune_gc
+
+    before = gc.get_threshold()
+    try:
+        tune_gc()
+        assert gc.get_threshold() == WORKER_GC_THRESHOLDS and gc.get_threshold()[0] > before[0]
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
