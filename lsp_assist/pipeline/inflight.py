@@ -170,6 +170,18 @@ def early_answer(partial: str, next_delta: str) -> str:
     return ""
 
 
+def deadline_answer(text: str) -> str:
+    """What may be shown when the answer budget runs out between two tokens: `text` up to its
+    last code boundary (a trailing word may still grow, so it is left out). "" when that
+    leaves nothing to show (the next token decides, as in `early_answer`)."""
+    if not text.strip() or "\n" in text.strip("\n"):
+        return ""
+    end = len(text)
+    while end and text[end - 1] not in _ENDS_AS_CODE:
+        end -= 1
+    return text[:end] if text[:end].strip() else ""
+
+
 async def read_stream(
     flight: InflightStream,
     chunks: AsyncIterator[StreamChunk],
@@ -185,7 +197,9 @@ async def read_stream(
 
     `answer_budget_s` > 0: when the first line is not complete that long after the start,
     `quick` gets the text so far as soon as it ends at a boundary that reads as code (see
-    `early_answer`); the stream goes on and its full text becomes the longer suggestion."""
+    `early_answer`); the stream goes on and its full text becomes the longer suggestion. When
+    no token comes at the budget itself, the text so far is shown without its last word
+    (`deadline_answer`) rather than after the next token (~20 ms on the embedded model)."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     usage = Usage()
@@ -200,6 +214,16 @@ async def read_stream(
     iterator = chunks.__aiter__()
     partial = ""
     grew_at = start
+
+    def at_deadline() -> None:
+        if flight.quick.done():
+            return
+        shown = deadline_answer(assembler.text())
+        if shown:
+            flight.early = True
+            flight.quick.set_result(shown)
+
+    deadline = loop.call_at(start + answer_budget_s, at_deadline) if answer_budget_s > 0 else None
     try:
         try:
             async for chunk in iterator:
@@ -259,6 +283,8 @@ async def read_stream(
             ) from None
         finally:
             watchdog.close()
+            if deadline is not None:
+                deadline.cancel()
     except asyncio.CancelledError:
         flight.aborted = True
         raise
