@@ -166,7 +166,8 @@ async def run_session(
         "LSP_ASSIST_LOCAL_SERVER_VERBOSE": "1",
         "PYTHONPATH": str(source),
     }
-    cmd = [sys.executable, "-m", "lsp_assist", "--log-level", "debug", "--log-file", str(log), "serve"]
+    # -P: the working directory does not shadow `source` (a run from a checkout measures `source`).
+    cmd = [sys.executable, "-P", "-m", "lsp_assist", "--log-level", "debug", "--log-file", str(log), "serve"]
     client = await RpcClient.start(cmd, env)
     sess = Session()
     lines = path.read_text(encoding="utf-8").split("\n")  # noqa: ASYNC240 (set-up)
