@@ -171,15 +171,11 @@ def early_answer(partial: str, next_delta: str) -> str:
 
 
 def deadline_answer(text: str) -> str:
-    """What may be shown when the answer budget runs out between two tokens: `text` up to its
-    last code boundary (a trailing word may still grow, so it is left out). "" when that
-    leaves nothing to show (the next token decides, as in `early_answer`)."""
-    if not text.strip() or "\n" in text.strip("\n"):
-        return ""
-    end = len(text)
-    while end and text[end - 1] not in _ENDS_AS_CODE:
-        end -= 1
-    return text[:end] if text[:end].strip() else ""
+    """What may be shown when the answer budget runs out between two tokens: `text` when it
+    ends at a code boundary (a bracket, an operator, a space), as `early_answer` would show
+    it; "" when it ends inside a word that the next token may still continue (then the next
+    token decides, as before: a word is never shown cut)."""
+    return early_answer(text, "")
 
 
 async def read_stream(
@@ -198,8 +194,8 @@ async def read_stream(
     `answer_budget_s` > 0: when the first line is not complete that long after the start,
     `quick` gets the text so far as soon as it ends at a boundary that reads as code (see
     `early_answer`); the stream goes on and its full text becomes the longer suggestion. When
-    no token comes at the budget itself, the text so far is shown without its last word
-    (`deadline_answer`) rather than after the next token (~20 ms on the embedded model)."""
+    the text at the budget itself ends at such a boundary, it is shown then (`deadline_answer`),
+    not after the next token (~20 ms on the embedded model)."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     usage = Usage()

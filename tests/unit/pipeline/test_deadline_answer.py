@@ -1,5 +1,5 @@
 """At the answer budget, a stream that has not finished its first line answers at once with
-the text so far, cut back to its last code boundary, instead of waiting for the next token.
+the text so far when it ends at a code boundary, instead of waiting for the next token.
 
 Before, the partial answer waited for a token after the budget (and, mid-word, for the one
 that ends the word): after a cursor rest the first key's answer came at the budget plus one
@@ -16,10 +16,9 @@ from lsp_assist.pipeline.inflight import Anchor, InflightStream, deadline_answer
 from lsp_assist.pipeline.postprocess import StreamAssembler
 
 
-def test_the_last_word_is_left_out_it_may_still_grow() -> None:
-    assert deadline_answer("total = compute") == "total = "
-    assert deadline_answer("x = foo(a, ba") == "x = foo(a, "
-    assert deadline_answer("return self.na") == "return self."
+def test_a_text_ending_inside_a_word_waits_the_word_may_still_grow() -> None:
+    assert deadline_answer("total = compute") == ""
+    assert deadline_answer("x = foo(a, ba") == ""
 
 
 def test_a_text_ending_at_a_boundary_is_shown_whole() -> None:
@@ -70,9 +69,15 @@ async def _quick_while_stalled(pieces: tuple[str, ...], budget_s: float) -> tupl
 
 
 async def test_the_budget_answers_between_tokens_and_the_stream_goes_on() -> None:
+    quick, full = await _quick_while_stalled(("x", " =", " foo", "(a", ","), 0.05)
+    assert quick == "x = foo(a,"  # at the budget, with no token after it
+    assert full == "x = foo(a,b)"  # the whole line is still the stream's answer
+
+
+async def test_mid_word_at_the_budget_the_next_token_decides() -> None:
     quick, full = await _quick_while_stalled(("x", " =", " foo", "(a", ",", " b"), 0.05)
-    assert quick == "x = foo(a, "  # at the budget, no token after it, " b" left out
-    assert full == "x = foo(a, bb)"  # the whole line is still the stream's answer
+    assert quick is None  # " b" may go on: not shown cut, not shown before the next token
+    assert full == "x = foo(a, bb)"
 
 
 async def test_no_budget_no_partial_answer() -> None:
