@@ -125,6 +125,7 @@ class Req:
     outcome: str = ""
     ttft: float = 0.0
     remaining: str = "x"  # what the file has after the cursor on this line (the obvious continuation)
+    cause: str = ""  # why the answer is empty (`_empty_cause`), from the server's log
 
 
 @dataclass
@@ -146,12 +147,14 @@ async def run_session(
     work: Path,
     seed: int,
     jumps: dict[str, list[int]] | None = None,
+    source: Path = ROOT,
 ) -> tuple[Session, Path, Path]:
     work.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 (benchmark set-up, before timing)
     log = work / "server.log"
     cfg = work / "config.toml"
     # "inprocess-nodebounce": the same server with the debounce off (the bursts' baseline).
-    engine, _, variant = backend.partition("-")
+    # "X@base": backend X served from `--baseline-src` (another tree: the code before a change).
+    engine, _, variant = backend.partition("@")[0].partition("-")
     extra = "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\n" if variant == "nodebounce" else ""
     today = "prompt_budget_ms = 0\n" if variant == "today" else ""  # the path before issue 26
     cfg.write_text(
@@ -161,9 +164,10 @@ async def run_session(
         "LSP_ASSIST_CACHE_DIR": str(work / "cache"),
         "LSP_ASSIST_CONFIG": str(cfg),
         "LSP_ASSIST_LOCAL_SERVER_VERBOSE": "1",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(source),
     }
-    cmd = [sys.executable, "-m", "lsp_assist", "--log-level", "debug", "--log-file", str(log), "serve"]
+    # -P: the working directory does not shadow `source` (a run from a checkout measures `source`).
+    cmd = [sys.executable, "-P", "-m", "lsp_assist", "--log-level", "debug", "--log-file", str(log), "serve"]
     client = await RpcClient.start(cmd, env)
     sess = Session()
     lines = path.read_text(encoding="utf-8").split("\n")  # noqa: ASYNC240 (set-up)
@@ -354,6 +358,7 @@ _LOCAL = re.compile(
     r"local model: prompt (\d+) tokens, reused (\d+), evaluated (\d+), first token ([\d.]+) ms, "
     r"(\d+) tokens in ([\d.]+) ms"
 )
+_END = re.compile(r"local model: .*?, (\d+) tokens in [\d.]+ ms, .*?end (\w+)")
 _STREAM = re.compile(r"stream: tier=(\w+) feature=(\w+) live=(\w+) speculative=(\w+)")
 _PREFIX_HIT = re.compile(r"Llama.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 _EVAL = re.compile(r"eval time =\s+([\d.]+) ms /\s+(\d+) runs")
@@ -363,10 +368,12 @@ _PROMPT_EVAL = re.compile(r"prompt eval time =\s+([\d.]+) ms /\s+(\d+) tokens")
 def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
     text = log.read_text(errors="replace")
     answers = {(int(m[3]), int(m[4]), int(m[5])): m for m in _ANSWER.finditer(text)}
+    causes = _empty_causes(text)
     for r in sess.reqs:
         m = answers.get((r.version, r.line, r.col))
         if m is not None:
             r.outcome, r.ttft = m[1], float(m[6])
+            r.cause = causes.get((r.version, r.line, r.col), "")
     measured = [r for r in sess.reqs if r.answered and not r.cancelled]
     model = [r for r in measured if r.outcome in ("model", "attached")]
     streams = [m for m in _STREAM.finditer(text)]
@@ -440,6 +447,36 @@ def _jump_figures(measured: list[Req]) -> dict[str, Any]:
     out["jump_nonempty"] = 1 - _share(jumps) if jumps else float("nan")
     typing = [r for r in measured if r.phase == "typing" and r.remaining.strip()]
     out["typing_nonempty"] = 1 - _share(typing) if typing else float("nan")
+    out["typing_empty_causes"] = _count(r.cause or r.outcome for r in typing if not r.text.strip())
+    for phase in ("typing", "rest"):
+        texts = [len(r.text) for r in measured if r.phase == phase and r.remaining.strip()]
+        out[f"{phase}_chars"] = statistics.fmean(texts) if texts else float("nan")
+    return out
+
+
+def _empty_causes(text: str) -> dict[tuple[int, int, int], str]:
+    """Why each empty model answer is empty, from the model's last log line before it.
+
+    "model ended the line": the first token ended the line (a newline, a stop string, the
+    end of text), so the model itself proposed nothing; "emptied after N tokens": the model
+    wrote tokens and the pipeline's filters dropped them; "superseded": the generation was
+    cancelled (a newer key). Attached answers share a stream, so this is the nearest one.
+    """
+    out: dict[tuple[int, int, int], str] = {}
+    last: re.Match[str] | None = None
+    for line in text.splitlines():
+        if (m := _END.search(line)) is not None:
+            last = m
+        elif (a := _ANSWER.search(line)) is not None and a[8] == "0" and a[1] in ("model", "attached"):
+            key = (int(a[3]), int(a[4]), int(a[5]))
+            if last is None:
+                out[key] = "no model call logged"
+            elif last[2] == "cancel":
+                out[key] = "superseded"
+            elif int(last[1]) <= 1:
+                out[key] = "model ended the line"
+            else:
+                out[key] = "emptied after tokens"
     return out
 
 
@@ -474,6 +511,7 @@ JUMP_ROWS = (
         "{:.0%}",
     ),
     ("jump requests answered: fresh / invoked / rest", ("fresh_n", "invoked_n", "rest_n"), "{}"),
+    ("mean answer length (chars): typing / after a rest", ("typing_chars", "rest_chars"), "{:.1f}"),
 )
 
 ROWS = (
@@ -511,6 +549,9 @@ async def session_main(args: argparse.Namespace) -> None:
     lines = path.read_text(encoding="utf-8").split("\n")
     typed, cold = pick_statements(lines, args.statements, args.seed)
     jumps = pick_jumps(lines, args.jumps, args.seed, set(typed) | set(cold))
+    jumps = {k: v for k, v in jumps.items() if k in args.phases}
+    if args.no_cold:
+        cold = []
     print(
         f"source: {path} ({len(lines)} lines); typing {len(typed)} statements, {len(cold)} cold requests,"
         f" jumps {' / '.join(f'{k} {len(v)}' for k, v in jumps.items())}"
@@ -518,7 +559,10 @@ async def session_main(args: argparse.Namespace) -> None:
     results: dict[str, dict[str, Any]] = {}
     base = Path(tempfile.mkdtemp(prefix="lsp-local-latency-"))
     for backend in args.backends:
-        sess, log, model_log = await run_session(backend, path, typed, cold, base / backend, args.seed, jumps)
+        src = Path(args.baseline_src) if backend.endswith("@base") and args.baseline_src else ROOT
+        sess, log, model_log = await run_session(
+            backend, path, typed, cold, base / backend, args.seed, jumps, src
+        )
         results[backend] = analyse(sess, log, model_log)
         print(
             f"  {backend}: done ({results[backend]['requests']} requests, load {sess.load_s:.1f} s)",
@@ -539,6 +583,8 @@ async def session_main(args: argparse.Namespace) -> None:
     for label, key, f in ROWS:
         print(f"{label:{width}}" + "".join(f"{fmt(results[b], key, f):>42}" for b in args.backends))
     print(f"{'outcomes':{width}}" + "".join(f"  {json.dumps(results[b]['outcomes'])}" for b in args.backends))
+    for b in args.backends:  # why typing keys where the line goes on got nothing
+        print(f"empty while typing, by cause ({b}): {json.dumps(results[b]['typing_empty_causes'])}")
     if len(args.backends) == 2 and "server" in args.backends:
         a, b = (results[x] for x in args.backends)
         print()
@@ -875,6 +921,13 @@ def main() -> None:
         nargs="+",
         default=["inprocess-today", "inprocess"],
         help="inprocess, inprocess-today (before issue 26), server, inprocess-nodebounce",
+    )
+    parser.add_argument(
+        "--phases", nargs="+", default=["fresh", "invoked", "rest"], help="jump phases to run"
+    )
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold requests")
+    parser.add_argument(
+        "--baseline-src", help='a source tree (e.g. `git archive` of the base commit) for "X@base" backends'
     )
     parser.add_argument("--threads", action="store_true", help="thread counts, idle and loaded (engine)")
     parser.add_argument("--speculation", action="store_true", help="prompt-lookup drafts vs none (engine)")

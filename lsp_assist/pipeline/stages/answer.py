@@ -10,6 +10,7 @@ from __future__ import annotations
 from lsp_assist.domain import Outcome, Suggestion
 from lsp_assist.pipeline.stages.services import Services
 from lsp_assist.pipeline.state import RequestState, StageOrderError
+from lsp_assist.pipeline.word_rest import word_rest
 
 
 async def answer(s: RequestState, sv: Services) -> Suggestion:
@@ -33,6 +34,12 @@ async def answer(s: RequestState, sv: Services) -> Suggestion:
         return Suggestion("", Outcome.STALE, tier_name)
     flight.answered = True
     text = s.text.rstrip() if "\n" not in s.text else s.text
+    if not text:
+        # The model ended the line at once; inside a name the document has, show its rest.
+        rest = word_rest(target.snap.text, target.offset)
+        if rest:
+            sv.answers.remember(target, rest, tier_name)
+            return Suggestion(rest, Outcome.FALLBACK, tier_name, provider="words", complete=True)
     if text:
         # Cache the quick answer now; the enrichment replaces it if the stream goes on.
         if not flight.done:
