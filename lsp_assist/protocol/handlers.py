@@ -169,7 +169,7 @@ class AssistServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         source = stdin or sys.stdin.buffer
         try:
-            asyncio.run(
+            stdio.run_to_exit(
                 stdio.serve(source, self.protocol, stop_event, self.report_server_error, self.thread_pool)
             )
         except framing.InputEnded as exc:

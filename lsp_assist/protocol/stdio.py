@@ -14,7 +14,7 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
 from typing import Any, BinaryIO
 
@@ -90,3 +90,44 @@ async def serve(
         except Exception as exc:  # as pygls' own loop: log it and serve the next frame
             log.exception("Unable to handle message")
             on_error(exc, JsonRpcException)
+
+
+#: How long the tasks still running when serving ends get to finish after their cancellation.
+EXIT_GRACE_S = 5.0
+
+
+def run_to_exit(main: Coroutine[Any, Any, None]) -> None:
+    """`asyncio.run(main)`, with a bounded end: the tasks left when `main` ends (or raises:
+    `exit`, input cut inside a frame) are cancelled and given `EXIT_GRACE_S`, not forever.
+
+    asyncio.run waits for every cancelled task to finish; one that never does keeps the
+    process alive after `exit`. CPython 3.11's subprocess start is one: cancelled while it
+    connects the child's pipes, it waits forever for pipes that never connected (the
+    workspace indexer starting as the input ends right after `initialize`)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main)
+    finally:
+        try:
+            _finish(loop)
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _finish(loop: asyncio.AbstractEventLoop) -> None:
+    tasks = asyncio.all_tasks(loop)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        _, stuck = loop.run_until_complete(asyncio.wait(tasks, timeout=EXIT_GRACE_S))
+        if stuck:
+            log.warning(
+                "%d task(s) did not end within %.0f s of exit; leaving them", len(stuck), EXIT_GRACE_S
+            )
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    try:
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_default_executor(), EXIT_GRACE_S))
+    except asyncio.TimeoutError:
+        log.warning("worker threads still busy %.0f s after exit; leaving them", EXIT_GRACE_S)
