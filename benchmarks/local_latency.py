@@ -157,6 +157,8 @@ async def run_session(
     engine, _, variant = backend.partition("@")[0].partition("-")
     extra = "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\n" if variant == "nodebounce" else ""
     today = "prompt_budget_ms = 0\n" if variant == "today" else ""  # the path before issue 26
+    if variant.startswith("budget"):  # "inprocess-budget180": another local.answer_budget_ms
+        today = f"answer_budget_ms = {int(variant.removeprefix('budget'))}\n"
     cfg.write_text(
         f'[local]\nbackend = "{engine}"\n{today}[cache]\nenabled = false\n{extra}', encoding="utf-8"
     )  # every request is measured, not served from a previous run's disk cache
@@ -920,7 +922,7 @@ def main() -> None:
         "--backends",
         nargs="+",
         default=["inprocess-today", "inprocess"],
-        help="inprocess, inprocess-today (before issue 26), server, inprocess-nodebounce",
+        help="inprocess, inprocess-today (before issue 26), server, inprocess-nodebounce, inprocess-budgetMS",
     )
     parser.add_argument(
         "--phases", nargs="+", default=["fresh", "invoked", "rest"], help="jump phases to run"

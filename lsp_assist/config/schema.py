@@ -45,9 +45,9 @@ class TierConfig:
     # auto: "stable" (KV-cache-friendly, context/layout.py) on the in-process embedded model,
     # else "trimmed" (the syntax-aware selection). Or set "stable" | "trimmed".
     prompt_layout: str = "auto"
-    # When the first line is not complete this long after the stream starts, answer with the
-    # text so far if it ends at a code-like boundary and keep going (0: off; "auto" tiers on
-    # the embedded model get local.answer_budget_ms).
+    # When the first line is not complete this long after the request arrived, answer with
+    # the text so far if it ends at a code-like boundary and keep going (0: off; "auto" tiers
+    # on the embedded model get local.answer_budget_ms).
     answer_budget_ms: int = field(default=0, metadata=bounded(0, 60_000))
     enabled: bool = True
 

@@ -188,6 +188,7 @@ async def read_stream(
     quick_on_first_line: bool,
     on_first_token: Callable[[], None] | None = None,
     answer_budget_s: float = 0.0,
+    answer_from: float | None = None,
 ) -> StreamResult:
     """Consume `chunks` into `flight`, honouring the first-token and total timeouts.
 
@@ -195,7 +196,9 @@ async def read_stream(
     `quick` gets the text so far as soon as it ends at a boundary that reads as code (see
     `early_answer`); the stream goes on and its full text becomes the longer suggestion. When
     the text at the budget itself ends at such a boundary, it is shown then (`deadline_answer`),
-    not after the next token (~20 ms on the embedded model)."""
+    not after the next token (~20 ms on the embedded model). The budget counts from
+    `answer_from` (the request's arrival, on the loop's clock) when given, else from the
+    stream's start: it is what the user waits, debounce and context included."""
     t0 = time.perf_counter()
     stages: dict[str, float] = {}
     usage = Usage()
@@ -219,7 +222,8 @@ async def read_stream(
             flight.early = True
             flight.quick.set_result(shown)
 
-    deadline = loop.call_at(start + answer_budget_s, at_deadline) if answer_budget_s > 0 else None
+    budget_start = start if answer_from is None else min(answer_from, start)
+    deadline = loop.call_at(budget_start + answer_budget_s, at_deadline) if answer_budget_s > 0 else None
     try:
         try:
             async for chunk in iterator:
@@ -252,12 +256,12 @@ async def read_stream(
                 if line is not None:
                     flight.quick.set_result(line)
                 elif answer_budget_s > 0 and not flight.quick.done():
-                    if loop.time() - start >= answer_budget_s:
+                    if loop.time() - budget_start >= answer_budget_s:
                         early = early_answer(partial, chunk.text)
                         if early:
                             flight.early = True
                             flight.quick.set_result(early)
-                    if not flight.quick.done() and loop.time() - start >= answer_budget_s * 0.5:
+                    if not flight.quick.done() and loop.time() - budget_start >= answer_budget_s * 0.5:
                         partial = assembler.text()  # what an early answer would show
                 if (
                     flight.on_grow is not None

@@ -195,6 +195,11 @@ class StreamLauncher:
                 self.abort(old)
             self._live[uri] = flight
         flight.started = time.perf_counter()
+        # The answer budget is what the user waits: it counts from the request's arrival
+        # (its debounce and context build included), on the loop's clock for the timer.
+        answer_from: float | None = None
+        if clock is not None:
+            answer_from = asyncio.get_running_loop().time() - (flight.started - clock.started)
         tier = self.config.tier(tier_name)
         total_ms = tier.total_timeout_ms
         if enrich:
@@ -249,6 +254,7 @@ class StreamLauncher:
                     on_first_token=flight.mark_first_token,
                     # Answer within the tier's budget with a partial line, then keep going.
                     answer_budget_s=0.0 if spec.speculative else tier.answer_budget_ms / 1000.0,
+                    answer_from=answer_from,
                 )
             except asyncio.CancelledError:
                 finish("cancelled", None, {}, None)

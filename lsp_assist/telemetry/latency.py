@@ -53,6 +53,11 @@ class StageClock:
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self._start) * 1000.0
 
+    @property
+    def started(self) -> float:
+        """When the request arrived (`time.perf_counter()`)."""
+        return self._start
+
     def finish(self) -> dict[str, float]:
         self.stages["total"] = self.elapsed_ms()
         return dict(self.stages)

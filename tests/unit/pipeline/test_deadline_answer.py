@@ -43,10 +43,14 @@ async def _stalls_after(
     yield StreamChunk("b)\n")
 
 
-async def _quick_while_stalled(pieces: tuple[str, ...], budget_s: float) -> tuple[str | None, str]:
+async def _quick_while_stalled(
+    pieces: tuple[str, ...], budget_s: float, arrived_s_ago: float | None = None
+) -> tuple[str | None, str]:
     ctx = PromptContext(language="python", path="/x.py", prefix="    ", suffix="")
     flight = InflightStream(anchor=Anchor("file:///x.py", 1, 4, "    ", ""), tier="fast", context=ctx)
     sent, more = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+    answer_from = None if arrived_s_ago is None else loop.time() - arrived_s_ago
     task = asyncio.ensure_future(
         read_stream(
             flight,
@@ -56,6 +60,7 @@ async def _quick_while_stalled(pieces: tuple[str, ...], budget_s: float) -> tupl
             total_timeout_s=30,
             quick_on_first_line=True,
             answer_budget_s=budget_s,
+            answer_from=answer_from,
         )
     )
     await asyncio.wait_for(sent.wait(), 5)
@@ -84,3 +89,14 @@ async def test_no_budget_no_partial_answer() -> None:
     quick, full = await _quick_while_stalled(("x", " =", " foo", "(a", ",", " b"), 0.0)
     assert quick is None  # waits for the whole first line
     assert full == "x = foo(a, bb)"
+
+
+async def test_the_budget_counts_from_the_request_arrival_not_the_stream_start() -> None:
+    # The request arrived 30 s before its stream started (debounce, context, a queue): a
+    # 20 s budget is spent already, so the text so far is shown at once...
+    quick, full = await _quick_while_stalled(("x", " =", " foo", "(a", ","), 20.0, arrived_s_ago=30.0)
+    assert quick == "x"  # the first word, once the next token did not continue it
+    assert full == "x = foo(a,b)"
+    # ...where the same budget counted from the stream's start would still be waiting.
+    quick, _ = await _quick_while_stalled(("x", " =", " foo", "(a", ","), 20.0)
+    assert quick is None

@@ -4,6 +4,7 @@ prefetch, an enrichment nobody waits for) holds the provider's only concurrency 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -45,7 +46,7 @@ class SlowProvider:
         return None
 
 
-def _launcher(tmp_path: Path) -> StreamLauncher:
+def _launcher(tmp_path: Path, provider: SlowProvider | None = None) -> StreamLauncher:
     settings, errors = parse_settings({"rate_limits": {"default": {"max_concurrent": 1}}}, environ={})
     assert errors == []
     gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
@@ -53,7 +54,7 @@ def _launcher(tmp_path: Path) -> StreamLauncher:
     answers = AnswerStore(SuggestionCache(None), TypingIndex(), store)
     return StreamLauncher(
         Config(),
-        {"fast": SlowProvider()},
+        {"fast": provider or SlowProvider()},
         gov,
         answers,
         StatsCollector(Config().budget, tmp_path / "stats.jsonl"),
@@ -110,3 +111,36 @@ async def test_a_stream_closed_before_its_task_ran_releases_its_permit(tmp_path:
     assert gov.limits_for("openai:127.0.0.1:slow:fast").in_flight == 0  # the slot came back
     assert launcher.live_stream("file:///a.py") is None
     await launcher.aclose()
+
+
+class StallingProvider(SlowProvider):
+    """Streams the start of a line, then stalls (a first line that never completes)."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        for piece in ("total", " =", " compute", "(a", ","):
+            yield StreamChunk(piece)
+        await asyncio.sleep(3600)
+        yield StreamChunk(" b)\n")
+
+
+async def test_the_answer_budget_counts_from_the_request_arrival(tmp_path: Path) -> None:
+    """A request that arrived a minute before its stream started (its budget is 30 s) is
+    answered with the text so far at once; the same budget counted from the stream's start
+    keeps it waiting for the first line."""
+    from dataclasses import replace
+
+    from lsp_assist.telemetry.latency import StageClock
+
+    launcher = _launcher(tmp_path, StallingProvider())
+    launcher.config.tiers["fast"] = replace(launcher.config.tiers["fast"], answer_budget_ms=30_000)
+    late = await launcher.launch(_spec(), StageClock(start=time.perf_counter() - 60.0))
+    # Spent already: the first word, as soon as the next token shows it is whole.
+    assert await asyncio.wait_for(asyncio.shield(late.quick), 10) == "total"
+    assert late.early
+    await launcher.aclose()
+    other = _launcher(tmp_path / "fresh", StallingProvider())
+    other.config.tiers["fast"] = replace(other.config.tiers["fast"], answer_budget_ms=30_000)
+    fresh = await other.launch(_spec(), StageClock())
+    await asyncio.sleep(0.3)  # stalled mid-line, the budget not spent: nothing shown yet
+    assert not fresh.quick.done()
+    await other.aclose()
