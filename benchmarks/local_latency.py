@@ -60,7 +60,19 @@ from benchmarks.rpc_client import RpcClient  # noqa: E402
 
 SOURCE_MODULE = "json.decoder"
 REST_S = 0.5  # the cursor rests this long before the first key (issue 26's target)
-CLIENT_REST_S = 0.3  # when the editor clients send lspAssist/cursorRest
+CLIENT_REST_S = 0.3  # when the editor clients send lspAssist/cursorRest, unless their source says
+
+
+def client_rest_s(source: Path) -> float:
+    """When the editor clients of the tree at `source` send `lspAssist/cursorRest` (VS Code's
+    `REST_MS`; Neovim's `idle_ms` is kept the same): each side of a run rests as its own
+    clients would."""
+    ts = source / "editors" / "vscode" / "src" / "cursorRest.ts"
+    try:
+        found = re.search(r"REST_MS = (\d+)", ts.read_text(encoding="utf-8"))
+    except OSError:
+        found = None
+    return int(found.group(1)) / 1000.0 if found else CLIENT_REST_S
 
 
 def pct(values: list[float], q: float) -> float:
@@ -321,13 +333,14 @@ async def run_session(
             await asyncio.sleep(0.3)
         # 3. Jumps: Enter at the end of a line far from the last prompt, and a request at once.
         rest = variant != "today" and engine == "inprocess"
+        told_s = client_rest_s(source)
         for phase, rows in (jumps or {}).items():
             for row in rows:
                 above = lines[row - 1]
                 indent = lines[row][: len(lines[row]) - len(lines[row].lstrip())]
                 if phase == "rest":  # the cursor rests at the end of the line for 500 ms first;
-                    # the editor clients say so after 300 ms of rest (REST_MS, idle_ms)
-                    await asyncio.sleep(CLIENT_REST_S)
+                    # the editor clients say so after their REST_MS / idle_ms
+                    await asyncio.sleep(told_s)
                     if rest:
                         client.notify(
                             "lspAssist/cursorRest",
@@ -336,7 +349,7 @@ async def run_session(
                                 "position": {"line": row - 1, "character": utf16_len(above)},
                             },
                         )
-                    await asyncio.sleep(REST_S - CLIENT_REST_S)
+                    await asyncio.sleep(REST_S - told_s)
                 change(row - 1, utf16_len(above), utf16_len(above), "\n" + indent)
                 r, fut = await ask(row, indent, phase, trigger=1 if phase == "invoked" else 2)
                 r.remaining = lines[row][len(indent) :]

@@ -116,8 +116,9 @@ class LocalConfig:
     draft_tokens: int = field(default=0, metadata=bounded(0, 64))
     # After `x.` only names `x` has (when known): docs/member-constraint.md.
     constrain_members: bool = True
-    # Tiers on the embedded model answer a partial line by then.
-    answer_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
+    # Tiers on the embedded model answer a partial line by then, counted from the request's
+    # arrival; with the wait for a word's end (~1 token) the answer is shown by ~200 ms.
+    answer_budget_ms: int = field(default=180, metadata=bounded(0, 60_000))
     # After a jump, the uncached part of the prompt is cut to what the model reads in this
     # long (speed learned at runtime); the rest is read in the background. 0: always read all.
     prompt_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))

@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 
-export const REST_MS = 300;
+export const REST_MS = 200;
 
 export class CursorRest implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[];

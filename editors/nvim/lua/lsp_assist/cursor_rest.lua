@@ -10,7 +10,7 @@ local inline = require("lsp_assist.inline")
 
 local M = {}
 
-M.idle_ms = 300
+M.idle_ms = 200
 M.sent = 0 -- notifications sent (for tests and :lua inspection)
 M.last_sent = nil -- the last notification's params
 
