@@ -42,6 +42,11 @@ class Prefetcher:
         self._anchors[req.uri] = (target.offset, text)
         self.launcher.track(task)
 
+    def pending(self, uri: str) -> bool:
+        """Whether a prefetch for `uri` is scheduled or running."""
+        task = self._tasks.get(uri)
+        return task is not None and not task.done()
+
     def drop_unrelated(self, target: Target) -> None:
         """Cancel the document's prefetch unless the user is typing or accepted its suggestion."""
         uri = target.uri

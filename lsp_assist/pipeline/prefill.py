@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
+from lsp_assist.pipeline.request import Target
 from lsp_assist.providers.base import EmbeddedModel, Provider
 
 if TYPE_CHECKING:
@@ -66,12 +67,24 @@ class Prefiller:
         if doc is not None and version is not None and version != doc.version:
             why: str | None = "stale version"  # the user typed since: a request is coming
         else:
+            self._moved(uri, cursor)
             why = self.at(uri, cursor, preempt=True)
         if why is not None:
             self.counts.skip(why)
             return f"cursor rest: no prefill ({why})"
         self.counts.prefilled += 1
         return "cursor rest: prefill started"
+
+    def _moved(self, uri: str, cursor: Cursor) -> None:
+        """The cursor rests at `cursor`: a prefetch that follows a suggestion somewhere else
+        (the one the user just left) is dropped, or it would take the model from the read of
+        this position and from the request that follows it. A rest inside the suggestion it
+        follows, or at its end (accepted), keeps it."""
+        engine, doc = self.engine(), self.store.get(uri)
+        if engine is None or doc is None:
+            return
+        c = doc.clamp(cursor)
+        engine.prefetcher.drop_unrelated(Target(doc.snapshot(), doc.offset(c), c))
 
     def at(self, uri: str, cursor: Cursor, *, preempt: bool = False) -> str | None:
         """Read the prompt at `cursor` of open document `uri` into the idle model; None

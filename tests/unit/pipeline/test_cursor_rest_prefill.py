@@ -16,6 +16,7 @@ from lsp_assist.config.loader import ConfigLayers
 from lsp_assist.context.templates import render_completion
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import Unavailable
+from lsp_assist.pipeline.request import CompletionRequest, Target
 from lsp_assist.providers.llama_engine import common_prefix
 from lsp_assist.providers.local import LocalProvider
 from lsp_assist.providers.models import resolve_model
@@ -49,6 +50,26 @@ async def test_without_an_embedded_model_the_rest_is_counted_and_skipped(
             "skipped": {"no embedded model": 1, "stale version": 1, "not open": 1},
         }
         assert fake.model_requests() == []  # a rest never calls a remote model
+        await rt.aclose()
+
+
+async def test_a_rest_elsewhere_drops_the_prefetch_of_the_place_left(isolated: Path, tmp_path: Path) -> None:
+    """The prefetch that follows a suggestion (for when it is accepted) would take the one
+    model slot from the read of the rest position and from the key typed there: a rest
+    somewhere else drops it; a rest where the suggestion is shown keeps it."""
+    with running() as fake:
+        rt = openai_runtime(fake, tmp_path, completion={"prefetch": True, "enrichment": False})
+        uri, _ = _open(rt, tmp_path)
+        engine, doc = rt.engine, rt.store.get(uri)
+        assert engine is not None and doc is not None
+        shown_at = Cursor(40, 4)
+        target = Target(doc.snapshot(), doc.offset(shown_at), shown_at)
+        engine.prefetcher.schedule(CompletionRequest(uri, shown_at), target, "return end")
+        assert engine.prefetcher.pending(uri)
+        rt.note_cursor_rest(uri, 3, shown_at)  # still where the suggestion is shown
+        assert engine.prefetcher.pending(uri)
+        rt.note_cursor_rest(uri, 3, Cursor(120, 8))  # the user went elsewhere
+        assert not engine.prefetcher.pending(uri)
         await rt.aclose()
 
 
