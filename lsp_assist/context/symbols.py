@@ -33,6 +33,7 @@ MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
 MAX_REFS_PER_FILE = 4000  # distinct names kept per file for the package reference counts
 _REF = re.compile(r"[A-Za-z_$][\w$]*")
+_BLANKS = re.compile(rb"[ \t]*")
 
 
 def reference_names(text: str) -> frozenset[str]:
@@ -178,10 +179,8 @@ def signature_of(node: Node, source: bytes, kind: str) -> tuple[str, int, int]:
 def _indent_bytes(source: bytes, node: Node) -> int:
     """Byte column of the first non-blank character on the node's first line."""
     line_start = source.rfind(b"\n", 0, node.start_byte) + 1
-    i = line_start
-    while i < len(source) and source[i] in b" \t":
-        i += 1
-    return i - line_start
+    blank = _BLANKS.match(source, line_start)
+    return blank.end() - line_start if blank is not None else 0
 
 
 def _extract_top(

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
@@ -119,6 +120,66 @@ def _root_of(abspath: str, roots: Sequence[str]) -> str | None:
     return None
 
 
+def _placed(abspath: str, roots: Sequence[str]) -> tuple[str | None, str]:
+    """The root `abspath` is under (None: none) and its path there, `/`-separated."""
+    root = _root_of(abspath, roots)
+    rel = os.path.relpath(abspath, root) if root else abspath.lstrip("/\\")
+    rel_posix = PurePosixPath(*PurePosixPath(rel.replace(os.sep, "/")).parts).as_posix()
+    if rel_posix.startswith("../"):
+        root, rel_posix = None, abspath.lstrip("/\\").replace(os.sep, "/")
+    return root, rel_posix
+
+
+class _DirMemo:
+    """Per folder, what a `DataBoundary(memo_dirs=True)` found once (see there)."""
+
+    __slots__ = ("ignore", "placed_dirs", "real_dirs")
+
+    def __init__(self) -> None:
+        self.real_dirs: dict[str, str] = {}
+        self.placed_dirs: dict[tuple[str, int], tuple[str | None, str]] = {}
+        self.ignore: dict[tuple[str, str], list[tuple[int, str, str, _Spec]]] = {}
+
+    def realpath(self, abspath: str) -> str:
+        """`os.path.realpath(abspath)`: its folder's, resolved once, and its name, unless the
+        file itself is a link (then resolved whole)."""
+        folder, name = os.path.split(abspath)
+        if not name:
+            return os.path.realpath(abspath)
+        try:
+            if stat.S_ISLNK(os.lstat(abspath).st_mode):
+                return os.path.realpath(abspath)
+        except OSError:
+            pass  # as `realpath` does: a name that is not there is kept as it is
+        real = self.real_dirs.get(folder)
+        if real is None:
+            real = self.real_dirs[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
+
+    def placed(self, abspath: str, roots: Sequence[str]) -> tuple[str | None, str] | None:
+        """`_placed(abspath, roots)` from its folder's, or None where that is not the same:
+        a path outside every root (or a root itself) is placed by `_placed`."""
+        folder, name = os.path.split(abspath)
+        key = (folder, id(roots))
+        got = self.placed_dirs.get(key)
+        if got is None:
+            got = self.placed_dirs[key] = _placed(folder, roots)
+        root, rel = got
+        if root is None or not name or abspath in roots:
+            return None
+        return root, (name if rel == "." else f"{rel}/{name}")
+
+    def ignore_files(
+        self, root: str, parts: list[str], find: Callable[[str, list[str]], list[tuple[int, str, str, _Spec]]]
+    ) -> list[tuple[int, str, str, _Spec]]:
+        """`find(root, parts)` for the first file of each folder, kept for the others."""
+        key = (root, "/".join(parts[:-1]))
+        got = self.ignore.get(key)
+        if got is None:
+            got = self.ignore[key] = find(root, parts)
+        return got
+
+
 class _Spec:
     """One compiled ignore file, re-read when its mtime changes."""
 
@@ -141,6 +202,7 @@ class DataBoundary:
         respect_gitignore: bool = False,
         allowed_hosts: Sequence[str] | None = None,
         verdict_ttl_s: float = 0.0,
+        memo_dirs: bool = False,
     ) -> None:
         self.roots = [os.path.abspath(r) for r in workspace_roots]
         self.real_roots = _real_roots(self.roots)
@@ -156,11 +218,19 @@ class DataBoundary:
         self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_GLOBS)
         self._extra = pathspec.GitIgnoreSpec.from_lines([g.lower() for g in exclude]) if exclude else None
         self._specs: dict[str, _Spec] = {}
+        # `memo_dirs`: the boundary of one index build (a worker process's life). What a
+        # file's folder decides is found once per folder and kept: its resolved path, its
+        # path under its root, and the ignore files above it (a `stat` per folder level). The
+        # files of one folder then cost a `lstat` and the glob checks of their own name.
+        # An ignore file edited during the build counts from the next build on.
+        self._memo: _DirMemo | None = _DirMemo() if memo_dirs else None
 
     def set_roots(self, workspace_roots: Sequence[str]) -> None:
         self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
         self.real_roots = _real_roots(self.roots)
         self._verdicts.clear()
+        if self._memo is not None:
+            self._memo = _DirMemo()
 
     def excluded(self, path: str | None) -> str | None:
         """A reason when `path` must never reach a model, else None."""
@@ -181,7 +251,7 @@ class DataBoundary:
     def _verdict(self, path: str) -> str | None:
         abspath = os.path.abspath(path)
         try:
-            real = os.path.realpath(abspath)
+            real = os.path.realpath(abspath) if self._memo is None else self._memo.realpath(abspath)
         except (OSError, ValueError):
             return "path cannot be resolved (fail closed)"
         reason = self._verdict_of(abspath, self.roots)
@@ -193,11 +263,8 @@ class DataBoundary:
         return reason
 
     def _verdict_of(self, abspath: str, roots: Sequence[str]) -> str | None:
-        root = _root_of(abspath, roots)
-        rel = os.path.relpath(abspath, root) if root else abspath.lstrip("/\\")
-        rel_posix = PurePosixPath(*PurePosixPath(rel.replace(os.sep, "/")).parts).as_posix()
-        if rel_posix.startswith("../"):
-            root, rel_posix = None, abspath.lstrip("/\\").replace(os.sep, "/")
+        placed = self._memo.placed(abspath, roots) if self._memo is not None else None
+        root, rel_posix = placed if placed is not None else _placed(abspath, roots)
         low = rel_posix.lower()
         r = self._defaults.check_file(low)
         if r.include:
@@ -213,24 +280,34 @@ class DataBoundary:
 
     def _ignore_files(self, root: str, rel: str) -> str | None:
         parts = rel.split("/")
-        names = [IGNORE_FILE] + ([".gitignore"] if self.respect_gitignore else [])
         # Directories from the file's own up to the root: deepest verdict wins.
+        if self._memo is not None:
+            found = self._memo.ignore_files(root, parts, self._ignore_files_above)
+        else:
+            found = self._ignore_files_above(root, parts)
+        for depth, d, name, spec in found:
+            if spec.unreadable:
+                return f"{name} unreadable in {d} (fail closed)"
+            assert spec.spec is not None
+            res = spec.spec.check_file("/".join(parts[depth:]))
+            if res.include is True:
+                return f"{name} in {d}"
+            if res.include is False:
+                return None  # explicitly re-included by a negation
+        return None
+
+    def _ignore_files_above(self, root: str, parts: list[str]) -> list[tuple[int, str, str, _Spec]]:
+        """The ignore files that can judge a file at `parts` under `root`, deepest first:
+        (depth, their folder, their name, the compiled file)."""
+        names = [IGNORE_FILE] + ([".gitignore"] if self.respect_gitignore else [])
+        out: list[tuple[int, str, str, _Spec]] = []
         for depth in range(len(parts) - 1, -1, -1):
             d = os.path.join(root, *parts[:depth])
-            sub = "/".join(parts[depth:])
             for name in names:
                 spec = self._load(os.path.join(d, name))
-                if spec is None:
-                    continue
-                if spec.unreadable:
-                    return f"{name} unreadable in {d} (fail closed)"
-                assert spec.spec is not None
-                res = spec.spec.check_file(sub)
-                if res.include is True:
-                    return f"{name} in {d}"
-                if res.include is False:
-                    return None  # explicitly re-included by a negation
-        return None
+                if spec is not None:
+                    out.append((depth, d, name, spec))
+        return out
 
     def _load(self, path: str) -> _Spec | None:
         try:

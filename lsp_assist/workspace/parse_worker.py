@@ -52,7 +52,9 @@ def set_boundary(spec: BoundarySpec) -> None:
     from lsp_assist.governance.boundaries import DataBoundary
 
     root, exclude, respect_gitignore = spec
-    _excluded = DataBoundary([root], exclude=exclude, respect_gitignore=respect_gitignore).excluded
+    # memo_dirs: this process lives for one build; a folder's answers serve all its files.
+    boundary = DataBoundary([root], exclude=exclude, respect_gitignore=respect_gitignore, memo_dirs=True)
+    _excluded = boundary.excluded
 
 
 def tune_gc() -> None:

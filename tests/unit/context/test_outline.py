@@ -579,3 +579,27 @@ def test_names_whose_distinctive_words_the_rows_around_the_cursor_spell_rank_hig
     rel = Relevance(near_words=frozenset({"self", "language", "field", "id"}))  # `field_id`
     scores = dict(zip(names, rank_entries(outline, rel), strict=True))
     assert scores["field_names"] > scores["symbol_names"]
+
+
+def test_attribute_patterns_searched_by_their_literal_match_as_written() -> None:
+    """The walk compiles `self_attr` literal-first (`_literal_first`, a speed-up): the
+    same matches as the pattern as written, at a word boundary or not."""
+    import re
+
+    from lsp_assist.context.outline import RULES, _literal_first
+
+    text = (
+        "self.a = 1\nmyself.b = 2\n_self.c = 3\n(self.d) = 4\néself.e = 5\n x=self.f == 6\n"
+        "self.g: int = 7\nthis.h = 8\nthat.this.i = 9\n$this.j = 10\nself.k, self.l = 1, 2\n"
+    )
+    patterns = {r.self_attr for r in RULES.values() if r.self_attr}
+    assert len(patterns) >= 2  # Python's and JavaScript's
+    for pattern in patterns:
+        fast = re.compile(_literal_first(pattern))
+        assert fast.pattern != pattern
+
+        def found(p: re.Pattern[str]) -> list[tuple[int, int, str]]:
+            return [(m.start(), m.end(), m.group(1)) for m in p.finditer(text)]
+
+        assert found(fast) == found(re.compile(pattern))
+        assert found(fast)

@@ -174,3 +174,34 @@ def test_a_workspace_opened_through_a_symlink_keeps_its_ignore_files(tmp_path: P
     assert via_link.excluded(str(tmp_path / "link" / "gen" / "out.py")) is not None
     assert via_link.excluded(str(real / "gen" / "out.py")) is not None
     assert via_link.excluded(str(real / "main.py")) is None
+
+
+def test_a_build_boundary_remembering_folders_gives_every_verdict_of_the_plain_one(tmp_path: Path) -> None:
+    """`memo_dirs` (the index workers') finds a folder's resolved path, its place under the
+    root and its ignore files once: every file still gets the plain boundary's verdict,
+    through nested ignore files, negations, links to files and folders, and secret names."""
+    ws = tmp_path / "ws"
+    (ws / "pkg" / "deep" / "er").mkdir(parents=True)
+    (ws / "private").mkdir()
+    (ws / "gen").mkdir()
+    (ws / ".lsp-assist-ignore").write_text("gen/\n*.secret.py\n")
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "pkg" / ".lsp-assist-ignore").write_text("internal_*.py\n!keep.secret.py\n")
+    (ws / "pkg" / "deep" / ".lsp-assist-ignore").write_text("er/skip.py\n")
+    (ws / "private" / ".lsp-assist-ignore").mkdir()  # unreadable: fails closed below it
+    names = ["a.py", "a.secret.py", "keep.secret.py", "internal_x.py", "skip.py", ".env", "run.log", "k.pem"]
+    for folder in ("", "pkg", "pkg/deep", "pkg/deep/er", "private", "gen"):
+        for n in names:
+            (ws / folder / n).write_text("x = 1\n")
+    (ws / "alias.py").symlink_to(ws / "private" / "a.py")
+    (ws / "safe.py").symlink_to(ws / "pkg" / "a.py")
+    (ws / "mirror").symlink_to(ws / "pkg" / "deep", target_is_directory=True)
+    extra = [str(ws / "gone.py"), str(ws / "mirror" / "er" / "skip.py")]
+    paths = [*sorted(str(p) for p in ws.rglob("*")), *extra]
+    for gitignore in (False, True):
+        plain = DataBoundary([str(ws)], exclude=["*.sql"], respect_gitignore=gitignore)
+        memo = DataBoundary([str(ws)], exclude=["*.sql"], respect_gitignore=gitignore, memo_dirs=True)
+        want = [plain.excluded(p) for p in paths]
+        assert [memo.excluded(p) for p in paths] == want
+        assert [memo.excluded(p) for p in reversed(paths)] == want[::-1]  # answers kept, not changed
+        assert sum(w is None for w in want) > 5 and sum(w is not None for w in want) > 20
