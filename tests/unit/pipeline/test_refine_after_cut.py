@@ -3,7 +3,7 @@
 The embedded model answers a jump from the lines nearest the cursor only (its jump budget,
 providers/prompt_budget.py). The longer suggestion that follows (`suggestionReady`, the cache,
 the typing-through memory) must come from the whole prompt, not from the cut one: before this,
-it was the cut stream's own continuation, and HumanEval exact match fell from 31.2% to 25.0%.
+it was the cut stream's own continuation (HumanEval exact match 15.0% instead of 25.0%).
 """
 
 from __future__ import annotations
