@@ -87,16 +87,27 @@ async def final_first_line(
     """The first line the user ends up with. When the answer `res` was a partial line (the
     embedded model's answer budget), the stream goes on and `suggestionReady` makes the
     editor ask again at the same place: wait for the stream, then ask again (the
-    typing-through memory answers with the finished line)."""
+    typing-through memory answers with the finished line). An answer from a prompt cut to
+    the jump budget is followed by a refinement on the whole prompt (registered when the
+    first stream ends, announced with `suggestionReady` too): wait for it also."""
     from lsp_assist.cli.session import complete_text
 
     got: str = res.text.split("\n", 1)[0].rstrip()
-    if res.complete or rt.engine is None:
+    if rt.engine is None:
         return got
-    flight = rt.engine.launcher.live_stream("file://" + str(path))
-    if flight is not None:
+    launcher, uri = rt.engine.launcher, "file://" + str(path)
+    waited = False
+    while True:
+        flight = launcher.live_stream(uri)
+        if flight is None or flight.done:
+            flight = launcher.refining(uri)
+        if flight is None or flight.done:
+            break
+        waited = True
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(flight.final), 60)
+    if res.complete and not waited:
+        return got
     final = await complete_text(rt, path, text, line, col, version=version)
     again: str = final.text.split("\n", 1)[0].rstrip()
     return again or got

@@ -119,6 +119,9 @@ class ModelRequest:
     # after `system`.
     raw: bool = False
     system: str = ""
+    # A background refinement (pipeline/launcher.py): the answer was given from a prompt cut
+    # to the embedded model's jump budget; this call reads the whole prompt, interruptibly.
+    refine: bool = False
 
 
 @dataclass

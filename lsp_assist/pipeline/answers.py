@@ -62,14 +62,28 @@ class AnswerStore:
         self.cache.put(key, text)
         self.remember(target, text, tier)
 
-    def stream_ended(self, key: str, target: Target, text: str, tier: str, *, shown: str) -> None:
-        """A stream's full answer: keep it, and announce it when it is longer than `shown`."""
-        self.keep(key, target, text, tier)
-        listener = self.on_suggestion_ready
-        if len(text) <= len(shown) or listener is None:
-            return
+    def stream_ended(
+        self, key: str, target: Target, text: str, tier: str, *, shown: str, replaces: bool = False
+    ) -> None:
+        """A stream's full answer: keep it, and announce it when it is longer than `shown`.
+
+        `replaces`: `text` is a refinement of `shown` (the whole prompt's answer where
+        `shown` came from a prompt cut to the budget): announced whenever it differs, and
+        remembered only where the user still is or typed on into it."""
         at = (target.snap.version, target.cursor) if self.current(target) else self._typed_into(target, text)
-        if at is not None:  # also where the user typed on into it since (see `grew`)
+        if replaces:
+            if at is None:  # the user typed something else: the shown text may still be there
+                self.cache.put(key, text)
+                return
+            self.keep(key, target, text, tier)
+            if text.rstrip() == shown.rstrip():
+                return
+        else:
+            self.keep(key, target, text, tier)
+            if len(text) <= len(shown):
+                return
+        listener = self.on_suggestion_ready
+        if at is not None and listener is not None:  # also where the user typed on into it since
             listener(target.uri, at[0], at[1])
 
     def grew(self, target: Target, text: str, tier: str) -> None:

@@ -90,6 +90,9 @@ class InflightStream:
     early: bool = False  # `quick` was answered at the answer budget, before its line ended
     http_status: int | None = None  # the response's status, when the provider sent one
     speculative: bool = False  # started for nobody yet (prefetch, precompute)
+    # Prompt tokens the provider left out to answer within its budget (the embedded model
+    # after a jump, providers/prompt_budget.py): > 0 asks for a refinement (launcher.py).
+    prompt_cut: int = 0
     # Called with the text so far as it grows after `quick` (on a new line, or every 100 ms),
     # so the ghost text can grow while the model streams (see AnswerStore.grew).
     on_grow: Callable[[str], None] | None = None
@@ -234,8 +237,12 @@ async def read_stream(
                     status = meta.pop("status", None)  # for the audit line, not a stage
                     if status is not None:
                         flight.http_status = int(status)
+                    cut = meta.pop("prompt_cut", None)  # a fact about the prompt, not a stage
+                    if cut is not None:
+                        flight.prompt_cut = int(cut)
                     stages.update(meta)
-                    flight.connect_ms = meta.get("connect", 0.0)
+                    if "connect" in meta:
+                        flight.connect_ms = meta["connect"]
                 if not chunk.text:
                     continue
                 if first:

@@ -7,8 +7,12 @@ call, and starts a reader task (`inflight.read_stream`). It keeps:
 - the set of active streams (the one-slot rule looks at it);
 - the background tasks (cancelled at shutdown).
 When a stream ends it releases the permit with one `CallRecord` and hands a full answer
-to the `AnswerStore`. `abort` closes a stream now (the HTTP response is closed, so the
-model stops generating); `abort_later` after a short grace unless someone waits on it.
+to the `AnswerStore`. A stream whose provider cut the prompt to answer in time (the embedded
+model after a jump) is followed by a refinement: the same request on the whole prompt, in the
+background, whose answer replaces the one given (issue 26: the longer suggestion came from the
+cut prompt; HumanEval exact match 15.0% vs 25.0%, docs/embedded-latency.md). `abort`
+closes a stream now (the HTTP response is closed, so the model stops generating);
+`abort_later` after a short grace unless someone waits on it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lsp_assist.config.schema import Config
@@ -82,6 +86,9 @@ class StreamSpec:
     # temperature, and its text is neither cached nor remembered (it is not the answer).
     temperature: float | None = None
     sample: bool = False
+    # A refinement (see `StreamLauncher.refine`): the answer the editor was given from a
+    # prompt the provider cut; this stream reads the whole prompt and its answer replaces it.
+    shown: str | None = None
 
     @property
     def tier(self) -> str:
@@ -114,6 +121,8 @@ class StreamLauncher:
         # Speculative streams (prefetch) by prompt key, until their answer is in the cache: a
         # request for that very prompt waits for it instead of paying for a second call.
         self._speculative: dict[str, InflightStream] = {}
+        # Refinements still running, by document (`refine`): not attachable, so apart from `_live`.
+        self._refining: dict[str, InflightStream] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.aborted = 0
 
@@ -147,6 +156,7 @@ class StreamLauncher:
             stop=tuple(dict.fromkeys(ctx.stop)),
             fim_template=tier.fim_template,
             feature=spec.feature,  # type: ignore[arg-type]
+            refine=spec.shown is not None,
         )
         return request, enrich
 
@@ -265,18 +275,29 @@ class StreamLauncher:
                     self.stats.record_waste(flight.wasted_tokens)
                 if self._live.get(uri) is flight and flight.done:
                     self._live.pop(uri, None)
+                if self._refining.get(uri) is flight:
+                    self._refining.pop(uri, None)
             err = result.error
             stages = dict(result.stages)
             stages["total"] = (time.perf_counter() - flight.started) * 1000.0
             finish("error" if err is not None else "model", result.usage, stages, err)
-            if err is None and result.text and not spec.sample:
-                quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
+            if err is not None or spec.sample:
+                return
+            quick = flight.quick.result() if flight.quick.done() and not flight.quick.exception() else ""
+            if result.text:
                 if spec.remember:
                     self.answers.stream_ended(
-                        spec.prompt.key, spec.target, result.text, tier_name, shown=quick
+                        spec.prompt.key,
+                        spec.target,
+                        result.text,
+                        tier_name,
+                        shown=quick if spec.shown is None else spec.shown,
+                        replaces=spec.shown is not None,
                     )
                 else:
                     self.answers.cache.put(spec.prompt.key, result.text)
+            if self._wants_refinement(spec, flight):
+                await self.refine(spec, result.text or quick)
 
         def settle(task: asyncio.Task[None]) -> None:
             """A task cancelled before it ran never reaches `run`'s own cleanup: release the
@@ -297,6 +318,38 @@ class StreamLauncher:
         flight.task = asyncio.get_running_loop().create_task(run())
         flight.task.add_done_callback(settle)
         self.track(flight.task)
+        return flight
+
+    def _wants_refinement(self, spec: StreamSpec, flight: InflightStream) -> bool:
+        """The provider answered `spec` from a cut prompt, for the user still there."""
+        return (
+            flight.prompt_cut > 0
+            and not flight.aborted
+            and spec.shown is None
+            and spec.remember
+            and not spec.speculative
+            and spec.feature == "completion"
+            and self.answers.current(spec.target)
+        )
+
+    async def refine(self, spec: StreamSpec, shown: str) -> InflightStream | None:
+        """Ask `spec` again on the whole prompt, after its answer `shown` came from a prompt
+        cut to the provider's budget (the first answer's latency at a fresh position): the
+        longer suggestion (`suggestionReady`), the cache and the typing-through memory then
+        hold what the whole context gives. It runs as background work: it never takes the
+        one slot from a request (any request closes it; the provider reads its prompt in
+        small batches) and a request for the same prompt waits for it. It is not the
+        document's live stream: a key typed meanwhile gets its own (cut) stream at once
+        instead of attaching to one still reading ~1 s of prompt. `refining(uri)` finds it
+        from the moment the stream it follows has ended."""
+        again = replace(spec, shown=shown, speculative=True, live=False)
+        try:
+            flight = await self.launch(again)
+        except PolicyError as exc:
+            log.debug("no refinement: %s", exc)
+            return None
+        if not flight.done:
+            self._refining[spec.target.uri] = flight
         return flight
 
     async def _admit(self, spec: StreamSpec, provider: Provider) -> Permit:
@@ -323,6 +376,10 @@ class StreamLauncher:
     def live_stream(self, uri: str) -> InflightStream | None:
         return self._live.get(uri)
 
+    def refining(self, uri: str) -> InflightStream | None:
+        """The refinement running for the document's last answer (`refine`), if any."""
+        return self._refining.get(uri)
+
     def speculative_for(self, key: str) -> InflightStream | None:
         """The speculative stream (prefetch) computing the answer to this prompt, until the
         answer is in the cache."""
@@ -333,9 +390,9 @@ class StreamLauncher:
             del self._speculative[key]
 
     def forget(self, uri: str) -> None:
-        flight = self._live.pop(uri, None)
-        if flight is not None:
-            self.abort(flight)
+        for flight in (self._live.pop(uri, None), self._refining.pop(uri, None)):
+            if flight is not None:
+                self.abort(flight)
 
     def abort(self, flight: InflightStream) -> None:
         if flight.done:

@@ -80,6 +80,9 @@ class Job:
     # saying nothing, which would show no suggestion where there is an obvious one.
     line_goes_on: bool = False
     constraint: TokenConstraint | None = None  # None: free decoding, exactly as before
+    # Tokens per decode call while reading the prompt: a background job reads in small
+    # batches so that a request arriving meanwhile waits ~50 ms for it, not ~400.
+    prompt_batch: int = PROMPT_BATCH
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -303,7 +306,7 @@ class LlamaEngine:
             tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
         st.prompt_tokens = len(tokens)
         st.reused_tokens = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
-        evaluated = self.prefill(tokens, job.cancel)
+        evaluated = self.prefill(tokens, job.cancel, batch=job.prompt_batch)
         if job.cancel.is_set():
             st.evaluated_tokens = evaluated
             st.cancelled, st.stop_reason = True, "cancel"

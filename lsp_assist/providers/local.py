@@ -48,6 +48,9 @@ stats_log = logging.getLogger("lsp_assist.local_model")
 
 RETRY_LOAD_AFTER_S = 30.0
 VOCAB_SLICE = 8192  # tokens whose text one worker-thread step reads (member constraint)
+# Prompt tokens per decode call in background reads (prefill, read-ahead, a refinement): a
+# request arriving meanwhile waits for one batch (~50 ms on two cores), not for 128 tokens.
+BACKGROUND_BATCH = 16
 # A prefill reads the jump budget's cut of a prompt at once and the whole prompt only after
 # this much more idleness: a key typed meanwhile keeps the cut's seam and reads only itself.
 FULL_READ_AFTER_S = 1.0
@@ -171,7 +174,7 @@ class LocalProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
         await self.ready()
-        from lsp_assist.providers.llama_engine import Job, line_goes_on
+        from lsp_assist.providers.llama_engine import PROMPT_BATCH, Job, line_goes_on
 
         engine = self._engine
         rendered = render_completion(
@@ -179,7 +182,7 @@ class LocalProvider:
         )
         stops = tuple(dict.fromkeys((*rendered.stop, *request.stop)))
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        queue: asyncio.Queue[str | StreamChunk | None] = asyncio.Queue()
 
         def emit(text: str) -> bool:
             loop.call_soon_threadsafe(queue.put_nowait, text)
@@ -194,6 +197,7 @@ class LocalProvider:
             draft_tokens=self._local.draft_tokens,
             line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
             constraint=self._constraint(request),
+            prompt_batch=BACKGROUND_BATCH if request.refine else PROMPT_BATCH,
         )
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
@@ -213,11 +217,17 @@ class LocalProvider:
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
                 tokens = engine.tokenize(rendered.prompt)
+                # A refinement reads the whole prompt: its answer replaces one given from the cut.
+                allowed = None if request.refine else self.budget.allowed_new()
                 job.tokens, self._cut = fit_prompt(
-                    tokens, engine.cached_tokens, self.budget.allowed_new(), self._line_enders, self._cut
+                    tokens, engine.cached_tokens, allowed, self._line_enders, self._cut
                 )
                 if self._cut is not None:
                     full.append(tokens)
+                    # Tell the pipeline, before the first token, that this answer saw only
+                    # part of the prompt: it asks for a refinement from the whole prompt.
+                    cut = StreamChunk("", meta={"prompt_cut": float(len(tokens) - len(job.tokens))})
+                    loop.call_soon_threadsafe(queue.put_nowait, cut)
                 st = engine.run(job)
                 self.budget.observe(st.evaluated_tokens, st.prompt_ms)
                 self.last_stats = st
@@ -231,7 +241,7 @@ class LocalProvider:
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             while (piece := await queue.get()) is not None:
-                yield StreamChunk(piece)
+                yield piece if isinstance(piece, StreamChunk) else StreamChunk(piece)
             try:
                 st = await fut
             except Exception as exc:  # llama_decode failure: a provider error, not a crash
@@ -359,7 +369,7 @@ class LocalProvider:
                         toks = cut
                         self._cut = seam  # the first key there keeps this seam: it reads itself
                 # Small batches: a request waits for the running one (~50 ms at 16).
-                n = engine.prefill(toks, job.cancel, batch=16)
+                n = engine.prefill(toks, job.cancel, batch=BACKGROUND_BATCH)
                 stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)

@@ -153,6 +153,30 @@ async def test_a_jump_reads_only_its_budget_first_and_the_rest_in_the_background
     assert provider.last_stats.evaluated_tokens <= 3, provider.last_stats
 
 
+async def test_a_refinement_reads_the_whole_prompt_the_jump_budget_cut(provider: LocalProvider) -> None:
+    """The cut stream says how much it left out (before its first token); the refinement that
+    follows reads the whole prompt, with the function's head the cut lacked, whatever the budget."""
+    here = "def f(parts):\n" + "\n".join(f"    item_{i} = parts[{i}]" for i in range(40)) + "\n    "
+    there = "def g(rows):\n" + "\n".join(f"    row_{i} = rows[{i}] * {i}" for i in range(40)) + "\n    "
+    await _complete(provider, here)
+    provider.budget.budget_ms = 1.0  # any speed reads only the floor's tokens in 1 ms
+    ctx = PromptContext("python", "join.py", there, "")
+    chunks = [c async for c in provider.stream(ModelRequest(ctx, max_tokens=4, temperature=0.0))]
+    cut = [c.meta["prompt_cut"] for c in chunks if c.meta and "prompt_cut" in c.meta]
+    assert len(cut) == 1 and cut[0] > 0 and chunks[0].meta is not None  # it comes first
+    engine = provider._engine
+    template = resolve_template("auto", provider._path_name, provider._template)
+    full = engine.tokenize(render_completion(ctx, template, "").prompt)
+    assert provider.last_stats.prompt_tokens < len(full)
+    # What the cut read lacks: the prompt's start after the reused head (`def g(rows):` ...).
+    assert common_prefix(engine.cached_tokens, full) < len(full) // 2
+    refined = ModelRequest(ctx, max_tokens=4, temperature=0.0, refine=True)
+    chunks = [c async for c in provider.stream(refined)]
+    assert not any(c.meta and "prompt_cut" in c.meta for c in chunks)
+    assert provider.last_stats.prompt_tokens == len(full)
+    assert common_prefix(engine.cached_tokens, full) >= len(full) - 1
+
+
 async def test_a_rest_elsewhere_stops_a_generation_for_the_place_left(provider: LocalProvider) -> None:
     numbers = "".join(f"{i}\n" for i in range(1, 80))
     ctx = PromptContext("python", "join.py", f"# the numbers from 1 to 500, one per line\n{numbers}", "")
