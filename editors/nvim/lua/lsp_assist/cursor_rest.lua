@@ -14,8 +14,7 @@ M.idle_ms = 200
 M.sent = 0 -- notifications sent (for tests and :lua inspection)
 M.last_sent = nil -- the last notification's params
 
-local uv = vim.uv or vim.loop
-local state = { timers = {}, last = {}, attached = {} }
+local state = { last = {} }
 
 local function notify(client, method, params)
   if vim.fn.has("nvim-0.11") == 1 then
@@ -51,49 +50,23 @@ function M.send(buf)
   return true
 end
 
-local function schedule(buf)
-  local timer = state.timers[buf]
-  if not timer then
-    timer = uv.new_timer()
-    state.timers[buf] = timer
-  end
-  timer:stop()
-  timer:start(M.idle_ms, 0, vim.schedule_wrap(function()
+local watch = require("lsp_assist.rest_watch").new({
+  name = "lsp_assist_cursor_rest",
+  events = { "CursorMoved", "CursorMovedI", "BufEnter" },
+  idle_ms = function()
+    return M.idle_ms
+  end,
+  on_rest = function(buf)
     M.send(buf)
-  end))
-end
+  end,
+  on_detach = function(buf)
+    state.last[buf] = nil
+  end,
+})
 
-function M.detach(buf)
-  local timer = state.timers[buf]
-  if timer then
-    timer:stop()
-    timer:close()
-  end
-  state.timers[buf], state.last[buf], state.attached[buf] = nil, nil, nil
-end
+M.detach = watch.detach
 
 --- Start watching `buf` (called from the plugin's on_attach; idempotent).
-function M.attach(buf)
-  if state.attached[buf] then
-    return
-  end
-  state.attached[buf] = true
-  local group = vim.api.nvim_create_augroup("lsp_assist_cursor_rest_" .. buf, { clear = true })
-  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter" }, {
-    group = group,
-    buffer = buf,
-    callback = function()
-      schedule(buf)
-    end,
-  })
-  vim.api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
-    group = group,
-    buffer = buf,
-    callback = function()
-      M.detach(buf)
-      pcall(vim.api.nvim_del_augroup_by_id, group)
-    end,
-  })
-end
+M.attach = watch.attach
 
 return M

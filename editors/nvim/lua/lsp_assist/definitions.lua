@@ -24,9 +24,7 @@ local uv = vim.uv or vim.loop
 
 local state = {
   known = {}, -- buf -> name -> version answered at (not asked again)
-  timers = {}, -- buf -> uv timer
   running = {}, -- buf -> true while a run is in flight
-  attached = {}, -- buf -> true
 }
 M.last_sent = nil -- the last notification's params (for tests and :lua inspection)
 M.runs = 0
@@ -340,51 +338,25 @@ function M.run(buf, on_done)
   end
 end
 
-local function schedule(buf)
-  local timer = state.timers[buf]
-  if not timer then
-    timer = uv.new_timer()
-    state.timers[buf] = timer
-  end
-  timer:stop()
-  timer:start(M.idle_ms, 0, vim.schedule_wrap(function()
+local watch = require("lsp_assist.rest_watch").new({
+  name = "lsp_assist_definitions",
+  events = { "CursorMoved", "CursorMovedI", "TextChangedI" },
+  idle_ms = function()
+    return M.idle_ms
+  end,
+  on_rest = function(buf)
     if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_get_current_buf() == buf then
       M.run(buf)
     end
-  end))
-end
+  end,
+  on_detach = function(buf)
+    state.known[buf], state.running[buf] = nil, nil
+  end,
+})
 
-function M.detach(buf)
-  local timer = state.timers[buf]
-  if timer then
-    timer:stop()
-    timer:close()
-  end
-  state.timers[buf], state.known[buf], state.attached[buf], state.running[buf] = nil, nil, nil, nil
-end
+M.detach = watch.detach
 
 --- Start watching `buf` (called from the plugin's on_attach; idempotent).
-function M.attach(buf)
-  if state.attached[buf] then
-    return
-  end
-  state.attached[buf] = true
-  local group = vim.api.nvim_create_augroup("lsp_assist_definitions_" .. buf, { clear = true })
-  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "TextChangedI" }, {
-    group = group,
-    buffer = buf,
-    callback = function()
-      schedule(buf)
-    end,
-  })
-  vim.api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, {
-    group = group,
-    buffer = buf,
-    callback = function()
-      M.detach(buf)
-      pcall(vim.api.nvim_del_augroup_by_id, group)
-    end,
-  })
-end
+M.attach = watch.attach
 
 return M
