@@ -24,6 +24,7 @@ an export of the previous commit) for before/after figures.
 
 Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --tree 19k
        flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --scaling [--baseline-src DIR]
+           [--unique]   (also the 19k tree with one file per distinct content)
 """
 
 from __future__ import annotations
@@ -122,6 +123,34 @@ def make_subset(full: Path, every: int) -> Path:
     return root
 
 
+def make_unique(full: Path) -> Path:
+    """One file per distinct content of `full` (the first of each, sorted paths), hard-linked
+    in place: the 19k tree holds its packages twice (`acme/packages`, `acme/platform`), and
+    this tree shows what a build costs when no file's bytes repeat."""
+    import hashlib
+
+    root = full.parent / f"{full.name}-unique"
+    if (root / ".complete").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    files: list[str] = []
+    for d, dirs, names in os.walk(full):
+        dirs.sort()
+        files.extend(os.path.join(d, n) for n in names if not os.path.islink(os.path.join(d, n)))
+    seen: set[str] = set()
+    for f in sorted(f for f in files if os.path.basename(f) != ".complete"):
+        with open(f, "rb") as fh:
+            digest = hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        dest = root / os.path.relpath(f, full)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.link(f, dest)
+    (root / ".complete").write_text("")
+    return root
+
+
 def build_once(root: Path, src: Path) -> dict[str, Any]:
     """One full build by the indexer process of the package under `src`, fresh database:
     wall seconds and the CPU of the indexer and its workers (waited-for children)."""
@@ -142,23 +171,29 @@ def build_once(root: Path, src: Path) -> dict[str, Any]:
         msg = json.loads(line) if line.startswith("{") else {}
         result = msg.get("result", result)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"seconds": wall, "cpu_s": cpu, "files": result.get("files", 0), "symbols": result.get("symbols")}
+    return {
+        "seconds": wall, "cpu_s": cpu, "files": result.get("files", 0), "symbols": result.get("symbols"),
+        "reused": result.get("reused", 0),
+    }  # fmt: skip
 
 
-def scaling(full: Path, baseline_src: Path | None) -> None:
-    sizes = [(4, make_subset(full, 4)), (2, make_subset(full, 2)), (1, full)]
+def scaling(full: Path, baseline_src: Path | None, unique: bool = False) -> None:
+    sizes: list[tuple[str, Path]] = [("1/4", make_subset(full, 4)), ("1/2", make_subset(full, 2))]
+    sizes.append(("full", full))
+    if unique:
+        sizes.append(("unique", make_unique(full)))
     sources = [("this checkout", ROOT)] + ([("baseline", baseline_src)] if baseline_src else [])
     print(f"\n== scaling: the indexer process alone, fresh database, {os.cpu_count()} cores")
     head = f"{'code':14} {'tree':>12} {'files':>7} {'symbols':>8} {'s':>7}"
-    print(f"   {head} {'s/1k files':>11} {'CPU ms/file':>12}")
-    for every, root in sizes:
+    print(f"   {head} {'s/1k files':>11} {'CPU ms/file':>12} {'copied':>7}")
+    for label, root in sizes:
         for name, src in sources:
             r = build_once(root, src)
             n = max(1, int(r["files"]))
             print(
-                f"   {name:14} {'1/' + str(every) if every > 1 else 'full':>12} {r['files']:>7} "
+                f"   {name:14} {label:>12} {r['files']:>7} "
                 f"{_fmt(r['symbols']):>8} {r['seconds']:>7.1f} {r['seconds'] * 1000 / n:>11.2f} "
-                f"{r['cpu_s'] * 1000 / n:>12.2f}",
+                f"{r['cpu_s'] * 1000 / n:>12.2f} {r['reused']:>7}",
                 flush=True,
             )
 
@@ -378,6 +413,7 @@ def main() -> int:
     ap.add_argument("--only", choices=["old", "new"], default=None)
     ap.add_argument("--scaling", action="store_true", help="the indexer alone at 25/50/100%% of 19k")
     ap.add_argument("--baseline-src", type=Path, default=None, help="with --scaling: compare to this code")
+    ap.add_argument("--unique", action="store_true", help="with --scaling: also the 19k tree without repeats")
     ap.add_argument("--child", choices=["old", "new"], default=None, help=argparse.SUPPRESS)
     ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--probe", default=None, help=argparse.SUPPRESS)
@@ -390,7 +426,7 @@ def main() -> int:
     root = make_19k(WORK) if args.tree == "19k" else make_generated(WORK, args.files)
     print(f"tree ready in {time.perf_counter() - t:.1f} s")
     if args.scaling:
-        scaling(make_19k(WORK), args.baseline_src)
+        scaling(make_19k(WORK), args.baseline_src, args.unique)
         return 0
     probe = next(iter(sorted(root.rglob("*.py"))))
     if args.tree == "19k":

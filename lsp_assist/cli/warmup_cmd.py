@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(
             f"files      {summary.get('files', 0)} ({summary.get('reread', 0)} re-read, "
+            f"{summary.get('reused', 0)} copied from files with the same bytes, "
             f"{summary.get('removed', 0)} removed)"
         )
         print(f"symbols    {summary.get('symbols', 0)}")

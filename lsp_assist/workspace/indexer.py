@@ -10,9 +10,11 @@ for keystrokes. It
 2. scans (`scanner.scan`: vendored and generated trees, `.gitignore`, the ignore file and
    secret globs skipped; symbolic links never followed, so a link loop cannot hang it);
 3. compares each file's (mtime, size) with the store, and sends the changed ones, in
-   batches, to a pool of worker processes at lower priority (`parse_worker`);
+   batches, to a pool of worker processes at lower priority (`parse_worker`); a file whose
+   bytes the store already holds under another path is copied, not parsed again;
 4. writes each batch's rows as it comes back, one transaction per batch (this process is
-   the single writer), so an interrupted build keeps what it finished;
+   the single writer; batches in the order they were sent), so an interrupted build keeps
+   what it finished;
 5. deletes the rows of files that are gone, when the scan saw everything.
 
 Limits are budgets, not a file count: the bytes of source indexed (`max_total_bytes`) and
@@ -36,11 +38,14 @@ from typing import Any
 
 from lsp_assist.workspace.parse_worker import (
     BoundarySpec,
+    Copy,
     Job,
     Outcome,
     index_batch,
     init_worker,
+    reindex,
     set_boundary,
+    set_known,
 )
 from lsp_assist.workspace.scanner import FileEntry, scan
 from lsp_assist.workspace.store import FileRow, Store, build_lock, open_store, remove_database
@@ -67,6 +72,7 @@ class BuildOptions:
     respect_gitignore: bool = False
     boundary: bool = True  # apply the data boundary (secret globs, `.lsp-assist-ignore`)
     paths: list[str] | None = None  # only these files (file events); None: the whole root
+    reuse_content: bool = True  # copy the stored row of a file with the same bytes (False: parse)
 
 
 @dataclass
@@ -76,6 +82,7 @@ class BuildResult:
     scanned: int = 0
     reread: int = 0
     reparsed: int = 0
+    reused: int = 0  # stored as a copy of a file with the same content (not parsed again)
     removed: int = 0
     skipped_binary: int = 0
     skipped_excluded: int = 0
@@ -217,14 +224,20 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
     done = 0
     report("indexing", 0, total)
     spec = _boundary_spec(opts)
+    db = opts.db if opts.reuse_content else None
     if total < INLINE_BELOW:
         set_boundary(spec)
-        for b in batches:
-            done += _write(store, index_batch(b, opts.max_file_bytes), res)
+        set_known(db)
+        try:
+            for b in batches:
+                done += _write(store, index_batch(b, opts.max_file_bytes), res, opts.max_file_bytes)
+        finally:
+            set_known(None)
         return
     res.workers = opts.workers or default_workers()
-    pool = ProcessPoolExecutor(max_workers=res.workers, initializer=init_worker, initargs=(spec,))
+    pool = ProcessPoolExecutor(max_workers=res.workers, initializer=init_worker, initargs=(spec, db))
     pending: set[Future[list[Outcome]]] = set()
+    sent: dict[Future[list[Outcome]], int] = {}
     try:
         queue = iter(batches)
         limit = res.workers * MAX_INFLIGHT_PER_WORKER
@@ -233,12 +246,16 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
                 nxt = next(queue, None)
                 if nxt is None:
                     break
-                pending.add(pool.submit(index_batch, nxt, opts.max_file_bytes))
+                fut = pool.submit(index_batch, nxt, opts.max_file_bytes)
+                sent[fut] = len(sent)
+                pending.add(fut)
             if not pending:
                 break
             finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                done += _write(store, fut.result(), res)
+            # In the order sent: a copy's source, parsed in an earlier batch, is written first.
+            for fut in sorted(finished, key=sent.__getitem__):
+                del sent[fut]
+                done += _write(store, fut.result(), res, opts.max_file_bytes)
             report("indexing", done, total)
             if res.stopped is None:
                 if stop():
@@ -252,10 +269,11 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _write(store: Store, outcomes: list[Outcome], res: BuildResult) -> int:
-    """One transaction for one batch; returns how many files it accounted for."""
+def _write(store: Store, outcomes: list[Outcome], res: BuildResult, max_bytes: int) -> int:
+    """One transaction for one batch (two with copies); returns how many files it accounted for."""
     rows: list[FileRow] = []
     same: list[tuple[str, int, int]] = []
+    copies: list[Copy] = []
     drop: list[str] = []
     for kind, value in outcomes:
         if kind == "row":
@@ -263,6 +281,8 @@ def _write(store: Store, outcomes: list[Outcome], res: BuildResult) -> int:
             rows.append(value)
         elif kind == "same":
             same.append(value)  # type: ignore[arg-type]
+        elif kind == "copy":
+            copies.append(value)  # type: ignore[arg-type]
         else:
             drop.append(str(value))
             if kind == "skip":
@@ -272,6 +292,12 @@ def _write(store: Store, outcomes: list[Outcome], res: BuildResult) -> int:
             else:
                 res.errors += 1
     store.put_files(rows)
+    if copies:
+        missed = store.copy_files(copies)
+        res.reused += len(copies) - len(missed)
+        if missed:  # the source went away since the worker looked: parse these after all
+            _write(store, [reindex((p, lang, mtime, ""), max_bytes) for p, mtime, _n, _sha, lang in missed],
+                   res, max_bytes)  # fmt: skip
     if same:
         store.touch(same)
     if drop:
@@ -305,8 +331,8 @@ def refresh_paths(store: Store, paths: list[str], excluded: Callable[[str], str 
         info = store.file_info(p)
         jobs.append((p, language, st.st_mtime_ns, info[1] if info is not None else ""))
     removed = store.delete_paths(gone) if gone else 0
-    _write(store, index_batch(jobs, max_bytes), res)
-    return res.reparsed + res.removed + removed
+    _write(store, index_batch(jobs, max_bytes), res, max_bytes)
+    return res.reparsed + res.reused + res.removed + removed
 
 
 # ---------------------------------------------------------------------- the indexer process

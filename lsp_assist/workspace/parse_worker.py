@@ -6,6 +6,11 @@ data already in its stored form (`store.FileRow`), so the single writer only ins
 The rules are those of the in-memory index (`index.py`): files over `max_bytes` or with a
 NUL byte in their first 8 KiB are skipped, at most `MAX_SYMBOLS_PER_FILE` definitions are
 kept, and a file written while it was read is stored with mtime 0 (read again next time).
+
+A file whose bytes the store already holds under another path (a renamed folder, a copied or
+vendored package) is not parsed again: the worker answers "copy" and the writer copies the
+stored row (`set_known`, `store.Store.copy_files`): the row of a file depends only on its
+bytes and language, never on its path.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import hashlib
 import json
 import os
 import re
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.outline import entries_to_rows, outline_of
@@ -32,8 +39,11 @@ WORKER_GC_THRESHOLDS = (20_000, 20, 20)
 
 #: A job: (path, language, mtime_ns at scan, the stored sha or "" when new).
 Job = tuple[str, str, int, str]
-#: What came of it: ("row", FileRow) | ("same", (path, mtime, size)) | ("skip" | "excluded" | "error", path)
+#: What came of it: ("row", FileRow) | ("same", (path, mtime, size)) | ("copy", Copy)
+#: | ("skip" | "excluded" | "error", path)
 Outcome = tuple[str, object]
+#: A file whose content the store already holds under another path: (path, mtime, size, sha, language).
+Copy = tuple[str, int, int, str, str]
 
 
 #: What the data boundary needs to be rebuilt in a worker: (root, exclude globs, respect_gitignore),
@@ -57,6 +67,40 @@ def set_boundary(spec: BoundarySpec) -> None:
     _excluded = boundary.excluded
 
 
+class _KnownContent:
+    """Whether the store already holds a file with this content hash and language: one
+    indexed read (`files_sha`) on this process's own read-only connection. Any error
+    (the database replaced, locked past its timeout) answers False: the file is parsed."""
+
+    def __init__(self, db: str) -> None:
+        self._uri = Path(db).resolve().as_uri() + "?mode=ro"
+        self._con: sqlite3.Connection | None = None
+        self._broken = False
+
+    def __call__(self, sha: str, language: str) -> bool:
+        if self._broken:
+            return False
+        try:
+            if self._con is None:
+                self._con = sqlite3.connect(self._uri, uri=True, timeout=1.0)
+            row = self._con.execute(
+                "SELECT 1 FROM files WHERE sha=? AND language=? LIMIT 1", (sha, language)
+            ).fetchone()
+        except sqlite3.Error:
+            self._broken = True
+            return False
+        return row is not None
+
+
+_known: Callable[[str, str], bool] | None = None
+
+
+def set_known(db: str | None) -> None:
+    """Let this process answer "copy" for content the store at `db` already holds (None: never)."""
+    global _known
+    _known = None if db is None else _KnownContent(db)
+
+
 def tune_gc() -> None:
     """Collect cycles less often in this process, and never walk what was imported before
     (`gc.freeze`): a worker's long-lived objects are its modules and grammars."""
@@ -64,10 +108,11 @@ def tune_gc() -> None:
     gc.set_threshold(*WORKER_GC_THRESHOLDS)
 
 
-def init_worker(spec: BoundarySpec = None) -> None:
-    """Pool initializer: the boundary, fewer collections, and a lower priority (best effort;
-    Unix only)."""
+def init_worker(spec: BoundarySpec = None, db: str | None = None) -> None:
+    """Pool initializer: the boundary, the store whose content is copied instead of parsed
+    again, fewer collections, and a lower priority (best effort; Unix only)."""
     set_boundary(spec)
+    set_known(db)
     tune_gc()
     try:
         os.nice(WORKER_NICE)
@@ -95,7 +140,21 @@ def index_one(job: Job, max_bytes: int) -> Outcome:
     sha = hashlib.blake2b(data, digest_size=16).hexdigest()
     if sha == old_sha:
         return ("same", (path, mtime, len(data)))
+    if _known is not None and _known(sha, language):
+        copy: Copy = (path, mtime, len(data), sha, language)
+        return ("copy", copy)
     return ("row", row_of(path, language, mtime, data, sha))
+
+
+def reindex(job: Job, max_bytes: int) -> Outcome:
+    """`index_one` that always parses: for a "copy" whose stored source vanished before the
+    writer copied it (deleted or replaced meanwhile)."""
+    global _known
+    saved, _known = _known, None
+    try:
+        return index_one(job, max_bytes)
+    finally:
+        _known = saved
 
 
 def row_of(path: str, language: str, mtime_ns: int, data: bytes, sha: str) -> FileRow:

@@ -301,7 +301,9 @@ class WorkspaceService:
         for root, group in by_root.items():
             if len(group) > INLINE_PATHS:
                 res = await run_build(self.options(root, group), lambda _s, _n, _t: None)
-                changed += int(res.get("reparsed", 0)) + int(res.get("removed", 0))
+                changed += (
+                    int(res.get("reparsed", 0)) + int(res.get("reused", 0)) + int(res.get("removed", 0))
+                )
             else:
                 changed += await asyncio.to_thread(
                     refresh_paths, self.stores[root], group, self._excluded, max_bytes
@@ -364,6 +366,7 @@ def _summary(results: list[dict[str, Any]], sizes: list[int], seconds: float) ->
         "symbols": total("symbols"),
         "reread": total("reread"),
         "reparsed": total("reparsed"),
+        "reused": total("reused"),
         "removed": total("removed"),
         "errors": total("errors"),
         "index_bytes": sum(sizes),

@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_stem ON files(stem);
 CREATE INDEX IF NOT EXISTS files_dirbase ON files(dirbase);
+CREATE INDEX IF NOT EXISTS files_sha ON files(sha);
 CREATE TABLE IF NOT EXISTS defs(
     file_id INTEGER NOT NULL,
     name TEXT NOT NULL,
@@ -308,6 +309,47 @@ class Store:
             marks = ",".join("?" * len(chunk))
             out.update(con.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", chunk).fetchall())
         return out
+
+    def copy_files(
+        self, items: Iterable[tuple[str, int, int, str, str]]
+    ) -> list[tuple[str, int, int, str, str]]:
+        """Store each (path, mtime, size, sha, language) as a copy of a stored file with the
+        same content hash and language (its outline, names, imports and definitions), in one
+        transaction; returns those with no such file left (their source was deleted or
+        replaced since the worker looked): the caller parses them."""
+        missed: list[tuple[str, int, int, str, str]] = []
+        con = self.con()
+        with _transaction(con):
+            for item in items:
+                path, mtime, size, sha, language = item
+                src = con.execute(
+                    "SELECT id FROM files WHERE sha=? AND language=? AND path<>? LIMIT 1",
+                    (sha, language, path),
+                ).fetchone()
+                if src is None:
+                    missed.append(item)
+                    continue
+                old = con.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
+                if old is not None:
+                    con.execute("DELETE FROM defs WHERE file_id=?", (old[0],))
+                directory = os.path.dirname(path)
+                # (the WHERE keeps SQLite from reading ON CONFLICT as part of the SELECT's join)
+                con.execute(
+                    "INSERT INTO files(path, dir, dirbase, stem, mtime_ns, size, sha, language, outline,"
+                    " refs, imports) SELECT ?, ?, ?, ?, ?, ?, sha, language, outline, refs, imports"
+                    " FROM files WHERE id=? ON CONFLICT(path) DO UPDATE SET mtime_ns=excluded.mtime_ns,"
+                    " size=excluded.size, sha=excluded.sha, language=excluded.language,"
+                    " outline=excluded.outline, refs=excluded.refs, imports=excluded.imports",
+                    (path, directory, os.path.basename(directory), path_stem(path), mtime, size, src[0]),
+                )
+                new_id = con.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()[0]
+                # rowid order: definitions that share a start row keep their order
+                con.execute(
+                    "INSERT INTO defs SELECT ?, name, kind, start_row, end_row, sig_start_row, sig_end_row,"
+                    " signature, container FROM defs WHERE file_id=? ORDER BY rowid",
+                    (new_id, src[0]),
+                )
+        return missed
 
     def touch(self, items: Iterable[tuple[str, int, int]]) -> None:
         """Record new (mtime, size) for files whose content hash did not change."""
