@@ -159,8 +159,10 @@ def build_once(root: Path, src: Path) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(src))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
+    # -P: the working directory is not put first on sys.path, so the package under `src`
+    # is the one imported (before 2026-12-03 "baseline" ran this checkout's code too).
     proc = subprocess.run(
-        [sys.executable, "-m", "lsp_assist.workspace.indexer"], input=json.dumps(opts) + "\n",
+        [sys.executable, "-P", "-m", "lsp_assist.workspace.indexer"], input=json.dumps(opts) + "\n",
         capture_output=True, text=True, env=env, timeout=900, check=False,
     )  # fmt: skip
     wall = time.perf_counter() - t
