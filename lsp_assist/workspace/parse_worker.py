@@ -93,12 +93,18 @@ class _KnownContent:
 
 
 _known: Callable[[str, str], bool] | None = None
+#: (sha, language) of what this process parsed in this build: its rows reach the store before
+#: a later copy of them does (the writer writes rows before copies, batches in the order sent),
+#: so a repeat in the same batch, or one not yet committed, is copied too. Bounded.
+_parsed_here: set[tuple[str, str]] = set()
+PARSED_HERE_MAX = 50_000
 
 
 def set_known(db: str | None) -> None:
     """Let this process answer "copy" for content the store at `db` already holds (None: never)."""
     global _known
     _known = None if db is None else _KnownContent(db)
+    _parsed_here.clear()
 
 
 def tune_gc() -> None:
@@ -140,9 +146,12 @@ def index_one(job: Job, max_bytes: int) -> Outcome:
     sha = hashlib.blake2b(data, digest_size=16).hexdigest()
     if sha == old_sha:
         return ("same", (path, mtime, len(data)))
-    if _known is not None and _known(sha, language):
-        copy: Copy = (path, mtime, len(data), sha, language)
-        return ("copy", copy)
+    if _known is not None:
+        if (sha, language) in _parsed_here or _known(sha, language):
+            copy: Copy = (path, mtime, len(data), sha, language)
+            return ("copy", copy)
+        if len(_parsed_here) < PARSED_HERE_MAX:
+            _parsed_here.add((sha, language))
     return ("row", row_of(path, language, mtime, data, sha))
 
 

@@ -35,9 +35,8 @@ def _rows(db: Path) -> dict[str, tuple[object, ...]]:
     con = sqlite3.connect(db)
     try:
         out: dict[str, tuple[object, ...]] = {}
-        for fid, path, *fields in con.execute(
-            "SELECT id, path, dir, dirbase, stem, mtime_ns, size, sha, language, outline, refs, imports FROM files"
-        ):
+        query = "SELECT id, path, dir, dirbase, stem, mtime_ns, size, sha, language, outline, refs, imports"
+        for fid, path, *fields in con.execute(query + " FROM files"):
             defs = con.execute("SELECT * FROM defs WHERE file_id=? ORDER BY rowid", (fid,)).fetchall()
             out[path] = (*fields, [d[1:] for d in defs])
         return out
@@ -113,3 +112,19 @@ def test_a_copy_whose_source_is_gone_is_parsed_instead(tmp_path: Path) -> None:
     _write(store, [outcome], res, 1_000_000)
     assert (res.reused, res.reparsed) == (0, 1)
     assert [d[0] for d in store.defs_of(str(late))] == ["only_here"]
+
+
+def test_repeats_within_one_first_build_are_copied(tmp_path: Path) -> None:
+    for count in (5, len(MODULES)):  # the inline path, then the worker pool
+        root = tmp_path / f"ws{count}"
+        for name in ("one", "two"):  # the same files twice, scanned close together
+            (root / name).mkdir(parents=True)
+            for p in MODULES[:count]:
+                shutil.copyfile(p, root / name / p.name)
+        db = tmp_path / f"db{count}.sqlite3"
+        res = build(_opts(root, db))
+        assert res.files == 2 * count and res.reparsed + res.reused == 2 * count
+        assert res.reused > 0 if count == len(MODULES) else res.reused == count
+        plain = tmp_path / f"plain{count}.sqlite3"
+        build(_opts(root, plain, reuse_content=False))
+        assert _rows(db) == _rows(plain)
