@@ -97,7 +97,7 @@ _known: Callable[[str, str], bool] | None = None
 #: a later copy of them does (the writer writes rows before copies, batches in the order sent),
 #: so a repeat in the same batch, or one not yet committed, is copied too. Bounded.
 _parsed_here: set[tuple[str, str]] = set()
-PARSED_HERE_MAX = 50_000
+PARSED_HERE_MAX = 20_000  # ~5 MB at most per worker
 
 
 def set_known(db: str | None) -> None:
