@@ -114,7 +114,12 @@ async def final_first_line(
 
 
 async def run_model(
-    model: str, tasks: list[dict[str, Any]], cache_dir: Path, backend: str = "inprocess", members: bool = True
+    model: str,
+    tasks: list[dict[str, Any]],
+    cache_dir: Path,
+    backend: str = "inprocess",
+    members: bool = True,
+    keep_open: bool = False,
 ) -> dict[str, Any]:
     from lsp_assist.cli.session import complete_text
     from lsp_assist.server import build_runtime
@@ -139,6 +144,8 @@ async def run_model(
             shown = res.text.split("\n", 1)[0].rstrip()
             exact_first += int(shown.strip() == hole.strip())
             got = await final_first_line(rt, res, path, text, line_no, len(indent), i + 1)
+            if not keep_open:  # each task alone: earlier tasks' files are not open tabs
+                rt.store.close("file://" + str(path))
             if not got:
                 empty += 1
             exact += int(got.strip() == hole.strip())
@@ -191,6 +198,11 @@ async def main() -> int:
         default=["on"],
         help="local.constrain_members (both: on off)",
     )
+    ap.add_argument(
+        "--keep-open",
+        action="store_true",
+        help="leave each task's file open (before 2026-12-03: later tasks saw earlier ones as open tabs)",
+    )
     args = ap.parse_args()
     if not DATA.exists():
         print(f"data not found: {DATA}")
@@ -201,7 +213,9 @@ async def main() -> int:
         for model in args.models:
             for backend in args.backends:
                 for members in args.members:
-                    results.append(await run_model(model, tasks, Path(td), backend, members == "on"))
+                    results.append(
+                        await run_model(model, tasks, Path(td), backend, members == "on", args.keep_open)
+                    )
     print(f"HumanEval single-line infilling, {args.n} tasks (seed {args.seed}), through the full pipeline")
     print(
         f"{'model':<24}{'exact':>8}{'exact@first':>12}{'pass@1':>8}{'empty':>8}{'load s':>8}{'ttft p50':>10}"

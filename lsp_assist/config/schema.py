@@ -105,7 +105,7 @@ class CompletionConfig:
 class LocalConfig:
     """The embedded model: llama.cpp in this process (or a managed server on 127.0.0.1)."""
 
-    model: str = "gemma3-270m"  # gemma3-270m | smollm2 | a path to any GGUF file
+    model: str = "gemma3-270m"  # gemma3-270m | smollm2 | qwen2.5-coder-1.5b | a path to any GGUF file
     backend: str = "inprocess"  # inprocess (KV-cache reuse, default) | server (llama-cpp-python child)
     n_ctx: int = field(default=2048, metadata=bounded(256, 131_072))
     # Generation threads; 0: 1 (measured: as fast idle, 3x faster loaded).
