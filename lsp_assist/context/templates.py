@@ -67,6 +67,16 @@ STOPS: dict[str, tuple[str, ...]] = {
     "none": ("<|endoftext|>", "<end_of_turn>", "<|im_end|>"),
 }
 
+# The control strings each FIM template writes into a prompt. A tokenizer that sees the prompt
+# as one string (the in-process engine) reads these as their special tokens and the text
+# between them as plain text; read as text, "<|fim_prefix|>" is a dozen ordinary tokens and
+# the model never learns where the hole is. (CodeLlama's space-prefixed markers stay text.)
+MARKERS: dict[str, tuple[str, ...]] = {
+    "qwen": ("<|repo_name|>", "<|file_sep|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+    "starcoder": ("<repo_name>", "<file_sep>", "<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+    "deepseek": ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
+}
+
 # Model-name substrings (lower case) -> template, checked in order.
 _AUTO: tuple[tuple[tuple[str, ...], str], ...] = (
     (("qwen",), "qwen"),

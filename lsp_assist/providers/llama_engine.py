@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import ctypes
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -181,14 +182,44 @@ class LlamaEngine:
         self.threads = threads
         self.batch_threads = batch_threads
         # Tokens that end a line or the text (32 of Gemma 3's 262k contain a newline).
+        self._marker_patterns: dict[tuple[str, ...], re.Pattern[str]] = {}
+        self._marker_ids: dict[str, int | None] = {}
         self.line_enders = np.array(
             [i for i in range(self._n_vocab) if b"\n" in self._piece(i) or self._is_eog(i)], dtype=np.int64
         )
 
     # -- small helpers ---------------------------------------------------------------------
 
-    def tokenize(self, text: str) -> list[int]:
-        return list(self.llm.tokenize(text.encode("utf-8", "surrogatepass"), add_bos=True, special=False))
+    def tokenize(self, text: str, markers: tuple[str, ...] = ()) -> list[int]:
+        """The prompt's tokens. `markers`: the FIM template's control strings
+        (`templates.MARKERS`), each read as its one special token where the model has it; the
+        text between them is read as text, so code never turns into control tokens, except
+        a literal marker string, which is read as the marker."""
+        if not markers:
+            return list(self.llm.tokenize(text.encode("utf-8", "surrogatepass"), add_bos=True, special=False))
+        pattern = self._marker_patterns.get(markers)
+        if pattern is None:
+            pattern = re.compile("(" + "|".join(re.escape(m) for m in markers) + ")")
+            self._marker_patterns[markers] = pattern
+        out = list(self.llm.tokenize(b"", add_bos=True, special=False))
+        for piece in pattern.split(text):
+            if not piece:
+                continue
+            marker = self._marker_id(piece) if piece in markers else None
+            if marker is not None:
+                out.append(marker)
+            else:
+                out.extend(
+                    self.llm.tokenize(piece.encode("utf-8", "surrogatepass"), add_bos=False, special=False)
+                )
+        return out
+
+    def _marker_id(self, marker: str) -> int | None:
+        """The special token `marker` names, or None when the vocabulary has no such token."""
+        if marker not in self._marker_ids:
+            ids = list(self.llm.tokenize(marker.encode("utf-8"), add_bos=False, special=True))
+            self._marker_ids[marker] = ids[0] if len(ids) == 1 else None
+        return self._marker_ids[marker]
 
     def set_threads(self, threads: int, batch_threads: int) -> None:
         self._lib.llama_set_n_threads(self._ctx, threads, batch_threads)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
-from lsp_assist.context.templates import is_fim_model, render_completion, resolve_template
+from lsp_assist.context.templates import MARKERS, is_fim_model, render_completion, resolve_template
 from lsp_assist.domain import ModelRequest, PromptContext, StreamChunk, Usage
 from lsp_assist.errors import ProviderError, Unavailable
 from lsp_assist.providers.base import LoadEvent
@@ -177,9 +177,9 @@ class LocalProvider:
         from lsp_assist.providers.llama_engine import PROMPT_BATCH, Job, line_goes_on
 
         engine = self._engine
-        rendered = render_completion(
-            request.context, resolve_template(request.fim_template, self._path_name, self._template), ""
-        )
+        template = resolve_template(request.fim_template, self._path_name, self._template)
+        rendered = render_completion(request.context, template, "")
+        markers = MARKERS.get(template, ())
         stops = tuple(dict.fromkeys((*rendered.stop, *request.stop)))
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str | StreamChunk | None] = asyncio.Queue()
@@ -216,7 +216,7 @@ class LocalProvider:
                 batch = prompt_threads(most) if adaptive else most
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
-                tokens = engine.tokenize(rendered.prompt)
+                tokens = engine.tokenize(rendered.prompt, markers)
                 # A refinement reads the whole prompt: its answer replaces one given from the cut.
                 allowed = None if request.refine else self.budget.allowed_new()
                 job.tokens, self._cut = fit_prompt(
@@ -320,7 +320,8 @@ class LocalProvider:
                 return None
             running.cancel.set()  # its request was answered; the rest of it is for a place left
             self._current = None
-        return self._read_in_background(lambda: engine.tokenize(prompt), "prefill", cut_first=True)
+        markers = MARKERS.get(self._template, ())
+        return self._read_in_background(lambda: engine.tokenize(prompt, markers), "prefill", cut_first=True)
 
     def _stop_background(self) -> None:
         running, self._background = self._background, None

