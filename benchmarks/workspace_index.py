@@ -42,6 +42,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,10 @@ def make_generated(dest: Path, n: int, seed: int = 7) -> Path:
     return root
 
 
-def make_subset(full: Path, every: int) -> Path:
-    """Every `every`-th regular file of `full` (sorted paths), hard-linked in place: the same
-    kind of tree, 1/`every` of its size."""
-    root = full.parent / f"{full.name}-every{every}"
+def _linked_tree(full: Path, name: str, keep: Callable[[list[str]], list[str]]) -> Path:
+    """`full`'s regular files (sorted paths) that `keep` picks, hard-linked in place under
+    `<full>-<name>`; built once (a `.complete` marker)."""
+    root = full.parent / f"{full.name}-{name}"
     if (root / ".complete").exists():
         return root
     shutil.rmtree(root, ignore_errors=True)
@@ -114,41 +115,37 @@ def make_subset(full: Path, every: int) -> Path:
     for d, dirs, names in os.walk(full):
         dirs.sort()
         files.extend(os.path.join(d, n) for n in names if not os.path.islink(os.path.join(d, n)))
-    files = sorted(f for f in files if os.path.basename(f) != ".complete")
-    for f in files[::every]:
+    for f in keep(sorted(f for f in files if os.path.basename(f) != ".complete")):
         dest = root / os.path.relpath(f, full)
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.link(f, dest)
     (root / ".complete").write_text("")
     return root
+
+
+def make_subset(full: Path, every: int) -> Path:
+    """Every `every`-th regular file of `full`: the same kind of tree, 1/`every` of its size."""
+    return _linked_tree(full, f"every{every}", lambda files: files[::every])
 
 
 def make_unique(full: Path) -> Path:
-    """One file per distinct content of `full` (the first of each, sorted paths), hard-linked
-    in place: the 19k tree holds its packages twice (`acme/packages`, `acme/platform`), and
-    this tree shows what a build costs when no file's bytes repeat."""
+    """One file per distinct content of `full` (the first of each): the 19k tree holds its
+    packages twice (`acme/packages`, `acme/platform`), and this tree shows what a build costs
+    when no file's bytes repeat."""
     import hashlib
 
-    root = full.parent / f"{full.name}-unique"
-    if (root / ".complete").exists():
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    files: list[str] = []
-    for d, dirs, names in os.walk(full):
-        dirs.sort()
-        files.extend(os.path.join(d, n) for n in names if not os.path.islink(os.path.join(d, n)))
-    seen: set[str] = set()
-    for f in sorted(f for f in files if os.path.basename(f) != ".complete"):
-        with open(f, "rb") as fh:
-            digest = hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
-        if digest in seen:
-            continue
-        seen.add(digest)
-        dest = root / os.path.relpath(f, full)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.link(f, dest)
-    (root / ".complete").write_text("")
-    return root
+    def first_of_each(files: list[str]) -> list[str]:
+        seen: set[str] = set()
+        out: list[str] = []
+        for f in files:
+            with open(f, "rb") as fh:
+                digest = hashlib.blake2b(fh.read(), digest_size=16).hexdigest()
+            if digest not in seen:
+                seen.add(digest)
+                out.append(f)
+        return out
+
+    return _linked_tree(full, "unique", first_of_each)
 
 
 def build_once(root: Path, src: Path) -> dict[str, Any]:
