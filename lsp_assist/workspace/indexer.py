@@ -24,6 +24,7 @@ says which budget stopped it (the next build continues from there).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -237,7 +238,8 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
     res.workers = opts.workers or default_workers()
     pool = ProcessPoolExecutor(max_workers=res.workers, initializer=init_worker, initargs=(spec, db))
     pending: set[Future[list[Outcome]]] = set()
-    sent: dict[Future[list[Outcome]], int] = {}
+    sent: dict[Future[list[Outcome]], int] = {}  # future -> its place in the order sent
+    order = itertools.count()
     try:
         queue = iter(batches)
         limit = res.workers * MAX_INFLIGHT_PER_WORKER
@@ -247,7 +249,7 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
                 if nxt is None:
                     break
                 fut = pool.submit(index_batch, nxt, opts.max_file_bytes)
-                sent[fut] = len(sent)
+                sent[fut] = next(order)
                 pending.add(fut)
             if not pending:
                 break
