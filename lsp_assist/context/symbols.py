@@ -252,9 +252,20 @@ def extract_symbols(
     if spec is None or lang is None:
         return []
     out: list[Symbol] = []
+    wanted = _TOP_TYPES.get(lang)
+    if wanted is None:
+        wanted = spec.transparent | spec.defs.keys() | spec.variables | spec.top_level_blocks
+        _TOP_TYPES[lang] = wanted
     for top in tree.root_node.named_children:
-        out.extend(_extract_top(top, source, spec, lang, path, max_nodes))
+        # Imports, calls and docstrings define nothing: most top-level nodes of a file are
+        # skipped here, without a walk set up for each (the index parses every file).
+        if top.type in wanted:
+            out.extend(_extract_top(top, source, spec, lang, path, max_nodes))
     return out
+
+
+#: Per language: the top-level node types `_extract_top` can find a definition in.
+_TOP_TYPES: dict[str, frozenset[str]] = {}
 
 
 def _shift(sym: Symbol, rows: int) -> Symbol:

@@ -39,7 +39,6 @@ from typing import Any
 
 from lsp_assist.workspace.parse_worker import (
     BoundarySpec,
-    Copy,
     Job,
     Outcome,
     index_batch,
@@ -49,7 +48,7 @@ from lsp_assist.workspace.parse_worker import (
     set_known,
 )
 from lsp_assist.workspace.scanner import FileEntry, scan
-from lsp_assist.workspace.store import FileRow, Store, build_lock, open_store, remove_database
+from lsp_assist.workspace.store import Copy, FileRow, Store, build_lock, open_store, remove_database
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +124,8 @@ def build(
             res.stopped = "another lsp-assist server is indexing this folder; sharing its index"
         else:
             try:
-                _build_locked(opts, store, res, report, stop, t0)
+                with store.bulk():
+                    _build_locked(opts, store, res, report, stop, t0)
             except sqlite3.DatabaseError as exc:  # a damaged page, found while reading it
                 log.warning("workspace index %s is damaged (%s); rebuilding it", opts.db, exc)
                 store.close()
@@ -133,7 +133,8 @@ def build(
                 store, _how = open_store(Path(opts.db), opts.root)
                 report("opened", 0, 0)  # the server reconnects to the new file
                 res = BuildResult(loaded=f"rebuilt: damaged ({exc})")
-                _build_locked(opts, store, res, report, stop, t0)
+                with store.bulk():
+                    _build_locked(opts, store, res, report, stop, t0)
     res.files = store.file_count()
     res.symbols = store.def_count()
     res.seconds = time.monotonic() - t0
@@ -272,7 +273,8 @@ def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: Bui
 
 
 def _write(store: Store, outcomes: list[Outcome], res: BuildResult, max_bytes: int) -> int:
-    """One transaction for one batch (two with copies); returns how many files it accounted for."""
+    """One transaction for one batch (two when a copy's source vanished); returns how many
+    files it accounted for."""
     rows: list[FileRow] = []
     same: list[tuple[str, int, int]] = []
     copies: list[Copy] = []
@@ -293,17 +295,12 @@ def _write(store: Store, outcomes: list[Outcome], res: BuildResult, max_bytes: i
                 res.skipped_excluded += 1
             else:
                 res.errors += 1
-    store.put_files(rows)
-    if copies:
-        missed = store.copy_files(copies)
-        res.reused += len(copies) - len(missed)
-        if missed:  # the source went away since the worker looked: parse these after all
-            _write(store, [reindex((p, lang, mtime, ""), max_bytes) for p, mtime, _n, _sha, lang in missed],
-                   res, max_bytes)  # fmt: skip
-    if same:
-        store.touch(same)
-    if drop:
-        res.removed += store.delete_paths(drop)
+    missed, removed = store.write(rows, copies, same, drop)
+    res.reused += len(copies) - len(missed)
+    res.removed += removed
+    if missed:  # the source went away since the worker looked: parse these after all
+        _write(store, [reindex((p, lang, mtime, ""), max_bytes) for p, mtime, _n, _sha, lang in missed],
+               res, max_bytes)  # fmt: skip
     res.reparsed += len(rows)
     return len(outcomes)
 

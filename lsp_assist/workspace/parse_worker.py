@@ -21,6 +21,7 @@ import json
 import os
 import re
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.outline import entries_to_rows, outline_of
 from lsp_assist.context.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
 from lsp_assist.workspace.index import MAX_SYMBOLS_PER_FILE
-from lsp_assist.workspace.store import DefRow, FileRow, pack_json, pack_names
+from lsp_assist.workspace.store import Copy, DefRow, FileRow, pack_json, pack_names
 
 WORKER_NICE = 10  # below the server and the editor: indexing takes only idle cycles
 #: The cyclic collector's thresholds in a worker (`tune_gc`). A parse allocates thousands of
@@ -42,8 +43,6 @@ Job = tuple[str, str, int, str]
 #: What came of it: ("row", FileRow) | ("same", (path, mtime, size)) | ("copy", Copy)
 #: | ("skip" | "excluded" | "error", path)
 Outcome = tuple[str, object]
-#: A file whose content the store already holds under another path: (path, mtime, size, sha, language).
-Copy = tuple[str, int, int, str, str]
 
 
 #: What the data boundary needs to be rebuilt in a worker: (root, exclude globs, respect_gitignore),
@@ -184,7 +183,7 @@ def row_of(path: str, language: str, mtime_ns: int, data: bytes, sha: str) -> Fi
         sha=sha,
         language=language,
         outline=pack_json(entries_to_rows(outline)),
-        refs=pack_names(names_spelled(text)),
+        refs=packed_names(data, text),
         imports=json.dumps(list(imports), ensure_ascii=False),
         defs=defs,
     )
@@ -197,6 +196,28 @@ def names_spelled(text: str) -> list[str]:
     """`symbols.reference_names(text)` (the same names), at C speed: no per-match Python
     and no interning (the names are packed into a string for the store)."""
     return list(dict.fromkeys(_NAME.findall(text)))[:MAX_REFS_PER_FILE]
+
+
+#: Bytes that can be part of a name (`_NAME` on ASCII text): every other byte becomes a space.
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$")
+_TO_SPACE = bytes(c if c in _NAME_BYTES else 0x20 for c in range(256))
+_DIGITS = b"0123456789"
+
+
+def packed_names(data: bytes, text: str) -> bytes:
+    """`pack_names(names_spelled(text))` (the same blob), and for ASCII files (nearly all)
+    without the regex: each run of name bytes holds one name, the run without its leading
+    digits, when that is longer than two. Both steps run in C; ~15% of this function's time
+    was the regex engine stepping through every byte."""
+    if not data.isascii():
+        return pack_names(names_spelled(text))
+    runs = dict.fromkeys(data.translate(_TO_SPACE).split())  # first-occurrence order
+    names = dict.fromkeys(
+        name for run in runs if len(name := run.lstrip(_DIGITS) if run[0] < 0x3A else run) > 2
+    )
+    kept = list(names)[:MAX_REFS_PER_FILE]
+    kept.sort()
+    return zlib.compress(b"\n".join(kept), 1)
 
 
 def index_batch(jobs: list[Job], max_bytes: int) -> list[Outcome]:

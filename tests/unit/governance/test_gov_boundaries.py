@@ -205,3 +205,34 @@ def test_a_build_boundary_remembering_folders_gives_every_verdict_of_the_plain_o
         assert [memo.excluded(p) for p in paths] == want
         assert [memo.excluded(p) for p in reversed(paths)] == want[::-1]  # answers kept, not changed
         assert sum(w is None for w in want) > 5 and sum(w is not None for w in want) > 20
+
+
+def test_one_regex_for_the_default_globs_matches_what_each_glob_matches() -> None:
+    """The boundary's fast path (`_any_match`) says "no default glob matches" only when
+    checking every glob says so: over secret names, near misses, and every path of this
+    repository, at every depth and as an absolute path."""
+    import itertools
+    import os
+
+    import pathspec
+
+    from lsp_assist.governance.boundaries import DEFAULT_SECRET_GLOBS, _any_match
+
+    spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_GLOBS)
+    fast = _any_match(spec)
+    names = [g.replace("**/", "").replace("*", "x").rstrip("/") for g in DEFAULT_SECRET_GLOBS]
+    names += [".env.local", "id_rsa.pub", "a.pem.bak", "envrc", ".environment", "key", "x.keys",
+              "credentialsx", ".git", ".git/config", ".ssh", ".gnupg/a/b", "secrets", "my.secret.py",
+              ".aws/credentials.bak", "docker/config.json", ".docker/config.json", "tfstate"]  # fmt: skip
+    dirs = ["", "src/", "a/b/c/", ".ssh/", ".aws/", ".gnupg/x/", "home/u/.kube/", ".git/"]
+    repo = Path(__file__).resolve().parents[3]
+    paths = [d + n.lower() for d, n in itertools.product(dirs, names)]
+    for dp, ds, fs in os.walk(repo):
+        ds[:] = [d for d in ds if d not in (".venv", "node_modules", "objects")]  # bounded
+        paths += [os.path.relpath(os.path.join(dp, f), repo).lower() for f in fs]
+    paths += ["work/main/" + p for p in paths[:2000]]
+    assert any(spec.match_file(p) for p in paths) and not all(spec.match_file(p) for p in paths)
+    for p in paths:
+        assert bool(fast.search(p)) == spec.match_file(p), p
+    negated = pathspec.GitIgnoreSpec.from_lines(["*.key", "!public.key"])
+    assert _any_match(negated).search("public.key")  # a negation: every path takes the full check

@@ -10,7 +10,8 @@ import sysconfig
 from pathlib import Path
 
 from lsp_assist.workspace.indexer import BuildOptions, BuildResult, _write, build
-from lsp_assist.workspace.parse_worker import Copy, Outcome
+from lsp_assist.workspace.parse_worker import Outcome
+from lsp_assist.workspace.store import Copy
 from lsp_assist.workspace.store import Store
 
 #: Real modules: classes, methods, decorators, imports, docstrings (rich outlines and defs).

@@ -261,6 +261,24 @@ def test_names_spelled_are_the_reference_names() -> None:
     assert frozenset(names_spelled(many)) == reference_names(many)
 
 
+def test_packed_names_of_ascii_files_are_the_regex_ones() -> None:
+    """The ASCII fast path gives the blob the regex path gives, byte for byte: leading
+    digits, short runs, `$`, a name spelled again, punctuation, and the cap on names."""
+    from lsp_assist.workspace.parse_worker import names_spelled, packed_names
+    from lsp_assist.workspace.store import pack_names
+
+    texts = [
+        "def ab(x1abc, $dollar, 12ab, 123abcd):\n    return _hidden + 9abc + a.b_c.d_ef # cmt ok\n" * 3,
+        "x = 1e10 + 0x1fab + 3_000_000 + __dunder__ + a$b$c\n\tTAB\r\nend",
+        " ".join(f"n{i % 7}_{i}" for i in range(9000)) + " zzz aaa",  # past MAX_REFS_PER_FILE
+        "",
+        "déjà vu: non-ASCII takes the regex path",
+    ]
+    for text in texts:
+        data = text.encode("utf-8")
+        assert packed_names(data, text) == pack_names(names_spelled(text)), text[:40]
+
+
 def _row(path: str, sha: str, defs: list[str]) -> FileRow:
     rows = tuple((n, "function", i, i, i, i, f"def {n}()", None) for i, n in enumerate(defs))
     return FileRow(path, 1, 1, sha, "python", outline=b"", refs=b"", imports="[]", defs=rows)
