@@ -37,6 +37,7 @@ import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -242,7 +243,7 @@ def _stats(p: dict[str, list[float]]) -> dict[str, float]:
     }
 
 
-async def _child(kind: str, root: Path, probe_file: Path) -> dict[str, Any]:
+async def _child(kind: str, root: Path, probe_file: Path, probing: bool = True) -> dict[str, Any]:
     from lsp_assist.domain import Cursor
     from lsp_assist.server import build_runtime
 
@@ -254,6 +255,8 @@ async def _child(kind: str, root: Path, probe_file: Path) -> dict[str, Any]:
     row = max(0, doc.line_count // 2)
     cursor = Cursor(row, len(doc.line(row)))
     stop = asyncio.Event()
+    if not probing:
+        stop.set()  # the build alone: no requests while it runs
     probe = asyncio.get_running_loop().create_task(_probe(rt, doc, cursor, stop))
     t0 = time.perf_counter()
     cpu0 = time.process_time()
@@ -327,7 +330,9 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def run_child(kind: str, root: Path, cache: Path, probe: Path, cap_s: float) -> dict[str, Any]:
+def run_child(
+    kind: str, root: Path, cache: Path, probe: Path, cap_s: float, probing: bool = True
+) -> dict[str, Any]:
     env = dict(os.environ)
     env.update(
         LSP_ASSIST_CACHE_DIR=str(cache),
@@ -336,6 +341,8 @@ def run_child(kind: str, root: Path, cache: Path, probe: Path, cap_s: float) -> 
         PYTHONPATH=str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
     )
     cmd = [sys.executable, __file__, "--child", kind, "--root", str(root), "--probe", str(probe)]
+    if not probing:
+        cmd.append("--no-probing")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peak_server = peak_tree = 0.0
     t0 = time.monotonic()
@@ -378,11 +385,19 @@ def _fmt(v: Any, spec: str = ".1f") -> str:
 def report(name: str, root: Path, runs: dict[str, dict[str, Any]]) -> None:
     old, new = runs.get("old", {}), runs.get("new", {})
     old2, new2 = runs.get("old2", {}), runs.get("new2", {})
+    quiet = [float(q) for q in new.get("quiet", [])]
     print(f"\n== {name}: {root}")
+    print(f"   (full index: a context build every {PROBE_S * 1000:.0f} ms while it runs; no requests: none)")
     if old.get("capped"):
         print(f"   (old index stopped by this benchmark after {old['capped']:.0f} s)")
     rows = [
         ("full index, s", old.get("seconds"), new.get("seconds"), "<= 20 (19k tree, 2 cores)"),
+        (
+            "  no requests, median s",
+            None,
+            statistics.median(quiet) if quiet else None,
+            f"runs: {', '.join(f'{q:.1f}' for q in quiet)}" if quiet else "",
+        ),
         ("files indexed", old.get("files"), new.get("files"), "all (old: capped at 20,000)"),
         ("server CPU while indexing, s", old.get("server_cpu_s"), new.get("server_cpu_s"), "(with probes)"),
         ("symbols", old.get("symbols"), new.get("symbols"), ""),
@@ -421,9 +436,12 @@ def main() -> int:
     ap.add_argument("--child", choices=["old", "new"], default=None, help=argparse.SUPPRESS)
     ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--probe", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--no-probing", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--quiet", type=int, default=3, help="more new-index builds with no requests (median)")
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(asyncio.run(_child(args.child, Path(args.root), Path(args.probe)))))
+        result = asyncio.run(_child(args.child, Path(args.root), Path(args.probe), not args.no_probing))
+        print(json.dumps(result))
         return 0
     WORK.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
@@ -447,6 +465,15 @@ def main() -> int:
             runs[kind + "2"] = run_child(kind, root, cache, probe, cap)
         shutil.rmtree(cache, ignore_errors=True)
         print(f"{kind}: {json.dumps(runs[kind])[:300]}", flush=True)
+        if kind == "new":
+            # The same build with no requests during it, a few times: this shared machine's
+            # speed moves by +-20% between runs, so one figure says little.
+            quiet = []
+            for _ in range(args.quiet):
+                cache = Path(tempfile.mkdtemp(prefix="lsp-index-quiet-", dir=WORK))
+                quiet.append(run_child(kind, root, cache, probe, cap, probing=False).get("seconds"))
+                shutil.rmtree(cache, ignore_errors=True)
+            runs[kind]["quiet"] = [q for q in quiet if q is not None]
     report(args.tree, root, runs)
     print(f"\ncores: {os.cpu_count()}, python {sys.version.split()[0]}")
     return 0

@@ -429,7 +429,9 @@ def _body(node: Node, rules: OutlineRules) -> Node | None:
 
 def _one_line(text: str) -> str:
     """A signature as one line: whitespace runs collapsed, cut at a token when too long."""
-    line = _SPACES.sub(" ", text).strip()
+    # = `_SPACES.sub(" ", text).strip()`: str.split and re's \s agree on whitespace (both
+    # Py_UNICODE_ISSPACE), and this is ~5x faster on the index's ~25 entries per file.
+    line = " ".join(text.split())
     if len(line) <= MAX_ENTRY_CHARS:
         return line
     cut = line.rfind(" ", 0, MAX_ENTRY_CHARS - 4)

@@ -68,7 +68,7 @@ def set_boundary(spec: BoundarySpec) -> None:
 
 class _KnownContent:
     """Whether the store already holds a file with this content hash and language: one
-    indexed read (`files_sha`) on this process's own read-only connection. Any error
+    indexed read (`contents(sha, language)`) on this process's own read-only connection. Any error
     (the database replaced, locked past its timeout) answers False: the file is parsed."""
 
     def __init__(self, db: str) -> None:
@@ -83,7 +83,7 @@ class _KnownContent:
             if self._con is None:
                 self._con = sqlite3.connect(self._uri, uri=True, timeout=1.0)
             row = self._con.execute(
-                "SELECT 1 FROM files WHERE sha=? AND language=? LIMIT 1", (sha, language)
+                "SELECT 1 FROM contents WHERE sha=? AND language=? LIMIT 1", (sha, language)
             ).fetchone()
         except sqlite3.Error:
             self._broken = True

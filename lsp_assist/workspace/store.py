@@ -1,10 +1,13 @@
 """The workspace index on disk: one SQLite database per root (stdlib `sqlite3`, WAL mode).
 
-Tables (see docs/workspace-index.md): `files` (path, directory, stem, mtime, size,
-content hash, language, outline, the names the file spells, its import statements) and
-`defs` (one row per definition, indexed by name). Every file is written in its own
-statement group, and builds commit every few dozen files, so an interrupted build keeps
-what it finished and the next one continues; nothing is ever rewritten whole.
+Tables (see docs/workspace-index.md): `files` (path, directory, stem, mtime, size, and
+its content), `contents` (one row per distinct content hash and language: outline, the
+names the file spells, its import statements) and `defs` (one row per definition of a
+content, indexed by name). What is indexed of a file depends only on its bytes and
+language, so files with the same bytes (a copied or vendored package, a renamed folder)
+share one `contents` row and its definitions; a content no file refers to any more is
+deleted in the same transaction. Builds commit every few dozen files, so an interrupted
+build keeps what it finished and the next one continues; nothing is ever rewritten whole.
 
 Damage is found on opening (a file that is not a database, a `user_version` other than
 `SCHEMA_VERSION`: an older or newer lsp-assist, another root's file) or when a damaged page
@@ -40,12 +43,22 @@ log = logging.getLogger(__name__)
 
 #: Bumped whenever the tables or what a row means change: an older file is rebuilt.
 #: 1: the first on-disk index (replaces the JSON index of `index.py`, format 11).
-SCHEMA_VERSION = 1
+#: 2: `contents`: files with the same bytes share their indexed content and definitions.
+SCHEMA_VERSION = 2
 STORE_SUBDIR = "index"
 BUSY_TIMEOUT_MS = 5000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS contents(
+    id INTEGER PRIMARY KEY,
+    sha TEXT NOT NULL,
+    language TEXT NOT NULL,
+    outline BLOB NOT NULL,
+    refs BLOB NOT NULL,
+    imports TEXT NOT NULL,
+    UNIQUE(sha, language)
+);
 CREATE TABLE IF NOT EXISTS files(
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -54,18 +67,14 @@ CREATE TABLE IF NOT EXISTS files(
     stem TEXT NOT NULL,
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
-    sha TEXT NOT NULL,
-    language TEXT NOT NULL,
-    outline BLOB NOT NULL,
-    refs BLOB NOT NULL,
-    imports TEXT NOT NULL
+    content INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS files_dir ON files(dir);
 CREATE INDEX IF NOT EXISTS files_stem ON files(stem);
 CREATE INDEX IF NOT EXISTS files_dirbase ON files(dirbase);
-CREATE INDEX IF NOT EXISTS files_sha ON files(sha);
+CREATE INDEX IF NOT EXISTS files_content ON files(content);
 CREATE TABLE IF NOT EXISTS defs(
-    file_id INTEGER NOT NULL,
+    content INTEGER NOT NULL,
     name TEXT NOT NULL,
     kind TEXT NOT NULL,
     start_row INTEGER NOT NULL,
@@ -75,10 +84,12 @@ CREATE TABLE IF NOT EXISTS defs(
     signature TEXT NOT NULL,
     container TEXT
 );
-CREATE INDEX IF NOT EXISTS defs_name ON defs(name, file_id);
-CREATE INDEX IF NOT EXISTS defs_file ON defs(file_id);
+CREATE INDEX IF NOT EXISTS defs_name ON defs(name, content);
+CREATE INDEX IF NOT EXISTS defs_content ON defs(content);
 """
 
+#: A file and its content, in reads.
+_FC = "files f JOIN contents c ON c.id=f.content"
 #: One definition as stored: (name, kind, start, end, sig_start, sig_end, signature, container).
 DefRow = tuple[str, str, int, int, int, int, str, str | None]
 #: A file stored as a copy of another with the same bytes: (path, mtime_ns, size, sha, language).
@@ -310,101 +321,97 @@ class Store:
                 con.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def _put(self, con: sqlite3.Connection, rows: Iterable[FileRow]) -> int:
-        # A handful of statements per batch, not three per file: the writer shares the
+        # A handful of statements per batch, not several per file: the writer shares the
         # cores with the parse workers, and per-statement overhead was most of its CPU.
         batch = list({r.path: r for r in rows}.values())  # a path twice: the last row wins
         if not batch:
             return 0
-        paths = [r.path for r in batch]
-        old = self._ids(con, paths)
-        if old:
-            con.executemany("DELETE FROM defs WHERE file_id=?", [(i,) for i in old.values()])
+        # The last parse of a content wins (the same bytes give the same row, unless the
+        # code that builds rows changed): its row and definitions are replaced.
+        contents = list({(r.sha, r.language): r for r in batch}.values())
         con.executemany(
-            "INSERT INTO files(path, dir, dirbase, stem, mtime_ns, size, sha, language, outline,"
-            " refs, imports) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET"
-            " mtime_ns=excluded.mtime_ns, size=excluded.size, sha=excluded.sha,"
-            " language=excluded.language, outline=excluded.outline, refs=excluded.refs,"
-            " imports=excluded.imports",
-            [_file_values(r) for r in batch],
+            "INSERT INTO contents(sha, language, outline, refs, imports) VALUES (?,?,?,?,?)"
+            " ON CONFLICT(sha, language) DO UPDATE SET outline=excluded.outline,"
+            " refs=excluded.refs, imports=excluded.imports",
+            [(r.sha, r.language, r.outline, r.refs, r.imports) for r in contents],
         )
-        # (not RETURNING: SQLite before 3.35 is still common)
-        ids = self._ids(con, paths)
+        ids = self._content_ids(con, [r.sha for r in contents])
+        new = [ids[(r.sha, r.language)] for r in contents]
+        con.executemany("DELETE FROM defs WHERE content=?", [(i,) for i in new])
         con.executemany(
             "INSERT INTO defs VALUES (?,?,?,?,?,?,?,?,?)",
-            [(ids[r.path], *d) for r in batch for d in r.defs],
+            [(ids[(r.sha, r.language)], *d) for r in contents for d in r.defs],
         )
+        self._set_files(con, [(r.path, r.mtime_ns, r.size, ids[(r.sha, r.language)]) for r in batch])
         return len(batch)
 
+    def _set_files(self, con: sqlite3.Connection, files: list[tuple[str, int, int, int]]) -> None:
+        """Insert or update each (path, mtime, size, content id); then delete the contents
+        these files held before that no file holds any more."""
+        before = self._contents_of(con, [f[0] for f in files])
+        con.executemany(
+            "INSERT INTO files(path, dir, dirbase, stem, mtime_ns, size, content) VALUES (?,?,?,?,?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET mtime_ns=excluded.mtime_ns, size=excluded.size,"
+            " content=excluded.content",
+            [
+                (path, d, os.path.basename(d), path_stem(path), mtime, size, content)
+                for path, mtime, size, content in files
+                for d in (os.path.dirname(path),)
+            ],
+        )
+        now = {f[0]: f[3] for f in files}
+        self._drop_unused(con, {c for p, c in before.items() if now.get(p) != c})
+
     @staticmethod
-    def _ids(con: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
-        """path -> id of those of `paths` that have a row (chunks under SQLite's 999 variables)."""
+    def _drop_unused(con: sqlite3.Connection, contents: Iterable[int]) -> None:
+        for c in contents:
+            if con.execute("SELECT 1 FROM files WHERE content=? LIMIT 1", (c,)).fetchone() is None:
+                con.execute("DELETE FROM defs WHERE content=?", (c,))
+                con.execute("DELETE FROM contents WHERE id=?", (c,))
+
+    @staticmethod
+    def _content_ids(con: sqlite3.Connection, shas: list[str]) -> dict[tuple[str, str], int]:
+        """(sha, language) -> content id of the stored contents with these hashes."""
+        out: dict[tuple[str, str], int] = {}
+        unique = sorted(set(shas))
+        for i in range(0, len(unique), 500):  # under SQLite's 999 variables
+            chunk = unique[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for sha, language, cid in con.execute(
+                f"SELECT sha, language, id FROM contents WHERE sha IN ({marks})", chunk
+            ):
+                out[(sha, language)] = cid
+        return out
+
+    @staticmethod
+    def _contents_of(con: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+        """path -> content id of those of `paths` that have a row."""
         out: dict[str, int] = {}
         for i in range(0, len(paths), 500):
             chunk = paths[i : i + 500]
             marks = ",".join("?" * len(chunk))
-            out.update(con.execute(f"SELECT path, id FROM files WHERE path IN ({marks})", chunk).fetchall())
+            rows = con.execute(f"SELECT path, content FROM files WHERE path IN ({marks})", chunk)
+            out.update(rows.fetchall())
         return out
 
     def copy_files(self, items: Iterable[Copy]) -> list[Copy]:
-        """Store each (path, mtime, size, sha, language) as a copy of a stored file with the
-        same content hash and language (its outline, names, imports and definitions), in one
-        transaction; returns those with no such file left (their source was deleted or
-        replaced since the worker looked): the caller parses them."""
+        """Store each (path, mtime, size, sha, language) as one more file of a stored content
+        with that hash and language (a row in `files`, nothing else), in one transaction;
+        returns those whose content is no longer stored (every file that held it was deleted
+        or changed since the worker looked): the caller parses them."""
         con = self.con()
         with _transaction(con):
             return self._copy(con, items)
 
     def _copy(self, con: sqlite3.Connection, items: Iterable[Copy]) -> list[Copy]:
-        # A few statements per batch, not five per file (the writer shares the cores with
-        # the parse workers): sources by hash, then each step for the whole batch.
         batch = list({c[0]: c for c in items}.values())  # a path twice: the last one wins
         if not batch:
             return []
-        shas = sorted({c[3] for c in batch})
-        found: dict[tuple[str, str], list[tuple[int, str]]] = {}
-        for i in range(0, len(shas), 500):
-            chunk = shas[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = con.execute(
-                f"SELECT sha, language, id, path FROM files WHERE sha IN ({marks}) ORDER BY id", chunk
-            )
-            for sha, language, fid, fpath in rows:
-                found.setdefault((sha, language), []).append((fid, fpath))
-        missed: list[Copy] = []
-        todo: list[tuple[Copy, int]] = []
-        for item in batch:
-            path, _mtime, _size, sha, language = item
-            src = next((fid for fid, fpath in found.get((sha, language), ()) if fpath != path), None)
-            if src is None:
-                missed.append(item)
-            else:
-                todo.append((item, src))
-        if not todo:
-            return missed
-        paths = [item[0] for item, _src in todo]
-        old = self._ids(con, paths)
-        if old:
-            con.executemany("DELETE FROM defs WHERE file_id=?", [(i,) for i in old.values()])
-        # (the WHERE keeps SQLite from reading ON CONFLICT as part of the SELECT's join)
-        con.executemany(
-            "INSERT INTO files(path, dir, dirbase, stem, mtime_ns, size, sha, language, outline,"
-            " refs, imports) SELECT ?, ?, ?, ?, ?, ?, sha, language, outline, refs, imports"
-            " FROM files WHERE id=? ON CONFLICT(path) DO UPDATE SET mtime_ns=excluded.mtime_ns,"
-            " size=excluded.size, sha=excluded.sha, language=excluded.language,"
-            " outline=excluded.outline, refs=excluded.refs, imports=excluded.imports",
-            [
-                (path, d, os.path.basename(d), path_stem(path), mtime, size, src)
-                for (path, mtime, size, _sha, _lang), src in todo
-                for d in (os.path.dirname(path),)
-            ],
-        )
-        ids = self._ids(con, paths)
-        # rowid order: definitions that share a start row keep their order
-        con.executemany(
-            "INSERT INTO defs SELECT ?, name, kind, start_row, end_row, sig_start_row, sig_end_row,"
-            " signature, container FROM defs WHERE file_id=? ORDER BY rowid",
-            [(ids[item[0]], src) for item, src in todo],
-        )
+        ids = self._content_ids(con, [c[3] for c in batch])
+        missed = [c for c in batch if (c[3], c[4]) not in ids]
+        files = [(p, m, n, ids[(sha, lang)]) for p, m, n, sha, lang in batch if (sha, lang) in ids]
+        if files:
+            self._set_files(con, files)
         return missed
 
     def touch(self, items: Iterable[tuple[str, int, int]]) -> None:
@@ -414,6 +421,7 @@ class Store:
             self._touch(con, items)
 
     def delete_paths(self, paths: Iterable[str]) -> int:
+        """Remove these files; a content no other file holds goes with them."""
         con = self.con()
         with _transaction(con):
             return self._delete(con, paths)
@@ -422,17 +430,11 @@ class Store:
     def _touch(con: sqlite3.Connection, items: Iterable[tuple[str, int, int]]) -> None:
         con.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", [(m, s, p) for p, m, s in items])
 
-    @staticmethod
-    def _delete(con: sqlite3.Connection, paths: Iterable[str]) -> int:
-        n = 0
-        for p in paths:
-            row = con.execute("SELECT id FROM files WHERE path=?", (p,)).fetchone()
-            if row is None:
-                continue
-            con.execute("DELETE FROM defs WHERE file_id=?", (row[0],))
-            con.execute("DELETE FROM files WHERE id=?", (row[0],))
-            n += 1
-        return n
+    def _delete(self, con: sqlite3.Connection, paths: Iterable[str]) -> int:
+        before = self._contents_of(con, list(paths))
+        con.executemany("DELETE FROM files WHERE path=?", [(p,) for p in before])
+        self._drop_unused(con, set(before.values()))
+        return len(before)
 
     @_reads(lambda: None)
     def meta(self, key: str) -> str | None:
@@ -449,7 +451,10 @@ class Store:
     def stats(self) -> dict[str, tuple[int, int, str]]:
         """path -> (mtime_ns, size, sha) of every file (the build's diff; one pass)."""
         return {
-            p: (m, s, h) for p, m, s, h in self.con().execute("SELECT path, mtime_ns, size, sha FROM files")
+            p: (m, s, h)
+            for p, m, s, h in self.con().execute(
+                "SELECT f.path, f.mtime_ns, f.size, c.sha FROM files f JOIN contents c ON c.id=f.content"
+            )
         }
 
     @_reads(int)
@@ -458,7 +463,16 @@ class Store:
 
     @_reads(int)
     def def_count(self) -> int:
-        return int(self.con().execute("SELECT COUNT(*) FROM defs").fetchone()[0])
+        """Definitions as files see them: a content's count for each file that holds it."""
+        row = (
+            self.con()
+            .execute(
+                "SELECT COALESCE(SUM(n), 0) FROM files f JOIN"
+                " (SELECT content, COUNT(*) AS n FROM defs GROUP BY content) d ON d.content=f.content"
+            )
+            .fetchone()
+        )
+        return int(row[0])
 
     @_reads(bool)
     def has_path(self, path: str) -> bool:
@@ -467,7 +481,14 @@ class Store:
     @_reads(lambda: None)
     def file_info(self, path: str) -> tuple[str, str, int] | None:
         """(language, sha, mtime_ns) of `path`, or None."""
-        row = self.con().execute("SELECT language, sha, mtime_ns FROM files WHERE path=?", (path,)).fetchone()
+        row = (
+            self.con()
+            .execute(
+                f"SELECT c.language, c.sha, f.mtime_ns FROM {_FC} WHERE f.path=?",
+                (path,),
+            )
+            .fetchone()
+        )
         return None if row is None else (str(row[0]), str(row[1]), int(row[2]))
 
     @_reads(list)
@@ -493,29 +514,37 @@ class Store:
         """(path, definition) of every definition of `name`, by (path, start row)."""
         rows = self.con().execute(
             "SELECT f.path, d.name, d.kind, d.start_row, d.end_row, d.sig_start_row, d.sig_end_row,"
-            " d.signature, d.container FROM defs d JOIN files f ON f.id=d.file_id WHERE d.name=?"
-            " ORDER BY f.path, d.start_row",
+            " d.signature, d.container FROM defs d JOIN files f ON f.content=d.content WHERE d.name=?"
+            " ORDER BY f.path, d.start_row, d.rowid",
             (name,),
         )
         return [(r[0], tuple(r[1:])) for r in rows]
 
     def definer_paths(self, name: str) -> list[str]:
         rows = self.con().execute(
-            "SELECT DISTINCT f.path FROM defs d JOIN files f ON f.id=d.file_id WHERE d.name=?", (name,)
+            "SELECT DISTINCT f.path FROM defs d JOIN files f ON f.content=d.content WHERE d.name=?", (name,)
         )
         return [r[0] for r in rows]
 
     @_reads(int)
     def definer_count(self, name: str) -> int:
-        """How many files define `name` (the covering index on (name, file_id) answers)."""
-        row = self.con().execute("SELECT COUNT(DISTINCT file_id) FROM defs WHERE name=?", (name,)).fetchone()
+        """How many files define `name`: the contents that define it (the covering index on
+        (name, content)), then the files that hold each (the index on `files(content)`)."""
+        row = (
+            self.con()
+            .execute(
+                "SELECT COUNT(*) FROM files WHERE content IN (SELECT content FROM defs WHERE name=?)", (name,)
+            )
+            .fetchone()
+        )
         return int(row[0])
 
     @_reads(list)
     def defs_of(self, path: str) -> list[DefRow]:
         rows = self.con().execute(
             "SELECT d.name, d.kind, d.start_row, d.end_row, d.sig_start_row, d.sig_end_row, d.signature,"
-            " d.container FROM defs d JOIN files f ON f.id=d.file_id WHERE f.path=? ORDER BY d.start_row",
+            " d.container FROM files f JOIN defs d ON d.content=f.content WHERE f.path=?"
+            " ORDER BY d.start_row, d.rowid",
             (path,),
         )
         return [tuple(r) for r in rows]
@@ -523,22 +552,32 @@ class Store:
     @_reads(lambda: None)
     def outline_blob(self, path: str) -> tuple[str, str, bytes] | None:
         """(language, sha, packed outline rows) of `path`."""
-        row = self.con().execute("SELECT language, sha, outline FROM files WHERE path=?", (path,)).fetchone()
+        row = (
+            self.con()
+            .execute(
+                f"SELECT c.language, c.sha, c.outline FROM {_FC} WHERE f.path=?",
+                (path,),
+            )
+            .fetchone()
+        )
         return None if row is None else (str(row[0]), str(row[1]), bytes(row[2]))
 
     @_reads(lambda: None)
     def refs_blob(self, path: str) -> bytes | None:
-        row = self.con().execute("SELECT refs FROM files WHERE path=?", (path,)).fetchone()
+        row = self.con().execute(f"SELECT c.refs FROM {_FC} WHERE f.path=?", (path,)).fetchone()
         return None if row is None else bytes(row[0])
 
     @_reads(list)
     def refs_in_dir(self, directory: str) -> list[tuple[str, bytes]]:
-        rows = self.con().execute("SELECT path, refs FROM files WHERE dir=? ORDER BY path", (directory,))
+        rows = self.con().execute(
+            f"SELECT f.path, c.refs FROM {_FC} WHERE f.dir=? ORDER BY f.path",
+            (directory,),
+        )
         return [(r[0], bytes(r[1])) for r in rows]
 
     @_reads(tuple)
     def imports(self, path: str) -> tuple[str, ...]:
-        row = self.con().execute("SELECT imports FROM files WHERE path=?", (path,)).fetchone()
+        row = self.con().execute(f"SELECT c.imports FROM {_FC} WHERE f.path=?", (path,)).fetchone()
         if row is None:
             return ()
         return tuple(str(x) for x in json.loads(row[0]))
@@ -558,12 +597,6 @@ class Store:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(f"{self.path}{suffix}")
         return total
-
-
-def _file_values(r: FileRow) -> tuple[object, ...]:
-    directory = os.path.dirname(r.path)
-    return (r.path, directory, os.path.basename(directory), path_stem(r.path), r.mtime_ns, r.size,
-            r.sha, r.language, r.outline, r.refs, r.imports)  # fmt: skip
 
 
 @contextlib.contextmanager

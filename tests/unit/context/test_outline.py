@@ -603,3 +603,28 @@ def test_attribute_patterns_searched_by_their_literal_match_as_written() -> None
 
         assert found(fast) == found(re.compile(pattern))
         assert found(fast)
+
+
+def test_one_line_collapses_whitespace_as_the_regex_did() -> None:
+    """`_one_line` splits on str whitespace; it must agree with `\\s+` (what it replaced) on
+    every code point, or an entry's text (and every stored outline) would change."""
+    import re
+    import sys
+
+    from lsp_assist.context.outline import _one_line
+
+    spaces = re.compile(r"\s+")
+    odd = [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if (spaces.fullmatch(chr(c)) is not None) != chr(c).isspace()
+    ]
+    assert odd == []
+    for text in [
+        "def f(a,\n      b)  ->  int:",
+        "\tclass  X(\x1c Base\u2003):\x85",
+        "  x = 1  ",
+        "",
+        "a\u00a0 \u200bb",
+    ]:
+        assert _one_line(text) == spaces.sub(" ", text).strip()

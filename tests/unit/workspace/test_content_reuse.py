@@ -31,13 +31,16 @@ def _opts(root: Path, db: Path, **kw: object) -> BuildOptions:
 
 
 def _rows(db: Path) -> dict[str, tuple[object, ...]]:
-    """Every stored field of every file and its definitions in stored order, by path."""
+    """Every stored field of every file, its content and its definitions in stored order, by path."""
     con = sqlite3.connect(db)
     try:
         out: dict[str, tuple[object, ...]] = {}
-        query = "SELECT id, path, dir, dirbase, stem, mtime_ns, size, sha, language, outline, refs, imports"
-        for fid, path, *fields in con.execute(query + " FROM files"):
-            defs = con.execute("SELECT * FROM defs WHERE file_id=? ORDER BY rowid", (fid,)).fetchall()
+        query = (
+            "SELECT f.content, f.path, f.dir, f.dirbase, f.stem, f.mtime_ns, f.size, c.sha, c.language,"
+            " c.outline, c.refs, c.imports FROM files f JOIN contents c ON c.id=f.content"
+        )
+        for cid, path, *fields in con.execute(query):
+            defs = con.execute("SELECT * FROM defs WHERE content=? ORDER BY rowid", (cid,)).fetchall()
             out[path] = (*fields, [d[1:] for d in defs])
         return out
     finally:

@@ -286,15 +286,46 @@ def _row(path: str, sha: str, defs: list[str]) -> FileRow:
 
 def test_put_files_replaces_a_file_and_its_definitions_batch_by_batch(tmp_path: Path) -> None:
     store, _ = open_store(tmp_path / "x.sqlite3", str(tmp_path))
-    assert store.put_files([_row("/r/a.py", "1", ["alpha", "beta"]), _row("/r/b.py", "1", ["gamma"])]) == 2
+    assert store.put_files([_row("/r/a.py", "1", ["alpha", "beta"]), _row("/r/b.py", "2", ["gamma"])]) == 2
     # The same path twice in one batch: the last row wins, its definitions only once.
-    twice = [_row("/r/a.py", "2", ["delta"]), _row("/r/c.py", "1", []), _row("/r/a.py", "3", ["eps"])]
+    twice = [_row("/r/a.py", "3", ["delta"]), _row("/r/c.py", "4", []), _row("/r/a.py", "5", ["eps"])]
     store.put_files(twice)
     assert [d[0] for d in store.defs_of("/r/a.py")] == ["eps"]
-    assert store.file_info("/r/a.py") == ("python", "3", 1)
+    assert store.file_info("/r/a.py") == ("python", "5", 1)
     assert [d[0] for d in store.defs_of("/r/b.py")] == ["gamma"]
     assert store.defs_named("alpha") == [] and store.def_count() == 2
     assert store.paths() == ["/r/a.py", "/r/b.py", "/r/c.py"]
+    store.close()
+
+
+def _table_counts(db: Path) -> tuple[int, int, int]:
+    con = sqlite3.connect(db)
+    try:
+        return tuple(
+            con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("files", "contents", "defs")
+        )  # type: ignore[return-value]
+    finally:
+        con.close()
+
+
+def test_files_with_the_same_bytes_share_one_content_until_none_holds_it(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite3"
+    store, _ = open_store(db, str(tmp_path))
+    store.put_files([_row("/r/a.py", "1", ["alpha", "beta"]), _row("/r/b.py", "1", ["alpha", "beta"])])
+    assert store.copy_files([("/r/c.py", 1, 1, "1", "python"), ("/r/d.py", 1, 1, "9", "python")]) == [
+        ("/r/d.py", 1, 1, "9", "python")  # no stored content with that hash: the caller parses it
+    ]
+    assert _table_counts(db) == (3, 1, 2)  # three files, one content, its two definitions
+    assert [p for p, _d in store.defs_named("alpha")] == ["/r/a.py", "/r/b.py", "/r/c.py"]
+    assert store.definer_count("alpha") == 3 and store.def_count() == 6
+    store.put_files([_row("/r/a.py", "2", ["gamma"])])  # a changed: b and c keep the old content
+    assert [p for p, _d in store.defs_named("alpha")] == ["/r/b.py", "/r/c.py"]
+    assert _table_counts(db) == (3, 2, 3)
+    store.delete_paths(["/r/b.py", "/r/c.py"])  # nothing holds content "1" now: it goes
+    assert _table_counts(db) == (1, 1, 1) and store.defs_named("alpha") == []
+    store.copy_files([("/r/e.py", 1, 1, "2", "python")])
+    store.delete_paths(["/r/a.py"])  # e.py still holds content "2"
+    assert [p for p, _d in store.defs_named("gamma")] == ["/r/e.py"] and _table_counts(db) == (1, 1, 1)
     store.close()
 
 
