@@ -217,8 +217,12 @@ class LocalProvider:
                 if (gen_threads, batch) != (engine.threads, engine.batch_threads):
                     engine.set_threads(gen_threads, batch)
                 tokens = engine.tokenize(rendered.prompt, markers)
-                # A refinement reads the whole prompt: its answer replaces one given from the cut.
-                allowed = None if request.refine else self.budget.allowed_new()
+                # Only a completion's first answer is cut to the jump budget: its refinement
+                # reads the whole prompt and replaces it. Nothing refines an escalation, a
+                # next edit or a warmup (the user asked for the fuller answer and waits for it;
+                # a raw next-edit prompt cut in the middle is not the prompt), so they read it all.
+                whole = request.refine or request.feature != "completion"
+                allowed = None if whole else self.budget.allowed_new()
                 job.tokens, self._cut = fit_prompt(
                     tokens, engine.cached_tokens, allowed, self._line_enders, self._cut
                 )

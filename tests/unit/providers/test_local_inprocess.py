@@ -177,6 +177,25 @@ async def test_a_refinement_reads_the_whole_prompt_the_jump_budget_cut(provider:
     assert common_prefix(engine.cached_tokens, full) >= len(full) - 1
 
 
+@pytest.mark.parametrize("feature", ["escalation", "next_edit"])
+async def test_only_a_completion_is_cut_to_the_jump_budget(provider: LocalProvider, feature: str) -> None:
+    """An escalation (the user asked for the fuller answer and waits) and a next edit are
+    never refined, so a cut read would be their final answer: they read the whole prompt
+    after a jump, whatever the budget, and say nothing of a cut."""
+    here = "def f(parts):\n" + "\n".join(f"    item_{i} = parts[{i}]" for i in range(40)) + "\n    "
+    there = "def g(rows):\n" + "\n".join(f"    row_{i} = rows[{i}] * {i}" for i in range(40)) + "\n    "
+    await _complete(provider, here)
+    provider.budget.budget_ms = 1.0  # a completion here would read only the floor's tokens
+    ctx = PromptContext("python", "join.py", there, "")
+    request = ModelRequest(ctx, max_tokens=4, temperature=0.0, feature=feature)  # type: ignore[arg-type]
+    chunks = [c async for c in provider.stream(request)]
+    assert not any(c.meta and "prompt_cut" in c.meta for c in chunks)
+    template = resolve_template("auto", provider._path_name, provider._template)
+    full = provider._engine.tokenize(render_completion(ctx, template, "").prompt)
+    assert provider.last_stats.prompt_tokens == len(full)
+    assert common_prefix(provider._engine.cached_tokens, full) >= len(full) - 1
+
+
 async def test_a_rest_elsewhere_stops_a_generation_for_the_place_left(provider: LocalProvider) -> None:
     numbers = "".join(f"{i}\n" for i in range(1, 80))
     ctx = PromptContext("python", "join.py", f"# the numbers from 1 to 500, one per line\n{numbers}", "")
