@@ -119,8 +119,9 @@ class LocalConfig:
     # Tiers on the embedded model answer a partial line by then, counted from the request's
     # arrival; with the wait for a word's end (~1 token) the answer is shown by ~200 ms.
     answer_budget_ms: int = field(default=180, metadata=bounded(0, 60_000))
-    # After a jump, the uncached part of the prompt is cut to what the model reads in this
-    # long (speed learned at runtime); the rest is read in the background. 0: always read all.
+    # After a jump, the uncached part of a completion's prompt is cut to what the model reads
+    # in this long (speed learned at runtime); the rest is read in the background. 0: always
+    # read all. Escalations and next edits always read all (nothing refines them).
     prompt_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
