@@ -21,7 +21,6 @@ import json
 import os
 import re
 import sqlite3
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
 from lsp_assist.context.outline import entries_to_rows, outline_of
 from lsp_assist.context.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
 from lsp_assist.workspace.index import MAX_SYMBOLS_PER_FILE
-from lsp_assist.workspace.store import Copy, DefRow, FileRow, pack_json, pack_names
+from lsp_assist.workspace.store import Copy, DefRow, FileRow, pack_ascii_names, pack_json, pack_names
 
 WORKER_NICE = 10  # below the server and the editor: indexing takes only idle cycles
 #: The cyclic collector's thresholds in a worker (`tune_gc`). A parse allocates thousands of
@@ -215,9 +214,7 @@ def packed_names(data: bytes, text: str) -> bytes:
     names = dict.fromkeys(
         name for run in runs if len(name := run.lstrip(_DIGITS) if run[0] < 0x3A else run) > 2
     )
-    kept = list(names)[:MAX_REFS_PER_FILE]
-    kept.sort()
-    return zlib.compress(b"\n".join(kept), 1)
+    return pack_ascii_names(list(names)[:MAX_REFS_PER_FILE])
 
 
 def index_batch(jobs: list[Job], max_bytes: int) -> list[Outcome]:

@@ -125,6 +125,11 @@ def pack_names(names: Iterable[str]) -> bytes:
     return zlib.compress("\n".join(sorted(names)).encode("utf-8", "surrogatepass"), 1)
 
 
+def pack_ascii_names(names: list[bytes]) -> bytes:
+    """`pack_names` of names already encoded (ASCII: bytes sort as their strings do)."""
+    return zlib.compress(b"\n".join(sorted(names)), 1)
+
+
 def unpack_names(blob: bytes) -> frozenset[str]:
     text = zlib.decompress(blob).decode("utf-8", "surrogatepass")
     return frozenset(text.split("\n")) if text else frozenset()
