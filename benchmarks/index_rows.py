@@ -71,30 +71,47 @@ def _row_json(kind: str, value: Any) -> dict[str, Any]:
     }
 
 
-def stages(jobs: list[tuple[str, str, int, str]]) -> dict[str, float]:
+def stages(jobs: list[tuple[str, str, int, str]], root: Path) -> dict[str, float]:
     """ms per file of the parts of a row, each timed alone (the parse reused)."""
-    from lsp_assist.context.outline import outline_of
-    from lsp_assist.context.symbols import extract_symbols, parse_text
+    import hashlib
 
-    spent = {"read": 0.0, "parse": 0.0, "outline": 0.0, "definitions": 0.0}
+    from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
+    from lsp_assist.context.outline import entries_to_rows, outline_of
+    from lsp_assist.context.symbols import extract_symbols, parse_text
+    from lsp_assist.workspace import parse_worker
+    from lsp_assist.workspace.store import pack_json
+
+    parse_worker.set_boundary((str(root), (), False))
+    excluded = parse_worker._excluded
+    names = ("boundary", "read", "hash", "parse", "outline", "definitions", "names", "imports", "packing")
+    spent = dict.fromkeys(names, 0.0)
+    clock = time.process_time
     for path, language, _m, _s in jobs:
-        t = time.process_time()
+        marks = [clock()]
+        if excluded is not None:
+            excluded(path)
+        marks.append(clock())
         with open(path, "rb") as f:
             data = f.read()
         text = data.decode("utf-8", "replace")
-        t1 = time.process_time()
+        marks.append(clock())
+        hashlib.blake2b(data, digest_size=16).hexdigest()
+        marks.append(clock())
         parsed = parse_text(text, language)
-        t2 = time.process_time()
-        if parsed is not None:
-            outline_of(parsed[0], parsed[1], language, path, None)
-        t3 = time.process_time()
+        marks.append(clock())
+        outline = outline_of(parsed[0], parsed[1], language, path, None).entries if parsed else ()
+        marks.append(clock())
         if parsed is not None:
             extract_symbols(parsed[0], parsed[1], language, path)
-        t4 = time.process_time()
-        spent["read"] += t1 - t
-        spent["parse"] += t2 - t1
-        spent["outline"] += t3 - t2
-        spent["definitions"] += t4 - t3
+        marks.append(clock())
+        parse_worker.packed_names(data, text)
+        marks.append(clock())
+        index_imports(text.split("\n", HEAD_ROWS)[:HEAD_ROWS], language)
+        marks.append(clock())
+        pack_json(entries_to_rows(outline))
+        marks.append(clock())
+        for name, a, b in zip(names, marks, marks[1:], strict=False):
+            spent[name] += b - a
     return {k: v * 1000 / max(1, len(jobs)) for k, v in spent.items()}
 
 
@@ -104,7 +121,7 @@ def main() -> int:
     ap.add_argument("--sample", type=int, default=1000, help="files drawn at random (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="passes over the sample (the best is printed)")
-    ap.add_argument("--stages", action="store_true", help="time read, parse, outline, definitions apart")
+    ap.add_argument("--stages", action="store_true", help="time each part of a row apart")
     ap.add_argument("--profile", type=int, default=0, help="cProfile: print this many functions")
     ap.add_argument("--rows", type=Path, default=None, help="write every outcome here, one JSON line each")
     args = ap.parse_args()
@@ -127,7 +144,7 @@ def main() -> int:
         best = min(best, time.process_time() - t)
     print(f"CPU per file: {best * 1000 / max(1, len(jobs)):.3f} ms (best of {max(1, args.repeat)})")
     if args.stages:
-        parts = stages(jobs)
+        parts = stages(jobs, args.root)
         print("stages, ms per file: " + ", ".join(f"{k} {v:.3f}" for k, v in parts.items()))
     if args.profile:
         prof = cProfile.Profile()
