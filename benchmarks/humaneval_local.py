@@ -62,7 +62,7 @@ def passes(task: dict[str, Any], line: str, indent: str) -> bool:
 
 
 def quality_config(
-    model: str, backend: str = "inprocess", *, members: bool = True, **fast: Any
+    model: str, backend: str = "inprocess", *, members: bool = True, refine: str = "", **fast: Any
 ) -> dict[str, Any]:
     """The embedded model on the fast tier (`fast`: more of that tier's settings) with patient
     timeouts and no cache, prefetch or enrichment: a quality run measures what the model
@@ -70,6 +70,7 @@ def quality_config(
     local: dict[str, Any] = {"model": model, "backend": backend, "first_token_timeout_ms": 60000}
     local["total_timeout_ms"] = 90000
     local["constrain_members"] = members
+    local["refine_model"] = refine
     if "context_chars" in fast:  # the embedded model's own default (1,500) would win otherwise
         local["context_chars"] = fast["context_chars"]
     return {
@@ -101,6 +102,10 @@ async def final_first_line(
         flight = launcher.live_stream(uri)
         if flight is None or flight.done:
             flight = launcher.refining(uri)
+        if (flight is None or flight.done) and launcher.refine_waiting(uri):
+            waited = True  # the refine model starts after the user's rest
+            await asyncio.sleep(0.05)
+            continue
         if flight is None or flight.done:
             break
         waited = True
@@ -120,19 +125,27 @@ async def run_model(
     backend: str = "inprocess",
     members: bool = True,
     keep_open: bool = False,
+    refine: str = "",
 ) -> dict[str, Any]:
     from lsp_assist.cli.session import complete_text
     from lsp_assist.server import build_runtime
 
     os.environ["LSP_ASSIST_CACHE_DIR"] = str(cache_dir / f"{model}-{backend}")
-    rt = build_runtime([], quality_config(model, backend, members=members))
+    rt = build_runtime([], quality_config(model, backend, members=members, refine=refine))
     t0 = time.perf_counter()
     await rt.warm()
     load_s = time.perf_counter() - t0
     await _members_ready(rt, members)
+    refiner = False
+    for provider in rt.local_models():
+        ready = getattr(provider, "refiner_ready", None)
+        refiner = refiner or (ready is not None and await ready())
+    if refine and not refiner:
+        print(f"refine model {refine!r} did not load: see the log (LSP_ASSIST_BENCH_LOG=1)")
     exact = passed = empty = exact_first = 0
     ttft: list[float] = []
     total: list[float] = []
+    final_s: list[float] = []  # request to the line the user ends up with
     try:
         for i, task in enumerate(tasks):
             hole = task["canonical_solution"].rstrip("\n")
@@ -140,10 +153,12 @@ async def run_model(
             text = task["prompt"] + indent + "\n" + task["suffix"]
             line_no = task["prompt"].count("\n")
             path = cache_dir / f"task_{i}.py"
+            asked = time.perf_counter()
             res = await complete_text(rt, path, text, line_no, len(indent), version=i + 1)
             shown = res.text.split("\n", 1)[0].rstrip()
             exact_first += int(shown.strip() == hole.strip())
             got = await final_first_line(rt, res, path, text, line_no, len(indent), i + 1)
+            final_s.append(time.perf_counter() - asked)
             if not keep_open:  # each task alone: earlier tasks' files are not open tabs
                 rt.store.close("file://" + str(path))
             if not got:
@@ -157,7 +172,7 @@ async def run_model(
         await rt.aclose()
     n = len(tasks)
     return {
-        "model": f"{model} {backend}" + ("" if members else " free"),
+        "model": f"{model} {backend}" + ("" if members else " free") + (" +refine" if refiner else ""),
         "n": n,
         "exact": exact / n,
         "exact_first": exact_first / n,
@@ -167,6 +182,7 @@ async def run_model(
         "ttft_p50": statistics.median(ttft) if ttft else float("nan"),
         "total_p50": statistics.median(total) if total else float("nan"),
         "total_p95": sorted(total)[int(0.95 * (len(total) - 1))] if total else float("nan"),
+        "final_p50": statistics.median(final_s) if final_s else float("nan"),
     }
 
 
@@ -199,6 +215,12 @@ async def main() -> int:
         help="local.constrain_members (both: on off)",
     )
     ap.add_argument(
+        "--refine",
+        nargs="+",
+        default=[""],
+        help="local.refine_model per run (\"\": none, auto: the coder when installed); e.g. --refine '' auto",
+    )
+    ap.add_argument(
         "--keep-open",
         action="store_true",
         help="leave each task's file open (before 2026-12-03: later tasks saw earlier ones as open tabs)",
@@ -213,20 +235,25 @@ async def main() -> int:
         for model in args.models:
             for backend in args.backends:
                 for members in args.members:
-                    results.append(
-                        await run_model(model, tasks, Path(td), backend, members == "on", args.keep_open)
-                    )
+                    for refine in args.refine:
+                        results.append(
+                            await run_model(
+                                model, tasks, Path(td), backend, members == "on", args.keep_open, refine
+                            )
+                        )
     print(f"HumanEval single-line infilling, {args.n} tasks (seed {args.seed}), through the full pipeline")
     print(
         f"{'model':<24}{'exact':>8}{'exact@first':>12}{'pass@1':>8}{'empty':>8}{'load s':>8}{'ttft p50':>10}"
         f"{'total p50':>11}"
         f"{'total p95':>11}"
+        f"{'final p50':>11}"
     )
     for r in results:
         print(
             f"{r['model']:<24}{r['exact']:>8.1%}{r['exact_first']:>12.1%}{r['pass']:>8.1%}{r['empty']:>8.1%}"
             f"{r['load_s']:>8.1f}"
             f"{r['ttft_p50']:>9.0f}ms{r['total_p50']:>9.0f}ms{r['total_p95']:>9.0f}ms"
+            f"{r['final_p50']:>10.1f}s"
         )
     return 0
 

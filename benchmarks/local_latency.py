@@ -11,6 +11,8 @@ cursor first rests there for 500 ms (`lspAssist/cursorRest`, as both editor clie
 before the Enter. Backends, all in the same run and printed side by side:
 - `inprocess` (the default path: in-process llama.cpp, KV-cache reuse, stable layout, the
   jump budget `local.prompt_budget_ms` and the cursor-rest prefill);
+- `inprocess-norefine` (the default path with `local.refine_model = ""`: no second model
+  rewriting answers after a rest, the default before the refine model);
 - `inprocess-today` (the same server with `prompt_budget_ms = 0` and no cursor-rest
   notifications: the path before issue 26);
 - `server` (`local.backend = "server"`: the llama-cpp-python server, the trimmed prompt);
@@ -29,6 +31,7 @@ Other measurements (in-process, on the engine directly):
   --speculation   hand-rolled prompt-lookup drafts (verified in one batch) vs none
   --tradeoff      HumanEval exact match and prompt recall against the jump's prompt size
   --shift         whether Gemma 3's KV cache can be shifted (llama-server's --cache-reuse)
+  --preempt       a request's first token while the refine model rewrites, against idle
 
 Run under the exclusive CPU lock:
   flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/local_latency.py [--statements 6]
@@ -168,7 +171,10 @@ async def run_session(
     # "X@base": backend X served from `--baseline-src` (another tree: the code before a change).
     engine, _, variant = backend.partition("@")[0].partition("-")
     extra = "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\n" if variant == "nodebounce" else ""
-    today = "prompt_budget_ms = 0\n" if variant == "today" else ""  # the path before issue 26
+    # the path before issue 26; "inprocess-norefine": the default without the refine model
+    today = 'prompt_budget_ms = 0\nrefine_model = ""\n' if variant == "today" else ""
+    if variant == "norefine":
+        today = 'refine_model = ""\n'
     if variant.startswith("budget"):  # "inprocess-budget180": another local.answer_budget_ms
         today = f"answer_budget_ms = {int(variant.removeprefix('budget'))}\n"
     cfg.write_text(
@@ -588,6 +594,7 @@ async def session_main(args: argparse.Namespace) -> None:
         "server": "today: llama-cpp server + trimmed",
         "inprocess-nodebounce": "in-process, debounce off",
         "inprocess-today": "before: in-process, no jump budget/rest",
+        "inprocess-norefine": "in-process, no refine model",
     }
     width = 58
     print()
@@ -925,6 +932,72 @@ async def memory_main(args: argparse.Namespace) -> None:
             await client.close()
 
 
+async def preempt_main(args: argparse.Namespace) -> None:
+    """What the refine model costs a request that arrives while it rewrites (in-process,
+    the real `LocalProvider`): time to the first token of Gemma requests at fresh lines of
+    the module, alternately with the model idle and while the refine model
+    (qwen2.5-coder-1.5b) reads a whole prompt elsewhere in the file (the request stops it
+    between two 4-token batches)."""
+    from lsp_assist.config.schema import LocalConfig, TierConfig
+    from lsp_assist.domain import ModelRequest, PromptContext
+    from lsp_assist.providers.local import LocalProvider
+
+    lines = source_path(args.module).read_text(encoding="utf-8").split("\n")
+    typed, cold = pick_statements(lines, 3 * args.trials, args.seed)
+    rows = typed + cold
+    rng = random.Random(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="lsp-preempt-"))
+    local = LocalConfig(refine_model="qwen2.5-coder-1.5b")
+    p = LocalProvider(TierConfig(provider="local"), local, work)
+
+    def request(row: int, refine: bool) -> ModelRequest:
+        prefix = (
+            "\n".join(lines[:row])[-1500:] + "\n" + lines[row][: len(lines[row]) - len(lines[row].lstrip())]
+        )
+        ctx = PromptContext("python", "decoder.py", prefix, "\n" + "\n".join(lines[row + 1 :])[:600])
+        return ModelRequest(ctx, max_tokens=24, temperature=0.0, stop=("\n",), refine=refine)
+
+    async def first_token(req: ModelRequest) -> float:
+        t0 = time.perf_counter()
+        got = float("nan")
+        async for chunk in p.stream(req):
+            if chunk.text and got != got:
+                got = (time.perf_counter() - t0) * 1000
+        return got
+
+    async def drain(req: ModelRequest) -> str:
+        return "".join([c.text async for c in p.stream(req)])
+
+    try:
+        await p.ready()
+        if not await p.refiner_ready():
+            print("the refine model did not load (is the 'local-coder' extra installed?)")
+            return
+        idle: list[float] = []
+        busy: list[float] = []
+        stopped = 0
+        for i in range(args.trials):
+            fg_idle, fg_busy, bg = (rows[(3 * i + k) % len(rows)] for k in range(3))
+            idle.append(await first_token(request(fg_idle, False)))
+            await asyncio.sleep(0.5)
+            rewriting = asyncio.create_task(drain(request(bg, True)))
+            await asyncio.sleep(rng.uniform(0.2, 2.0))  # the coder is reading its prompt
+            busy.append(await first_token(request(fg_busy, False)))
+            stopped += int(not (await rewriting))
+            await asyncio.sleep(0.5)
+        print(f"refine model cost to a request arriving while it rewrites, {args.trials} trials")
+        print(f"{'':34}{'p50':>8}{'p90':>8}{'max':>8}")
+        for label, xs in (
+            ("first token, model idle (ms)", idle),
+            ("first token, during a rewrite (ms)", busy),
+        ):
+            xs = sorted(xs)
+            print(f"{label:34}{pct(xs, 50):>8.0f}{pct(xs, 90):>8.0f}{xs[-1]:>8.0f}")
+        print(f"rewrites stopped before writing: {stopped} / {args.trials}")
+    finally:
+        await p.aclose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--module", default=SOURCE_MODULE, help="standard-library module to type in")
@@ -935,7 +1008,8 @@ def main() -> None:
         "--backends",
         nargs="+",
         default=["inprocess-today", "inprocess"],
-        help="inprocess, inprocess-today (before issue 26), server, inprocess-nodebounce, inprocess-budgetMS",
+        help="inprocess, inprocess-today (before issue 26), inprocess-norefine, server, inprocess-nodebounce,"
+        " inprocess-budgetMS",
     )
     parser.add_argument(
         "--phases", nargs="+", default=["fresh", "invoked", "rest"], help="jump phases to run"
@@ -953,6 +1027,10 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=30, help="HumanEval tasks for --tradeoff")
     parser.add_argument(
+        "--preempt", action="store_true", help="a request's first token while the refine model rewrites"
+    )
+    parser.add_argument("--trials", type=int, default=12, help="requests per case for --preempt")
+    parser.add_argument(
         "--sizes", type=int, nargs="+", default=[32, 64, 128, 0], help="new prompt tokens; 0: all"
     )
     args = parser.parse_args()
@@ -966,6 +1044,8 @@ def main() -> None:
         shift_main(args)
     elif args.tradeoff:
         asyncio.run(tradeoff_main(args))
+    elif args.preempt:
+        asyncio.run(preempt_main(args))
     else:
         asyncio.run(session_main(args))
 

@@ -75,6 +75,15 @@ async def _doctor(workspace: Path) -> int:
         writable = "writable" if os.access(rt.cache_dir, os.W_OK) else "NOT writable"
         print(f"cache dir: {rt.cache_dir} ({writable})")
         print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")
+        from lsp_assist.providers.refine_model import refine_model_name
+
+        refiner = refine_model_name(rt.config.local, rt.config.local.model)
+        print(
+            f"refine model: {refiner} (rewrites an answer once you rest; local.refine_model)"
+            if refiner
+            else 'refine model: none (local.refine_model; "auto" uses qwen2.5-coder-1.5b when the'
+            " 'local-coder' extra is installed)"
+        )
         for name in ("fast", "quality", "backup"):
             tier = rt.config.tier(name)
             provider = rt.providers.get(name)

@@ -12,9 +12,15 @@ from lsp_assist.domain import Cursor, Suggestion
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.server import Runtime, build_runtime
 
+#: A one-shot command answers and exits: no user rests after it, so the refine model
+#: (`local.refine_model`, 1.1 GB read in the background) would only delay the exit.
+ONE_SHOT: dict[str, Any] = {"local": {"refine_model": ""}}
+
 
 def open_runtime(workspace: Path | None = None, overrides: dict[str, Any] | None = None) -> Runtime:
-    return build_runtime([workspace] if workspace else [], overrides)
+    layered = dict(overrides or {})
+    layered["local"] = {**ONE_SHOT["local"], **dict(layered.get("local") or {})}
+    return build_runtime([workspace] if workspace else [], layered)
 
 
 async def wait_for_model(rt: Runtime, *, quiet: bool = False) -> None:

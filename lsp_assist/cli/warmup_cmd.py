@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from lsp_assist.cli.session import ONE_SHOT
 from lsp_assist.server import build_runtime
 from lsp_assist.workspace.warmup import run_warmup
 
@@ -71,7 +72,7 @@ def _size(n: int) -> str:
 
 
 async def _warm(root: Path, bar: ProgressBar) -> dict[str, Any]:
-    rt = build_runtime([root])
+    rt = build_runtime([root], ONE_SHOT)
     try:
         for err in rt.errors:
             print(f"lsp-assist warmup: configuration: {err}", file=sys.stderr)

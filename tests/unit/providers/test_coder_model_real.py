@@ -47,3 +47,55 @@ async def test_the_code_after_the_cursor_reaches_the_prompt(tmp_path: Path) -> N
         assert line.startswith("joined_name ="), line
     finally:
         await p.aclose()
+
+
+async def test_the_refine_model_rewrites_from_the_suffix_and_yields_to_a_request(tmp_path: Path) -> None:
+    """`local.refine_model`: Gemma answers, the coder rewrites a refinement (it sees the code
+    after the cursor, Gemma's template does not), and a request arriving while the coder
+    reads a long prompt stops it (between two 4-token batches) and is answered."""
+    try:
+        resolve_model("qwen2.5-coder-1.5b", tmp_path)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    local = LocalConfig(n_ctx=2048, refine_model="qwen2.5-coder-1.5b", prompt_budget_ms=0, answer_budget_ms=0)
+    p = LocalProvider(TierConfig(provider="local"), local, tmp_path)
+    try:
+        await asyncio.wait_for(p.ready(), 240)
+        assert await asyncio.wait_for(p.refiner_ready(), 240)
+        assert p.refine_after_s == 0.3
+        ctx = PromptContext(
+            "python", "orders.py", "def full_name(first, last):\n    ", "\n    return joined_name\n"
+        )
+        refine = ModelRequest(ctx, max_tokens=24, temperature=0.0, stop=("\n",), refine=True)
+        line = "".join([c.text async for c in p.stream(refine)])
+        assert p.refined_runs == 1
+        assert line.startswith("joined_name ="), line
+
+        # ~900 prompt tokens: the coder reads them in ~10 s on two cores.
+        long_prefix = "".join(f"def helper_{i}(value):\n    return value + {i}\n\n" for i in range(60))
+        slow = ModelRequest(
+            PromptContext("python", "h.py", long_prefix + "def main():\n    ", "\n"),
+            max_tokens=24,
+            temperature=0.0,
+            stop=("\n",),
+            refine=True,
+        )
+
+        async def read(req: ModelRequest) -> str:
+            return "".join([c.text async for c in p.stream(req)])
+
+        rewriting = asyncio.create_task(read(slow))
+        for _ in range(6000):  # bounded: until the refinement is on the model's thread
+            if p.refined_runs >= 2:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # the coder is reading its prompt
+        quick = ModelRequest(
+            PromptContext("python", "a.py", "x = 1\ny = ", "\n"), max_tokens=4, temperature=0.0
+        )
+        answered = await asyncio.wait_for(read(quick), 60)
+        assert answered.strip(), "the request got no answer"
+        # The refinement stopped while reading its prompt: it wrote nothing.
+        assert await asyncio.wait_for(rewriting, 60) == ""
+    finally:
+        await p.aclose()

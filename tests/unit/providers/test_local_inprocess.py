@@ -38,7 +38,10 @@ async def provider(tmp_path: Path) -> LocalProvider:
         resolve_model("smollm2", tmp_path)
     except Unavailable as exc:
         pytest.skip(str(exc))
-    p = LocalProvider(TierConfig(provider="local", model="smollm2"), LocalConfig(n_ctx=1024), tmp_path)
+    # No refine model: these tests are about the main model's own reads and refinements
+    # (the coder's are in test_coder_model_real.py), whatever extras are installed.
+    local = LocalConfig(n_ctx=1024, refine_model="")
+    p = LocalProvider(TierConfig(provider="local", model="smollm2"), local, tmp_path)
     events: list[LoadEvent] = []
     p.on_progress = events.append
     assert not p.available_now()  # starts the load, never waits for it

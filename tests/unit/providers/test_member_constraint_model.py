@@ -61,7 +61,8 @@ async def provider(tmp_path: Path) -> LocalProvider:
         resolve_model("gemma3-270m", tmp_path)
     except Unavailable as exc:
         pytest.skip(str(exc))
-    p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), LocalConfig(), tmp_path)
+    local = LocalConfig(refine_model="")  # the constraint is the main model's: no refine model
+    p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), local, tmp_path)
     await asyncio.wait_for(p.ready(), 120)
     assert await p.members_ready()  # the vocabulary is indexed after the load
     yield p  # type: ignore[misc]

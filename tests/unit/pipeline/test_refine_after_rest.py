@@ -1,0 +1,170 @@
+"""A provider with a stronger refine model rewrites an answer once the user rests.
+
+The embedded model's second model (`local.refine_model`, the coder) is slow on a CPU, so it
+must never run while the user types: it starts only after `refine_after_s` with the
+document unchanged and no newer request for it, and any request ends the wait. These
+tests use a fake one-slot model on the real launcher (no timing is asserted: the rest is
+a few ms and the tests wait for the outcome, not for a clock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from lsp_assist.config.schema import Config
+from lsp_assist.documents.store import DocumentStore
+from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
+from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.settings import parse_settings
+from lsp_assist.pipeline.answers import AnswerStore
+from lsp_assist.pipeline.cache import SuggestionCache
+from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
+from lsp_assist.pipeline.postprocess import StreamAssembler
+from lsp_assist.pipeline.prompt import Prompt
+from lsp_assist.pipeline.request import Target
+from lsp_assist.pipeline.typing_index import TypingIndex
+from lsp_assist.telemetry.stats import StatsCollector
+
+URI = "file:///a.py"
+TEXT = "def area(width, height):\n    return "
+
+
+class RestingModel:
+    """A one-slot model whose prompts are never cut, with a refine model: a refinement
+    (`request.refine`) writes the better line."""
+
+    name = "local"
+    model = "fake-270m"
+    endpoint_host = None
+    single_slot = True
+
+    def __init__(self, rest: float | None) -> None:
+        self.requests: list[ModelRequest] = []
+        self.refine_after_s = rest
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self.requests.append(request)
+        answer = "width * height" if request.refine else "None"
+        for i, piece in enumerate(answer.split(" ")):
+            await asyncio.sleep(self.refine_delay if request.refine else 0.001)
+            yield StreamChunk(piece if i == 0 else " " + piece)
+        yield StreamChunk("\n")
+
+    refine_delay = 0.001  # seconds per piece of a refinement (a slow refine model)
+
+    async def warm(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _setup(tmp_path: Path, rest: float | None) -> tuple[StreamLauncher, RestingModel, DocumentStore, Target]:
+    settings, errors = parse_settings({}, environ={})
+    assert errors == []
+    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
+    store = DocumentStore()
+    store.open(URI, "python", 1, TEXT + "\n", "/a.py")
+    snap = store.snapshot(URI)
+    assert snap is not None
+    answers = AnswerStore(SuggestionCache(None), TypingIndex(), store)
+    model = RestingModel(rest)
+    launcher = StreamLauncher(
+        Config(),
+        {"fast": model},
+        gov,
+        answers,
+        StatsCollector(Config().budget, tmp_path / "stats.jsonl"),
+        assembler=lambda ctx: StreamAssembler(ctx, "single"),
+        provider_key=lambda tier: f"local:fake:{tier}",
+    )
+    target = Target(snap, len(TEXT), Cursor(1, len("    return ")))
+    return launcher, model, store, target
+
+
+def _spec(target: Target) -> StreamSpec:
+    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT, suffix="\n", mode="single")
+    return StreamSpec(target, Prompt(ctx, "fast", "key"))
+
+
+async def _settle(launcher: StreamLauncher) -> None:
+    """Wait until no stream, refinement or rest is left for the document."""
+    for _ in range(400):
+        flight = launcher.live_stream(URI)
+        if flight is None or flight.done:
+            flight = launcher.refining(URI)
+        if flight is not None and not flight.done:
+            await asyncio.wait_for(asyncio.shield(flight.final), 5)
+        elif launcher.refine_waiting(URI):
+            await asyncio.sleep(0.01)
+        else:
+            return
+    raise AssertionError("the document's streams never settled")
+
+
+async def test_an_answer_is_rewritten_by_the_refine_model_after_a_rest(tmp_path: Path) -> None:
+    launcher, model, _, target = _setup(tmp_path, rest=0.02)
+    flight = await launcher.launch(_spec(target))
+    assert await flight.quick == "None"
+    await _settle(launcher)
+    # Nothing was cut, yet the answer was asked again, as a refinement.
+    assert [r.refine for r in model.requests] == [False, True]
+    hit = launcher.answers.typing_through(target)
+    assert hit is not None and hit.text == "width * height"
+    await launcher.aclose()
+
+
+async def test_no_rewrite_without_a_refine_model_when_nothing_was_cut(tmp_path: Path) -> None:
+    launcher, model, _, target = _setup(tmp_path, rest=None)
+    await (await launcher.launch(_spec(target))).final
+    await _settle(launcher)
+    assert [r.refine for r in model.requests] == [False]
+    await launcher.aclose()
+
+
+async def test_a_request_during_the_rest_ends_the_wait(tmp_path: Path) -> None:
+    # A long rest: only a request can end it within the test.
+    launcher, model, _, target = _setup(tmp_path, rest=30.0)
+    await (await launcher.launch(_spec(target))).final
+    for _ in range(200):  # the first stream's task reaches its rest
+        if launcher.refine_waiting(URI):
+            break
+        await asyncio.sleep(0.005)
+    assert launcher.refine_waiting(URI)
+    model.refine_after_s = 0.02  # the second answer's own rest is short
+    await (await launcher.launch(_spec(target))).final
+    await _settle(launcher)
+    # The first answer's refinement never ran; the second answer's did, once.
+    assert [r.refine for r in model.requests] == [False, False, True]
+    await launcher.aclose()
+
+
+async def test_no_rewrite_when_the_document_changed_during_the_rest(tmp_path: Path) -> None:
+    launcher, model, store, target = _setup(tmp_path, rest=0.05)
+    await (await launcher.launch(_spec(target))).final
+    store.open(URI, "python", 2, TEXT + "x\n", "/a.py")  # the user typed on
+    await _settle(launcher)
+    assert [r.refine for r in model.requests] == [False]
+    await launcher.aclose()
+
+
+async def test_an_edit_closes_a_running_rewrite(tmp_path: Path) -> None:
+    """The refine model takes seconds of both cores: an answer for a version the user has
+    edited away is not worth them."""
+    launcher, model, store, target = _setup(tmp_path, rest=0.01)
+    model.refine_delay = 30.0  # it would run for a minute: only the edit can end it in time
+    await (await launcher.launch(_spec(target))).final
+    refinement = None
+    for _ in range(500):
+        refinement = launcher.refining(URI)
+        if refinement is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert refinement is not None and not refinement.done
+    store.open(URI, "python", 2, TEXT + "x\n", "/a.py")
+    launcher.note_change(URI)
+    await asyncio.wait_for(asyncio.shield(refinement.final), 5)
+    assert refinement.aborted
+    await launcher.aclose()
