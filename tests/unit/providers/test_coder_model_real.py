@@ -1,6 +1,7 @@
 """The optional FIM code model for real (`qwen2.5-coder-1.5b`, extra `local-coder`): the code
 after the cursor reaches its prompt through the Qwen FIM template, so it writes a name that
-only the suffix shows. Skipped where the extra is not installed (1.1 GB; not in CI's setup)."""
+only the suffix shows; and as the refine model. Skipped where the extra is not installed
+(1.1 GB; `make setup`, and so CI, installs it)."""
 
 from __future__ import annotations
 
