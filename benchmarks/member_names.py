@@ -195,7 +195,7 @@ class TimedConstraint:
         self.tally.accept_ms.append((time.perf_counter() - t) * 1000.0)
 
 
-async def complete(provider: Any, ctx: Any, tally: Tally, constrained: bool) -> str:
+async def complete(provider: Any, ctx: Any, tally: Tally, constrained: bool, whole: bool = False) -> str:
     from lsp_assist.domain import ModelRequest
 
     original = provider._constraint
@@ -207,7 +207,10 @@ async def complete(provider: Any, ctx: Any, tally: Tally, constrained: bool) -> 
     provider._local = replace(provider._local, constrain_members=constrained)
     provider._constraint = timed
     try:
-        pieces = [c.text async for c in provider.stream(ModelRequest(ctx, max_tokens=10, temperature=0.0))]
+        # whole: asked as a refinement, the whole prompt is read (not cut to the jump budget),
+        # as the refine model reads it when it rewrites an answer after a rest.
+        request = ModelRequest(ctx, max_tokens=10, temperature=0.0, refine=whole)
+        pieces = [c.text async for c in provider.stream(request)]
     finally:
         provider._constraint = original
     st = provider.last_stats
@@ -230,7 +233,7 @@ def score(tally: Tally, pos: Position, answer: str) -> None:
         tally.undefined += int(named not in pos.defined)
 
 
-async def run(positions: list[Position], model: str) -> tuple[Tally, Tally, float]:
+async def run(positions: list[Position], model: str, whole: bool = False) -> tuple[Tally, Tally, float]:
     from lsp_assist.config.schema import LocalConfig, TierConfig
     from lsp_assist.context.builder import ContextEngine
     from lsp_assist.domain import Cursor
@@ -238,7 +241,8 @@ async def run(positions: list[Position], model: str) -> tuple[Tally, Tally, floa
 
     free, constrained = Tally(), Tally()
     with tempfile.TemporaryDirectory() as td:
-        provider = LocalProvider(TierConfig(provider="local", model=model), LocalConfig(), Path(td))
+        local = LocalConfig(refine_model="")  # one model at a time: `model` itself
+        provider = LocalProvider(TierConfig(provider="local", model=model), local, Path(td))
         t0 = time.perf_counter()
         await provider.ready()
         assert await provider.members_ready()  # the vocabulary is read after the load
@@ -249,8 +253,8 @@ async def run(positions: list[Position], model: str) -> tuple[Tally, Tally, floa
                 ctx = engine.build_from_text(
                     pos.text, "python", str(pos.path), Cursor(pos.line, pos.col), 1500, layout="stable"
                 )
-                score(free, pos, await complete(provider, ctx, free, False))
-                score(constrained, pos, await complete(provider, ctx, constrained, True))
+                score(free, pos, await complete(provider, ctx, free, False, whole))
+                score(constrained, pos, await complete(provider, ctx, constrained, True, whole))
         finally:
             await provider.aclose()
     return free, constrained, load_s
@@ -287,9 +291,14 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--model", default="gemma3-270m")
+    ap.add_argument(
+        "--whole",
+        action="store_true",
+        help="read each whole prompt (as the refine model does), not the jump budget's cut",
+    )
     args = ap.parse_args()
     positions = sample(args.positions, args.seed, args.files)
-    free, constrained, load_s = asyncio.run(run(positions, args.model))
+    free, constrained, load_s = asyncio.run(run(positions, args.model, args.whole))
     report(positions, free, constrained, load_s)
     return 0
 
