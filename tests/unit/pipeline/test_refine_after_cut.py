@@ -12,19 +12,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
-from lsp_assist.governance.guard import Governance
-from lsp_assist.governance.settings import parse_settings
-from lsp_assist.pipeline.answers import AnswerStore
-from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
-from lsp_assist.pipeline.postprocess import StreamAssembler
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
-from lsp_assist.pipeline.typing_index import TypingIndex
-from lsp_assist.telemetry.stats import StatsCollector
+from tests.unit.pipeline.launcher_harness import one_document, settle
 
 URI = "file:///a.py"
 # The name the line needs is defined far above the cursor: a cut prompt does not show it.
@@ -66,28 +59,8 @@ class CuttingModel:
 
 
 def _setup(tmp_path: Path) -> tuple[StreamLauncher, CuttingModel, DocumentStore, Target, list[Cursor]]:
-    settings, errors = parse_settings({}, environ={})
-    assert errors == []
-    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
-    store = DocumentStore()
-    store.open(URI, "python", 1, TEXT + "\n", "/a.py")
-    snap = store.snapshot(URI)
-    assert snap is not None
-    answers = AnswerStore(SuggestionCache(None), TypingIndex(), store)
-    ready: list[Cursor] = []
-    answers.on_suggestion_ready = lambda uri, version, cursor: ready.append(cursor)
     model = CuttingModel()
-    launcher = StreamLauncher(
-        Config(),
-        {"fast": model},
-        gov,
-        answers,
-        StatsCollector(Config().budget, tmp_path / "stats.jsonl"),
-        assembler=lambda ctx: StreamAssembler(ctx, "single"),
-        provider_key=lambda tier: f"local:fake:{tier}",
-    )
-    line = TEXT.count("\n")
-    target = Target(snap, len(TEXT), Cursor(line, len(TEXT) - TEXT.rfind("\n") - 1))
+    launcher, store, target, ready = one_document(tmp_path, model, TEXT)
     return launcher, model, store, target, ready
 
 
@@ -97,15 +70,7 @@ def _spec(target: Target) -> StreamSpec:
 
 
 async def _settle(launcher: StreamLauncher) -> None:
-    """Wait for the document's live streams, the refinement included, to end."""
-    for _ in range(200):
-        flight = launcher.live_stream(URI)
-        if flight is None or flight.done:
-            flight = launcher.refining(URI)
-        if flight is None or flight.done:
-            return
-        await asyncio.wait_for(asyncio.shield(flight.final), 5)
-    raise AssertionError("the live streams never ended")
+    await settle(launcher, URI)
 
 
 async def test_the_longer_answer_after_a_cut_prompt_comes_from_the_whole_prompt(tmp_path: Path) -> None:

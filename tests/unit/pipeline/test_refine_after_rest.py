@@ -13,19 +13,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
-from lsp_assist.governance.guard import Governance
-from lsp_assist.governance.settings import parse_settings
-from lsp_assist.pipeline.answers import AnswerStore
-from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
-from lsp_assist.pipeline.postprocess import StreamAssembler
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
-from lsp_assist.pipeline.typing_index import TypingIndex
-from lsp_assist.telemetry.stats import StatsCollector
+from tests.unit.pipeline.launcher_harness import one_document, settle
 
 URI = "file:///a.py"
 TEXT = "def area(width, height):\n    return "
@@ -62,26 +55,11 @@ class RestingModel:
 
 
 def _setup(tmp_path: Path, rest: float | None) -> tuple[StreamLauncher, RestingModel, DocumentStore, Target]:
-    settings, errors = parse_settings({}, environ={})
-    assert errors == []
-    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
-    store = DocumentStore()
-    store.open(URI, "python", 1, TEXT + "\n", "/a.py")
+    model = RestingModel(rest)
+    launcher, store, _, _ = one_document(tmp_path, model, TEXT)
     snap = store.snapshot(URI)
     assert snap is not None
-    answers = AnswerStore(SuggestionCache(None), TypingIndex(), store)
-    model = RestingModel(rest)
-    launcher = StreamLauncher(
-        Config(),
-        {"fast": model},
-        gov,
-        answers,
-        StatsCollector(Config().budget, tmp_path / "stats.jsonl"),
-        assembler=lambda ctx: StreamAssembler(ctx, "single"),
-        provider_key=lambda tier: f"local:fake:{tier}",
-    )
-    target = Target(snap, len(TEXT), Cursor(1, len("    return ")))
-    return launcher, model, store, target
+    return launcher, model, store, Target(snap, len(TEXT), Cursor(1, len("    return ")))
 
 
 def _spec(target: Target) -> StreamSpec:
@@ -90,18 +68,7 @@ def _spec(target: Target) -> StreamSpec:
 
 
 async def _settle(launcher: StreamLauncher) -> None:
-    """Wait until no stream, refinement or rest is left for the document."""
-    for _ in range(400):
-        flight = launcher.live_stream(URI)
-        if flight is None or flight.done:
-            flight = launcher.refining(URI)
-        if flight is not None and not flight.done:
-            await asyncio.wait_for(asyncio.shield(flight.final), 5)
-        elif launcher.refine_waiting(URI):
-            await asyncio.sleep(0.01)
-        else:
-            return
-    raise AssertionError("the document's streams never settled")
+    await settle(launcher, URI)
 
 
 async def test_an_answer_is_rewritten_by_the_refine_model_after_a_rest(tmp_path: Path) -> None:
