@@ -717,7 +717,30 @@ scenarios.events = {
     wait = function()
       return line(row) == params.after_cut and vim.fn.mode() == "n"
     end,
-    settle = tonumber(params.checkpoint_wait_ms or 3000),
+  },
+  {
+    -- Quitting ends the server: stay until it has written the last retention checkpoint of
+    -- each accept (records in the audit log), however long this machine took to get here.
+    name = "checkpoints_written",
+    act = function() end,
+    wait = function()
+      local f = io.open(params.hold_until_file, "r")
+      if not f then
+        return false
+      end
+      local body = f:read("*a")
+      f:close()
+      local seen, from = 0, 1
+      while true do
+        local at = body:find(params.hold_until_text, from, true)
+        if not at then
+          break
+        end
+        seen, from = seen + 1, at + 1
+      end
+      return seen >= tonumber(params.hold_until_count or 1)
+    end,
+    timeout = 60000,
   },
 }
 

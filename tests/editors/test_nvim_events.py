@@ -43,12 +43,14 @@ def test_events_and_retention_from_a_real_neovim(tmp_path: Path, fake: FakeModel
             "cut_from": cut_from,
             "cut_to": cut_from + len(CUT),
             "after_cut": FAST_LINE.replace(CUT, ""),
-            "checkpoint_wait_ms": 7500,
+            "hold_until_file": str(tmp_path / "cache" / "audit" / "audit.jsonl"),
+            "hold_until_text": '"checkpoint_s":600',
+            "hold_until_count": 2,  # the word's accept and the whole line's
         },
         # The server's retention clock runs 100x: the 10 min checkpoint 6 s after an accept,
         # long after the edit; the 30 s and 2 min ones may come before or after it.
         extra_env={"LSP_ASSIST_TIME_SCALE": "0.01"},
-        timeout_s=60,
+        timeout_s=90,
     )
     env = {
         "PATH": "/usr/bin:/bin",

@@ -11,6 +11,7 @@
  */
 'use strict';
 
+const fs = require('node:fs/promises');
 const path = require('node:path');
 
 const spec = JSON.parse(process.argv[2]);
@@ -31,6 +32,20 @@ async function waitFor(page, what, fn, timeoutMs, ...args) {
     await sleep(50);
   }
   throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(last)})`);
+}
+
+/** Waits (bounded) until `file` exists and contains `text`: a server-side record. */
+async function holdUntil(file, text, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const body = await fs.readFile(file, 'utf8').catch(() => '');
+    if (body.includes(text)) {
+      result.steps.push(`held until ${path.basename(file)} had ${text}`);
+      return;
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${text} in ${file}`);
 }
 
 async function shot(page, name) {
@@ -393,6 +408,9 @@ async function main() {
       await page.keyboard.press('Escape');
       result.afterEdit = await waitFor(page, 'edited', (want) => [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).some((l) => l.trim() === want), 10_000, spec.edited);
       await shot(page, 'events');
+      // Closing the browser ends the extension host, and with it the server: keep the window
+      // open until the server has written what the test reads (its last retention checkpoint).
+      if (spec.holdUntilFile) await holdUntil(spec.holdUntilFile, spec.holdUntilText, spec.holdTimeoutMs ?? 60_000);
       return;
     }
 
