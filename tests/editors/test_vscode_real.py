@@ -117,11 +117,11 @@ def test_ghost_text_tab_status_latency_and_escalate(
             ghost2=FAST_LINE2.removeprefix(TYPED2),
             qualityGhost=QUALITY_LINE2.removeprefix(TYPED2),
             qualityAccepted=QUALITY_LINE2,
+            # The driver keeps the window (so the server) open until the first accept's last
+            # checkpoint (the quality accept's come later).
+            holdUntilFile=str(tmp_path / "cache" / "audit" / "audit.jsonl"),
+            holdUntilText='"checkpoint_s":600',
         )
-        for _ in range(100):  # bounded: the accepted line's three retention checkpoints
-            if sum(1 for e in _audit_events(tmp_path) if e["event"] == "retained") >= 3:
-                break
-            time.sleep(0.1)
     assert r["errors"] == [], f"{r['errors']}\nsteps: {r['steps']}\ncode-server: {r['code_server_log']}"
     # The ghost text is a decoration: the line itself still holds only what was typed.
     assert any(line.strip().startswith(TYPED) for line in r["linesWithGhost"])

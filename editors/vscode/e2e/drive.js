@@ -246,6 +246,18 @@ async function main() {
     defaultViewport: { width: 1280, height: 760 },
   });
   try {
+    await play(browser);
+    // Closing the browser ends the extension host, and with it the server: keep the window
+    // open until the server has written what the test reads after (a record in a file).
+    if (spec.holdUntilFile) await holdUntil(spec.holdUntilFile, spec.holdUntilText, spec.holdTimeoutMs ?? 60_000);
+  } finally {
+    await browser.close().catch(() => undefined);
+  }
+}
+
+/** The spec's scenario (spec.mode), on a new page of `browser`. */
+async function play(browser) {
+  try {
     const page = await browser.newPage();
     currentPage = page;
     await page.goto(spec.url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
@@ -408,9 +420,6 @@ async function main() {
       await page.keyboard.press('Escape');
       result.afterEdit = await waitFor(page, 'edited', (want) => [...document.querySelectorAll('.monaco-editor .view-lines .view-line')].map((l) => l.textContent.replace(/\u00a0/g, ' ')).some((l) => l.trim() === want), 10_000, spec.edited);
       await shot(page, 'events');
-      // Closing the browser ends the extension host, and with it the server: keep the window
-      // open until the server has written what the test reads (its last retention checkpoint).
-      if (spec.holdUntilFile) await holdUntil(spec.holdUntilFile, spec.holdUntilText, spec.holdTimeoutMs ?? 60_000);
       return;
     }
 
@@ -533,8 +542,6 @@ async function main() {
       await shot(currentPage, 'failure').catch(() => undefined);
     }
     throw error;
-  } finally {
-    await browser.close().catch(() => undefined);
   }
 }
 
