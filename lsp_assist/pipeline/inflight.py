@@ -90,6 +90,7 @@ class InflightStream:
     early: bool = False  # `quick` was answered at the answer budget, before its line ended
     http_status: int | None = None  # the response's status, when the provider sent one
     speculative: bool = False  # started for nobody yet (prefetch, precompute)
+    refinement: bool = False  # a rewrite of an answer the user rests on (`StreamLauncher.refine`)
     # Prompt tokens the provider left out to answer within its budget (the embedded model
     # after a jump, providers/prompt_budget.py): > 0 asks for a refinement (launcher.py).
     prompt_cut: int = 0

@@ -46,6 +46,13 @@ _ENRICHED = ("completion", "warmup")
 
 
 _RELEASE_WAIT_S = 0.05  # how long a foreground call waits for closed streams to let go
+# A rewrite that finds the model busy waits for the stream holding it, this many times at
+# most (each ends with that stream or with the user acting): a bound, not a timer.
+_REFINE_TRIES = 8
+
+
+class ModelBusy(PolicyError):
+    """The one-slot model is busy with a stream someone waits for; speculative work yields."""
 
 
 def _background(flight: InflightStream) -> bool:
@@ -174,9 +181,15 @@ class StreamLauncher:
             self.end_refine_rest(spec.target.uri)  # the user is not resting: a request came
         if provider.single_slot:
             busy = [f for f in self._active if f.provider is provider and not f.done]
+            if spec.speculative and spec.shown is not None:
+                # The rewrite the user rests for outranks a guess at the next suggestion:
+                # a prefetch holding the slot at the rest used to starve it for good.
+                for guess in [f for f in busy if _guess(f)]:
+                    self.abort(guess)
+                busy = [f for f in busy if not _guess(f)]
             if spec.speculative and busy:
                 # Speculative work never takes the only slot from a stream someone waits for.
-                raise PolicyError("the local model is busy; prefetch skipped")
+                raise ModelBusy("the local model is busy; prefetch skipped")
             # A one-slot server (the embedded llama.cpp) would interrupt the older stream
             # itself when this one arrives and the older would read as a failure: close it
             # here first, as the cancellation it is.
@@ -198,6 +211,7 @@ class StreamLauncher:
         flight = InflightStream(anchor=anchor_of(spec.target), tier=tier_name, context=ctx)
         flight.provider = provider
         flight.speculative = spec.speculative
+        flight.refinement = spec.shown is not None
         self._active.add(flight)
         uri = spec.target.uri
         key = spec.prompt.key
@@ -349,33 +363,79 @@ class StreamLauncher:
         from the moment the stream it follows has ended.
 
         `rest` (a provider with a stronger refine model, seconds): the refinement starts only
-        after the user has rested that long with the document unchanged and no other
-        request for it running, so a typing burst never starts one."""
-        if rest is not None:
-            uri = spec.target.uri
-            self.end_refine_rest(uri)
-            waiting = asyncio.get_running_loop().create_future()
-            self._refine_rests[uri] = waiting
-            try:
-                await asyncio.wait_for(asyncio.shield(waiting), rest)
-                return None  # a newer request for the document came first
-            except asyncio.TimeoutError:
-                pass
-            finally:
-                if self._refine_rests.get(uri) is waiting:
-                    del self._refine_rests[uri]
-            live = self._live.get(uri)
-            if not self.answers.current(spec.target) or (live is not None and not live.done):
-                return None
-        again = replace(spec, shown=shown, speculative=True, live=False)
-        try:
-            flight = await self.launch(again)
-        except PolicyError as exc:
-            log.debug("no refinement: %s", exc)
+        after the user has rested that long with the document unchanged, so a typing burst
+        never starts one. It then takes the slot from a prefetch, and waits for a stream
+        someone waits for (and tries again) as long as the user still rests there."""
+        uri = spec.target.uri
+        if rest is not None and not await self._rested(spec.target, rest):
             return None
+        again = replace(spec, shown=shown, speculative=True, live=False)
+        while True:
+            try:
+                flight = await self.launch(again)
+                break
+            except ModelBusy:
+                # A stream someone waits for holds the one slot: the rewrite waits for it
+                # and tries again while the user still rests there.
+                if rest is None or not await self._slot_freed(spec.target, again):
+                    log.debug("no refinement: the model stayed busy until the rest ended")
+                    return None
+            except PolicyError as exc:
+                log.debug("no refinement: %s", exc)
+                return None
         if not flight.done:
-            self._refining[spec.target.uri] = flight
+            self._refining[uri] = flight
         return flight
+
+    async def _rested(self, target: Target, rest: float) -> bool:
+        """Wait `rest` seconds of the user resting at `target`: False when a request for the
+        document or an edit came first (`end_refine_rest`), or the answer is gone."""
+        uri = target.uri
+        self.end_refine_rest(uri)
+        waiting = asyncio.get_running_loop().create_future()
+        self._refine_rests[uri] = waiting
+        try:
+            await asyncio.wait_for(asyncio.shield(waiting), rest)
+            return False  # a newer request for the document came first
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if self._refine_rests.get(uri) is waiting:
+                del self._refine_rests[uri]
+        live = self._live.get(uri)
+        if live is not None and not live.done:
+            return await self._slot_freed(target, None)
+        return self.answers.current(target)
+
+    async def _slot_freed(self, target: Target, spec: StreamSpec | None) -> bool:
+        """Wait until no stream someone waits for holds the model a rewrite at `target` needs
+        (the document's own live stream, or the provider's one slot); False when the user
+        acted meanwhile (a request or an edit for the document) or the answer is gone."""
+        uri = target.uri
+        waiting = asyncio.get_running_loop().create_future()
+        self._refine_rests[uri] = waiting
+        try:
+            for _ in range(_REFINE_TRIES):
+                provider = self.providers.get(spec.tier) if spec is not None else None
+                blockers = [
+                    f
+                    for f in self._active
+                    if not f.done and not _guess(f) and (f.provider is provider or f is self._live.get(uri))
+                ]
+                if not blockers:
+                    return not waiting.done() and self.answers.current(target)
+                if any(f.anchor.uri != uri for f in blockers):
+                    return False  # the user works in another document: not resting here
+                finals = [asyncio.ensure_future(asyncio.shield(f.final)) for f in blockers]
+                await asyncio.wait([waiting, *finals], return_when=asyncio.FIRST_COMPLETED)
+                for fut in finals:
+                    fut.cancel()
+                if waiting.done() or not self.answers.current(target):
+                    return False
+            return False
+        finally:
+            if self._refine_rests.get(uri) is waiting:
+                del self._refine_rests[uri]
 
     async def _admit(self, spec: StreamSpec, provider: Provider) -> Permit:
         """Governance's permit. A foreground call never waits behind background work: when
@@ -494,6 +554,11 @@ class StreamLauncher:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _guess(flight: InflightStream) -> bool:
+    """A speculative stream that is not a rewrite: a prefetch of the next suggestion."""
+    return flight.speculative and not flight.refinement
 
 
 def _refine_rest(provider: object) -> float | None:

@@ -13,8 +13,11 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
+from lsp_assist.errors import PolicyError
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
@@ -22,6 +25,7 @@ from tests.unit.pipeline.launcher_harness import one_document, settle
 
 URI = "file:///a.py"
 TEXT = "def area(width, height):\n    return "
+GUESS = "# the next suggestion, guessed\n"
 
 
 class RestingModel:
@@ -39,6 +43,8 @@ class RestingModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         self.requests.append(request)
+        if request.context.prefix.endswith(GUESS):  # a prefetch that holds the model
+            await asyncio.sleep(60)
         answer = "width * height" if request.refine else "None"
         for i, piece in enumerate(answer.split(" ")):
             await asyncio.sleep(self.refine_delay if request.refine else 0.001)
@@ -134,4 +140,46 @@ async def test_an_edit_closes_a_running_rewrite(tmp_path: Path) -> None:
     launcher.note_change(URI)
     await asyncio.wait_for(asyncio.shield(refinement.final), 5)
     assert refinement.aborted
+    await launcher.aclose()
+
+
+async def test_a_prefetch_holding_the_model_at_the_rest_yields_to_the_rewrite(tmp_path: Path) -> None:
+    """Issue 36: at the moment of the rest the prefetch of the next suggestion held the
+    one-slot model, the rewrite was refused ("the local model is busy") and never tried
+    again, so the code model's line never reached the screen."""
+    launcher, model, _, target = _setup(tmp_path, rest=0.05)
+    answer = await launcher.launch(_spec(target))
+    assert await answer.quick == "None"
+    await answer.final  # the prefetch starts as the answer's stream ends, as prefetch.py does
+    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT + GUESS, suffix="", mode="single")
+    guess = await launcher.launch(
+        StreamSpec(target, Prompt(ctx, "fast", "next"), live=False, speculative=True)
+    )
+    await _settle(launcher)
+    assert [r.refine for r in model.requests] == [False, False, True]
+    assert guess.aborted  # the guess gave the slot to the rewrite
+    hit = launcher.answers.typing_through(target)
+    assert hit is not None and hit.text == "width * height"
+    await launcher.aclose()
+
+
+async def test_a_prefetch_never_takes_the_slot_from_a_running_rewrite(tmp_path: Path) -> None:
+    launcher, model, _, target = _setup(tmp_path, rest=0.01)
+    model.refine_delay = 0.2
+    await (await launcher.launch(_spec(target))).final
+    refinement = None
+    for _ in range(500):
+        refinement = launcher.refining(URI)
+        if refinement is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert refinement is not None and not refinement.done
+    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT + GUESS, suffix="", mode="single")
+    spec = StreamSpec(target, Prompt(ctx, "fast", "next"), live=False, speculative=True)
+    with pytest.raises(PolicyError):
+        await launcher.launch(spec)
+    await _settle(launcher)
+    assert not refinement.aborted
+    hit = launcher.answers.typing_through(target)
+    assert hit is not None and hit.text == "width * height"
     await launcher.aclose()
