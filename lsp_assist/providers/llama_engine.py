@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import ctypes
+import os
 import re
 import threading
 import time
@@ -169,7 +170,7 @@ class LlamaEngine:
         (docs/embedded-latency.md); the refine model loads so."""
         from llama_cpp import Llama
 
-        with _LOAD_LOCK, _model_params_without_repack(not repack):
+        with _LOAD_LOCK, _model_params_without_repack(not repack or amx_faults()):
             self.llm: Any = Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
@@ -454,6 +455,20 @@ __all__ = [
     "line_goes_on",
     "lookup_draft",
 ]
+
+
+def amx_faults() -> bool:
+    """True where llama.cpp's extra buffer types must stay off: the CPU reports AMX, and a
+    natively built llama.cpp then repacks weights for AMX tiles, whose first instruction
+    (`ldtilecfg`) faults in VMs that do not pass AMX through (SIGSEGV on the first decode,
+    seen with llama-cpp-python 0.3.36). `LSP_ASSIST_EXTRA_BUFTS=1` keeps them on."""
+    if os.environ.get("LSP_ASSIST_EXTRA_BUFTS") == "1":
+        return False
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fh)
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

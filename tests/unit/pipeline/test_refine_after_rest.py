@@ -18,6 +18,7 @@ import pytest
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
 from lsp_assist.errors import PolicyError
+from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
@@ -71,6 +72,24 @@ def _setup(tmp_path: Path, rest: float | None) -> tuple[StreamLauncher, RestingM
 def _spec(target: Target) -> StreamSpec:
     ctx = PromptContext(language="python", path="/a.py", prefix=TEXT, suffix="\n", mode="single")
     return StreamSpec(target, Prompt(ctx, "fast", "key"))
+
+
+def _guess(target: Target) -> StreamSpec:
+    """A prefetch of the next suggestion (speculative, not live) that holds the model."""
+    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT + GUESS, suffix="", mode="single")
+    return StreamSpec(target, Prompt(ctx, "fast", "next"), live=False, speculative=True)
+
+
+async def _running_refinement(launcher: StreamLauncher) -> InflightStream:
+    """The document's rewrite once it runs (bounded wait)."""
+    refinement = None
+    for _ in range(500):
+        refinement = launcher.refining(URI)
+        if refinement is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert refinement is not None and not refinement.done
+    return refinement
 
 
 async def _settle(launcher: StreamLauncher) -> None:
@@ -129,13 +148,7 @@ async def test_an_edit_closes_a_running_rewrite(tmp_path: Path) -> None:
     launcher, model, store, target = _setup(tmp_path, rest=0.01)
     model.refine_delay = 30.0  # it would run for a minute: only the edit can end it in time
     await (await launcher.launch(_spec(target))).final
-    refinement = None
-    for _ in range(500):
-        refinement = launcher.refining(URI)
-        if refinement is not None:
-            break
-        await asyncio.sleep(0.01)
-    assert refinement is not None and not refinement.done
+    refinement = await _running_refinement(launcher)
     store.open(URI, "python", 2, TEXT + "x\n", "/a.py")
     launcher.note_change(URI)
     await asyncio.wait_for(asyncio.shield(refinement.final), 5)
@@ -151,10 +164,7 @@ async def test_a_prefetch_holding_the_model_at_the_rest_yields_to_the_rewrite(tm
     answer = await launcher.launch(_spec(target))
     assert await answer.quick == "None"
     await answer.final  # the prefetch starts as the answer's stream ends, as prefetch.py does
-    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT + GUESS, suffix="", mode="single")
-    guess = await launcher.launch(
-        StreamSpec(target, Prompt(ctx, "fast", "next"), live=False, speculative=True)
-    )
+    guess = await launcher.launch(_guess(target))
     await _settle(launcher)
     assert [r.refine for r in model.requests] == [False, False, True]
     assert guess.aborted  # the guess gave the slot to the rewrite
@@ -167,17 +177,9 @@ async def test_a_prefetch_never_takes_the_slot_from_a_running_rewrite(tmp_path: 
     launcher, model, _, target = _setup(tmp_path, rest=0.01)
     model.refine_delay = 0.2
     await (await launcher.launch(_spec(target))).final
-    refinement = None
-    for _ in range(500):
-        refinement = launcher.refining(URI)
-        if refinement is not None:
-            break
-        await asyncio.sleep(0.01)
-    assert refinement is not None and not refinement.done
-    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT + GUESS, suffix="", mode="single")
-    spec = StreamSpec(target, Prompt(ctx, "fast", "next"), live=False, speculative=True)
+    refinement = await _running_refinement(launcher)
     with pytest.raises(PolicyError):
-        await launcher.launch(spec)
+        await launcher.launch(_guess(target))
     await _settle(launcher)
     assert not refinement.aborted
     hit = launcher.answers.typing_through(target)
