@@ -53,9 +53,27 @@ def _watch():
     finally:
         os._exit(0)
 threading.Thread(target=_watch, daemon=True).start()
+if os.environ.get("LSP_ASSIST_NO_EXTRA_BUFTS") == "1":  # llama_engine.amx_faults()
+    import llama_cpp.llama_cpp as lib
+    _defaults = lib.llama_model_default_params
+    def _without_extra_bufts():
+        params = _defaults()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+    lib.llama_model_default_params = _without_extra_bufts
 sys.argv = ["llama_cpp.server"] + sys.argv[1:]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
+
+
+def _child_env() -> dict[str, str]:
+    """The child's environment: ours, plus the extra-buffer switch where AMX faults."""
+    from lsp_assist.providers.llama_engine import amx_faults
+
+    return {**os.environ, "LSP_ASSIST_NO_EXTRA_BUFTS": "1" if amx_faults() else "0"}
+
+
 _SERVER_MODULES = (
     "llama_cpp",
     "fastapi",
@@ -213,7 +231,7 @@ class LocalServerProvider:
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 self._python, "-c", _LAUNCHER, *args,
-                stdin=subprocess.PIPE, stdout=log, stderr=log,
+                stdin=subprocess.PIPE, stdout=log, stderr=log, env=_child_env(),
             )  # fmt: skip
         finally:
             log.close()  # the child has its own copy of the descriptor
