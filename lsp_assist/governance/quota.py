@@ -17,6 +17,7 @@ not stop completions, and the audit log still records every call.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import sqlite3
@@ -78,16 +79,22 @@ class QuotaStore:
             os.close(fd)
             os.chmod(self.path, 0o600)
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS usage (day TEXT NOT NULL, scope TEXT NOT NULL, "
-                "requests INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0, "
-                "PRIMARY KEY (day, scope))"
-            )
-            cutoff = time.strftime("%Y-%m-%d", time.localtime(self._wall() - KEEP_DAYS * 86400))
-            db.execute("DELETE FROM usage WHERE day < ?", (cutoff,))
+            # Two windows opening the store at once race on switching it to WAL, and sqlite
+            # answers that race with "database is locked" without calling the busy handler;
+            # an exclusive lock beside the file serialises the set-up (milliseconds, once per
+            # process, never on the request path).
+            with open(f"{self.path}.open.lock", "ab") as lock:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+                db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS usage (day TEXT NOT NULL, scope TEXT NOT NULL, "
+                    "requests INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0, "
+                    "PRIMARY KEY (day, scope))"
+                )
+                cutoff = time.strftime("%Y-%m-%d", time.localtime(self._wall() - KEEP_DAYS * 86400))
+                db.execute("DELETE FROM usage WHERE day < ?", (cutoff,))
             return db
         except (OSError, sqlite3.Error) as e:
             self.errors += 1
