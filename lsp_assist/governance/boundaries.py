@@ -228,6 +228,7 @@ class DataBoundary:
         self.roots.sort(key=len, reverse=True)
         self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self.respect_gitignore = respect_gitignore
+        self._exclude = tuple(exclude)
         self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_GLOBS)
         self._defaults_any = _any_match(self._defaults)
         self._extra = pathspec.GitIgnoreSpec.from_lines([g.lower() for g in exclude]) if exclude else None
@@ -243,6 +244,25 @@ class DataBoundary:
         self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
         self.real_roots = _real_roots(self.roots)
         self._verdicts.clear()
+        if self._memo is not None:
+            self._memo = _DirMemo()
+
+    def fingerprint(self) -> tuple[object, ...]:
+        """Everything a verdict depends on besides the ignore files on disk: two boundaries
+        with equal fingerprints judge every path alike (the runtime compares them across a
+        rebuild to know whether the policy changed)."""
+        return (tuple(self.roots), self._exclude, self.respect_gitignore)
+
+    @property
+    def ignore_names(self) -> tuple[str, ...]:
+        """The ignore files this boundary reads in each folder."""
+        return (IGNORE_FILE, ".gitignore") if self.respect_gitignore else (IGNORE_FILE,)
+
+    def refresh(self) -> None:
+        """An ignore file changed on disk: forget every verdict and compiled file now,
+        instead of within the verdict TTL."""
+        self._verdicts.clear()
+        self._specs.clear()
         if self._memo is not None:
             self._memo = _DirMemo()
 
@@ -318,7 +338,7 @@ class DataBoundary:
     def _ignore_files_above(self, root: str, parts: list[str]) -> list[tuple[int, str, str, _Spec]]:
         """The ignore files that can judge a file at `parts` under `root`, deepest first:
         (depth, their folder, their name, the compiled file)."""
-        names = [IGNORE_FILE] + ([".gitignore"] if self.respect_gitignore else [])
+        names = self.ignore_names
         out: list[tuple[int, str, str, _Spec]] = []
         for depth in range(len(parts) - 1, -1, -1):
             d = os.path.join(root, *parts[:depth])
