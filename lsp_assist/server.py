@@ -220,6 +220,7 @@ class Runtime:
             on_breaker_change=self._breaker_changed,
         )
         errors.extend(gov_errors)
+        self.governance.govern_folders(self.layers.folder_layers(self.workspace_roots))
         if old_gov is not None:
             old_gov.close()
         team = self.governance.team
@@ -343,6 +344,21 @@ class Runtime:
         for doc in self.store.documents():
             if not admit(doc.path or doc.uri):
                 self.suggestions.on_close(doc.uri)
+
+    def change_folders(self, added: Sequence[Path], removed: Sequence[Path]) -> list[str]:
+        """`workspace/didChangeWorkspaceFolders`: an added folder's settings file is read and
+        its exclusions are in force when this returns (before any of its files is answered),
+        its index is built in the background; a removed folder's index rows leave at once,
+        and the epoch moves past everything the old folders admitted. Returns the
+        configuration errors to report; the caller rewires what was rebuilt."""
+        gone = {os.path.abspath(r) for r in removed}
+        roots = [r for r in self.workspace_roots if os.path.abspath(r) not in gone]
+        known = {os.path.abspath(r) for r in roots}
+        roots += [r for r in added if os.path.abspath(r) not in known]
+        self.workspace_roots = roots
+        errors = self.build()  # roots differ: the boundary's fingerprint too, so the epoch moves
+        self.workspace.roots_changed()
+        return errors
 
     def note_policy_files(self, paths: Sequence[str]) -> bool:
         """Files changed on disk (file events, saves). An ignore file the boundary reads takes

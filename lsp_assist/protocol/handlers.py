@@ -397,6 +397,15 @@ def _register(server: AssistServer) -> None:
         _policy_files(ls, paths)
         ls.rt.workspace.note_file_events(paths)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: AssistServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # Synchronous, in message order: an added folder's exclusions are in force before
+        # any later message (its files' didOpen, a completion in them) is handled.
+        added = [p for p in (_uri_to_path(f.uri) for f in params.event.added) if p is not None]
+        removed = [p for p in (_uri_to_path(f.uri) for f in params.event.removed) if p is not None]
+        log.info("workspace folders: %d added, %d removed", len(added), len(removed))
+        _rebuilt(ls, ls.rt.change_folders(added, removed))
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri

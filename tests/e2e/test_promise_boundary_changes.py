@@ -1,6 +1,6 @@
 """The data boundary as a promise when the policy is not the one the server started with.
 
-A variant of the exclusion-marker promise (`test_promise_boundary.py`):
+Two variants of the exclusion-marker promise (`test_promise_boundary.py`):
 
 - **Exclusion added live.** A file's text reaches suggestions (its own, and another file's
   through cross-file context); then it is excluded while the editor is open: by the editor's
@@ -9,6 +9,9 @@ A variant of the exclusion-marker promise (`test_promise_boundary.py`):
   From then on no answer holds the marker, through any memory (typing-through, the answer
   and prompt caches, the Invoked choices, prefetch, next-edit history), Invoked or
   Automatic, over every feature: N re-asks at the very positions whose answers held it.
+- **Several workspace folders.** Each folder's `.lsp-assist.toml` governs its own files
+  only, in both directions; a folder added at run time (`workspace/didChangeWorkspaceFolders`)
+  has its exclusions in force before its first file is answered.
 
 The fake model answers with every marker its prompt holds, like a model that completes with
 the names it was shown: an answer holds a marker exactly when it was worked out from a
@@ -183,3 +186,74 @@ async def test_an_exclusion_added_live_reaches_no_later_answer(
     )
     late = [str(r.body) for r in fake.model_requests()[sent:] if marker in str(r.body)]
     assert late == [], f"{len(late)} prompts after the change held the excluded file's text"
+
+
+# ---------------------------------------------------------------------------- folders
+
+
+def _folder(root: Path, marker: str, excluded: str, other: str) -> dict[str, Path]:
+    """A folder whose `.lsp-assist.toml` excludes `excluded/**`; a file under `other/` (the
+    other folder's excluded directory name) is visible here."""
+    (root / excluded).mkdir(parents=True)
+    (root / other).mkdir()
+    (root / ".lsp-assist.toml").write_text(f'[governance]\nexclude = ["{excluded}/**"]\n')
+    files = {
+        "excluded": root / excluded / "keys.py",
+        "visible": root / other / "notes.py",
+    }
+    for kind, path in files.items():
+        path.write_text(_module(f"{marker}_{root.name}_{kind}", 7) + USE)
+    files["main"] = root / "main.py"
+    files["main"].write_text(
+        f"from {excluded}.keys import *\nfrom {other}.notes import *\n\n\ndef run(total):\n    result = \n"
+    )
+    return files
+
+
+async def _ask_folder(client: Any, files: dict[str, Path]) -> dict[str, str]:
+    """Open every file of a folder and ask in each, Automatic and Invoked."""
+    for path in files.values():
+        open_doc(client, path.as_uri(), path.read_text())
+    said: dict[str, str] = {}
+    for kind, path in files.items():
+        row, col = (5, 13) if kind == "main" else USE_AT
+        said[kind] = "".join(
+            [
+                _said(await inline(client, path.as_uri(), row, col, invoked=invoked))
+                for invoked in (False, True)
+            ]
+        )
+    return said
+
+
+async def test_each_folder_is_governed_by_its_own_layer(tmp_path: Path, fake: FakeModelServer) -> None:
+    marker = _marker()
+    a = _folder(tmp_path / "alpha", marker, "private", "internal")
+    b = _folder(tmp_path / "beta", marker, "internal", "private")
+    c = _folder(tmp_path / "gamma", marker, "hidden", "shown")
+    fake.default = _echo(marker)
+    async with lsp_session(tmp_path, _tiers(fake), folders=[tmp_path / "alpha", tmp_path / "beta"]) as client:
+        caps = client.init_result.capabilities  # type: ignore[attr-defined]
+        folders = caps.workspace.workspace_folders if caps.workspace is not None else None
+        assert folders is not None and folders.change_notifications, "folder changes are not asked for"
+        said = {"alpha": await _ask_folder(client, a), "beta": await _ask_folder(client, b)}
+        # A third folder comes while the editor is open; its files are asked about at once.
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=(tmp_path / "gamma").as_uri(), name="gamma")], removed=[]
+                )
+            )
+        )
+        said["gamma"] = await _ask_folder(client, c)
+        await asyncio.sleep(0.3)
+
+    prompts = [json.dumps(r.body) for r in fake.model_requests()]
+    for name in ("alpha", "beta", "gamma"):
+        own = f"{marker}_{name}_excluded"
+        shown = f"{marker}_{name}_visible"
+        assert said[name]["excluded"] == "", f"{name}: a file its own folder excludes was answered"
+        assert not any(own in p for p in prompts), f"{name}: its excluded file reached a prompt"
+        assert not any(own in s for s in said[name].values()), f"{name}: its excluded file reached an answer"
+        # The other folder's exclusion does not reach this folder's files (both directions).
+        assert shown in said[name]["visible"], f"{name}: a file only another folder excludes got no answer"
