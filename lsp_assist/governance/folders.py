@@ -14,11 +14,11 @@ words which layer governs a path (for `lsp-assist doctor` and `lsp-assist contex
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from lsp_assist.config.loader import FolderLayer
 from lsp_assist.governance.boundaries import DataBoundary, FolderRules
-from lsp_assist.governance.policy import Policy, apply_policy
+from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.settings import parse_settings
 
 
@@ -42,3 +42,16 @@ def governed_by(boundary: DataBoundary, path: str) -> str:
     rules = boundary.rules_for(root)
     own = rules.source or "no .lsp-assist.toml"
     return f"workspace folder {root} ({own}), over the user layer, with the editor and admin layers on top"
+
+
+def boundary_for(
+    governance: Mapping[str, object], layers: Mapping[str, FolderLayer], roots: Sequence[str]
+) -> DataBoundary:
+    """The data boundary a server with these workspace folders would apply (for the CLI,
+    which builds no server): the server-wide settings and each folder's, under the policy."""
+    policy, _errors = load_policy()
+    settings, _ = parse_settings(governance)
+    settings, _locked = apply_policy(settings, policy)
+    boundary = DataBoundary(roots, exclude=settings.exclude, respect_gitignore=settings.respect_gitignore)
+    boundary.set_folders(folder_rules(layers, policy))
+    return boundary

@@ -127,3 +127,20 @@ def test_a_folder_added_is_governed_at_once_and_a_removed_one_no_longer(
     assert runtime.workspace_roots == [tmp_path / "c"]
     assert gov is not None and gov.excluded(str(tmp_path / "a" / "private" / "k.py")) is None
     assert runtime.policy_epoch.value == start + 2
+
+
+def test_the_cli_names_the_governing_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsp_assist.cli.context_cmd import _governance
+
+    monkeypatch.setenv("LSP_ASSIST_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("LSP_ASSIST_POLICY", str(tmp_path / "no-policy.toml"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "private").mkdir(parents=True)
+    b.mkdir()
+    (a / ".lsp-assist.toml").write_text('[governance]\nexclude = ["private/**"]\n')
+    governed, excluded = _governance(a / "private" / "k.py", [a, b])
+    assert str(a / ".lsp-assist.toml") in governed and excluded is not None
+    governed, excluded = _governance(b / "private" / "k.py", [a, b])
+    assert "no .lsp-assist.toml" in governed and excluded is None
+    governed, _ = _governance(tmp_path / "x.py", [a, b])
+    assert governed.startswith("no workspace folder")
