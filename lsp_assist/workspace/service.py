@@ -108,8 +108,7 @@ class WorkspaceService:
 
     def options(self, root: str, paths: list[str] | None = None) -> BuildOptions:
         cfg = self.rt.config.workspace
-        # The folder's own boundary rules (its .lsp-assist.toml over the user layer, the
-        # editor's and the admin's on top): the indexer judges its files by them.
+        # The indexer judges the folder's files by its own rules (governance/folders.py).
         boundary = getattr(self.rt.governance, "boundary", None)
         settings = boundary.rules_for(root) if boundary is not None else None
         return BuildOptions(
@@ -164,18 +163,13 @@ class WorkspaceService:
     # ------------------------------------------------------------------ building
 
     def roots_changed(self) -> None:
-        """Workspace folders were added or removed: a removed folder's index leaves the
-        context engine now (its rows are never read again), and the index is brought up to
-        date in the background (an added folder is built; after a build already running)."""
+        """Folders came or went: a removed one's index leaves now, new ones build in the background."""
         roots = self._roots()
         for root in [r for r in self.stores if r not in roots]:
             self.stores.pop(root).close()
-            self._versions.pop(root, None)
-        current = self.rt.context.symbols
-        if isinstance(current, StoredSymbolIndex):
-            current.set_stores([self.stores[r] for r in sorted(self.stores)])
-            current.store_updated(())
-        running = self._task
+        if isinstance(self.rt.context.symbols, StoredSymbolIndex):
+            self.index().set_stores([self.stores[r] for r in sorted(self.stores)])
+        running = self._task  # a build of the old folders: the new ones come after it
         if running is not None and not running.done():
             running.add_done_callback(lambda _t: self.start_background())
         else:

@@ -60,7 +60,6 @@ async def lsp_session(
     tmp_path: Path,
     init_options: dict[str, Any] | None = None,
     *,
-    encoding: str = "utf-16",
     env: dict[str, str] | None = None,
     capabilities: types.ClientCapabilities | None = None,
     before_initialize: Any = None,
@@ -82,7 +81,7 @@ async def lsp_session(
         client.init_result = await asyncio.wait_for(  # type: ignore[attr-defined]
             client.initialize_session(
                 types.InitializeParams(
-                    capabilities=capabilities or client_capabilities(encoding),
+                    capabilities=capabilities or client_capabilities(),
                     initialization_options=init_options or {},
                     root_uri=roots[0].as_uri(),
                     workspace_folders=[types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in roots],
