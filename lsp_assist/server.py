@@ -220,7 +220,7 @@ class Runtime:
             on_breaker_change=self._breaker_changed,
         )
         errors.extend(gov_errors)
-        self.governance.govern_folders(self.layers.folder_layers(self.workspace_roots))
+        errors.extend(self.governance.govern_folders(self.layers.folder_layers(self.workspace_roots)))
         if old_gov is not None:
             old_gov.close()
         team = self.governance.team

@@ -16,21 +16,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lsp_assist.config.loader import FolderLayer
+from lsp_assist.config.loader import FOLDER_KEYS, FolderLayer
 from lsp_assist.governance.boundaries import DataBoundary, FolderRules
 from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.settings import parse_settings
 
+_FOLDER_PREFIXES = tuple(f"governance.{key}" for key in FOLDER_KEYS)
 
-def folder_rules(layers: Mapping[str, FolderLayer], policy: Policy | None) -> dict[str, FolderRules]:
-    """Each folder's boundary rules: its layer's settings with the admin policy on top.
-    A bad value was already reported by the server-wide build (the same keys): here it
-    keeps its default, as there."""
+
+def folder_rules(
+    layers: Mapping[str, FolderLayer], policy: Policy | None, errors: list[str] | None = None
+) -> dict[str, FolderRules]:
+    """Each folder's boundary rules: its layer's settings with the admin policy on top. A
+    bad value keeps its default; the folder keys' errors are added to `errors` (the other
+    keys' were reported by the server-wide build)."""
     out: dict[str, FolderRules] = {}
     for root, layer in layers.items():
-        settings, _errors = parse_settings(layer.table)
+        settings, found = parse_settings(layer.table)
         settings, _locked = apply_policy(settings, policy)
         out[root] = FolderRules(tuple(settings.exclude), settings.respect_gitignore, layer.source)
+        if errors is not None:
+            for error in found:
+                named = f"{layer.source or root}: {error}"
+                if error.startswith(_FOLDER_PREFIXES) and named not in errors:
+                    errors.append(named)
     return out
 
 

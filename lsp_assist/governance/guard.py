@@ -230,9 +230,12 @@ class Governance:
         gov.policy = policy
         return gov, errors
 
-    def govern_folders(self, layers: Mapping[str, FolderLayer]) -> None:
-        """Each workspace folder's own layer governs its files (`governance/folders.py`)."""
-        self.boundary.set_folders(folder_rules(layers, self.policy))
+    def govern_folders(self, layers: Mapping[str, FolderLayer]) -> list[str]:
+        """Each workspace folder's own layer governs its files (`governance/folders.py`);
+        returns the errors in those layers' boundary keys."""
+        errors: list[str] = []
+        self.boundary.set_folders(folder_rules(layers, self.policy, errors))
+        return errors
 
     def governed_by(self, path: str) -> str:
         """Which layer governs `path`, in words (for `doctor`)."""

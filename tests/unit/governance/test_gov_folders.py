@@ -144,3 +144,12 @@ def test_the_cli_names_the_governing_folder(tmp_path: Path, monkeypatch: pytest.
     assert "no .lsp-assist.toml" in governed and excluded is None
     governed, _ = _governance(tmp_path / "x.py", [a, b])
     assert governed.startswith("no workspace folder")
+
+
+def test_a_bad_folder_value_is_reported_with_its_file(tmp_path: Path) -> None:
+    errors: list[str] = []
+    a = str(tmp_path / "a")
+    bad = FolderLayer({"exclude": "secret/**", "respect_gitignore": 3}, "a.toml")
+    rules = folder_rules({a: bad}, None, errors)
+    assert rules[a].exclude == () and not rules[a].respect_gitignore  # the defaults
+    assert len(errors) == 2 and all(e.startswith("a.toml: governance.") for e in errors), errors
