@@ -3,7 +3,10 @@
 Nothing else constructs providers, caches or governance objects, so the CLI, the LSP
 server and the benchmarks all run the same pipeline. A configuration change rebuilds the
 parts that depend on configuration and keeps the open documents, the typing-through
-index and the statistics.
+index and the statistics. When the data boundary changes (a rebuild whose boundary differs,
+an ignore or settings file edited on disk, a workspace folder added or removed), the policy
+epoch advances (`governance/epoch.py`): every memory of content answers to it at its next
+read, and the sources (the symbol index, the next-edit history) drop what it now refuses.
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from lsp_assist.config.loader import ConfigLayers, LoadResult, resolve_cache_dir
+from lsp_assist.config.loader import WORKSPACE_FILE, ConfigLayers, LoadResult, resolve_cache_dir
 from lsp_assist.config.schema import TIER_NAMES, Config, LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.editor_definitions import (
@@ -31,6 +34,7 @@ from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import ConfigError, EndpointRefused, LspAssistError
 from lsp_assist.governance.breaker import BreakerState
+from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.governance.guard import Governance
 from lsp_assist.governance.team_settings import default_user
 from lsp_assist.languages.registry import canonical
@@ -136,6 +140,8 @@ class Runtime:
         self.store.on_change.append(self.workspace.note_change)
         self.store.on_close.append(self.workspace.note_closed)
         self.scheduler = Scheduler()
+        # The data boundary's generation: every memory of content answers to it at read time.
+        self.policy_epoch = PolicyEpoch()
         self.typing = TypingIndex()
         # The fast tier's prompt, built where each edit ends, ahead of the request it prompts.
         self.prebuilder = PromptPrebuilder(
@@ -158,6 +164,7 @@ class Runtime:
         self.store.on_edit.append(self.history.on_edit)
         self.store.on_close.append(lambda doc: self.history.close(doc.uri))
         self.next_edit = NextEditService(self.store, self.history, self.suggestions)
+        self.next_edit.epoch = self.policy_epoch
         self.engine: CompletionEngine | None = None
         self.governance: Governance | None = None
         self.providers: dict[str, Provider] = {}
@@ -205,6 +212,7 @@ class Runtime:
             errors.append(f"cache.dir: cannot create {self.cache_dir} ({exc}); persistent state disabled")
 
         old_gov = self.governance
+        before = old_gov.boundary.fingerprint() if old_gov is not None else None
         self.governance, gov_errors = Governance.from_config(
             config,
             self.cache_dir,
@@ -212,18 +220,16 @@ class Runtime:
             on_breaker_change=self._breaker_changed,
         )
         errors.extend(gov_errors)
+        errors.extend(self.governance.govern_folders(self.layers.folder_layers(self.workspace_roots)))
         if old_gov is not None:
             old_gov.close()
         team = self.governance.team
         if team is not None:
             team.store.on_change = lambda up, t=team: self._team_store_changed(t.health_message(up), up)
         gov = self.governance
-        self.context.editor_definitions.excluded = lambda path: gov.excluded(path) is not None
-        # Every file the context engine records (open tabs, the workspace index, the editor's
-        # files) passes the data boundary first; what it refuses now is dropped.
-        self.context.set_boundary(admits(gov))
-        self.history.excluded = lambda path: gov.excluded(path) is not None
-        self.history.refilter()
+        self._install_boundary(gov)
+        if before is not None and before != gov.boundary.fingerprint():
+            self._policy_changed()
 
         offline = OfflineProvider(corpus=self._corpus)
         providers: dict[str, Provider] = {}
@@ -301,6 +307,7 @@ class Runtime:
             stats=self.stats,
             scheduler=self.scheduler,
             typing=self.typing,
+            epoch=self.policy_epoch,
         )
         old_engine = self.engine
         self.engine = CompletionEngine(config, parts)
@@ -315,6 +322,59 @@ class Runtime:
         for err in errors:
             log.warning("configuration: %s", err)
         return errors
+
+    def _install_boundary(self, gov: Governance) -> None:
+        """Every file the context engine records (open tabs, the workspace index, the editor's
+        files) and the next-edit history passes the data boundary first; what it refuses now
+        is dropped."""
+        self.context.editor_definitions.excluded = lambda path: gov.excluded(path) is not None
+        self.context.set_boundary(admits(gov))
+        self.history.excluded = lambda path: gov.excluded(path) is not None
+        self.history.refilter()
+
+    def _policy_changed(self) -> None:
+        """The boundary may admit less than before: the epoch advances, so every memory of
+        content answers to the new boundary at its next read (`governance/epoch.py`), and the
+        suggestion ledger forgets the texts of documents it now refuses."""
+        self.policy_epoch.advance()
+        gov = self.governance
+        if gov is None:
+            return
+        admit = admits(gov)
+        for doc in self.store.documents():
+            if not admit(doc.path or doc.uri):
+                self.suggestions.on_close(doc.uri)
+
+    def change_folders(self, added: Sequence[Path], removed: Sequence[Path]) -> list[str]:
+        """`workspace/didChangeWorkspaceFolders`: an added folder's settings file is read and
+        its exclusions are in force when this returns (before any of its files is answered),
+        its index is built in the background; a removed folder's index rows leave at once,
+        and the epoch moves past everything the old folders admitted. Returns the
+        configuration errors to report; the caller rewires what was rebuilt."""
+        gone = {os.path.abspath(r) for r in removed}
+        roots = [r for r in self.workspace_roots if os.path.abspath(r) not in gone]
+        known = {os.path.abspath(r) for r in roots}
+        roots += [r for r in added if os.path.abspath(r) not in known]
+        self.workspace_roots = roots
+        errors = self.build()  # roots differ: the boundary's fingerprint too, so the epoch moves
+        self.workspace.roots_changed()
+        return errors
+
+    def note_policy_files(self, paths: Sequence[str]) -> bool:
+        """Files changed on disk (file events, saves). An ignore file the boundary reads takes
+        effect now; True when a workspace folder's settings file changed (the caller rebuilds,
+        `build`, and rewires what it rebuilt)."""
+        roots = {os.path.abspath(r) for r in self.workspace_roots}
+        names = {os.path.basename(p) for p in paths if p}
+        if any(os.path.basename(p) == WORKSPACE_FILE and os.path.dirname(os.path.abspath(p)) in roots
+               for p in paths):  # fmt: skip
+            return True
+        gov = self.governance
+        if gov is not None and names & set(gov.boundary.ignore_names):
+            gov.boundary.refresh()
+            self._install_boundary(gov)
+            self._policy_changed()
+        return False
 
     def _configure_next_edit(self, config: Config, providers: Mapping[str, Provider]) -> None:
         """The next-edit service's settings and, with `predictor = "model"|"both"`, its model

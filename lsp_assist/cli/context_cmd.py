@@ -7,6 +7,8 @@ template. Positions are 1-based, as compilers print them. The file's directory i
 indexed as the server's workspace index would be (`--index DIR` for another root,
 `--no-index` for none); `--with FILE` adds open tabs; `--definitions FILE.json` adds
 definitions as the editor's language server would send them (`lspAssist/definitions`).
+It also says which workspace folder's layer governs the file (`--workspace DIR`, once per
+folder; default: the indexed root) and whether that excludes it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--no-index", action="store_true", help="no workspace index (open tabs only)")
     p.add_argument(
+        "--workspace",
+        type=Path,
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a workspace folder, for which layer governs the file (repeatable; default: the indexed root)",
+    )
+    p.add_argument(
         "--definitions",
         default=None,
         metavar="FILE.json",
@@ -75,6 +85,23 @@ def _tier_settings(tier: str, root: Path) -> tuple[int, str, str]:
 
         t = Config().tier(tier)
         return t.context_chars, t.fim_template, t.model
+
+
+def _governance(path: Path, roots: list[Path]) -> tuple[str, str | None]:
+    """Which folder's layer governs `path`, and why it is excluded (None: it is not)."""
+    try:
+        from lsp_assist.config.loader import ConfigLayers
+        from lsp_assist.governance.folders import boundary_for, governed_by
+
+        layers = ConfigLayers()
+        layers.load_files(roots)
+        boundary = boundary_for(
+            layers.build().config.governance, layers.folder_layers(roots), [str(r) for r in roots]
+        )
+        where = str(path.resolve())
+        return governed_by(boundary, where), boundary.excluded(where)
+    except Exception as exc:  # a broken config file must not hide the prompt
+        return f"unknown ({type(exc).__name__})", None
 
 
 def _render(ctx: PromptContext, template: str, model: str) -> dict[str, Any]:
@@ -151,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         deadline_ms=1000.0,  # a person is waiting, not a keystroke: take the time
     )
     rendered = _render(ctx, template, model)
+    folders = args.workspace or [Path(args.index) if args.index else path.resolve().parent]
+    governed, excluded = _governance(path, [f.resolve() for f in folders])
     if args.json:
         out = {
             "path": ctx.path,
@@ -166,11 +195,16 @@ def run(args: argparse.Namespace) -> int:
             "prefix": ctx.prefix,
             "suffix": ctx.suffix,
             "rendered": rendered,
+            "governed_by": governed,
+            "excluded": excluded,
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     print(f"# {ctx.path} ({ctx.language}) tier={args.tier} budget={budget} chars, used {ctx.size}")
     print(f"# mode={ctx.mode} max_tokens={ctx.max_tokens} stop={list(ctx.stop)!r}")
+    print(f"# governed by: {governed}")
+    if excluded:
+        print(f"# EXCLUDED from models: {excluded} (the server sends nothing for this file)")
     print("# parts:")
     for p in ctx.parts:
         print(f"#   {p.label:<22} {p.chars:>6} chars  {p.reason}")

@@ -1,7 +1,8 @@
 """`lsp-assist doctor`: checks configuration, each tier's reachability and the model file.
 
 It prints what is wrong and what to do about it. Keys are reported as "set" or
-"missing", never shown.
+"missing", never shown. `--workspace` may be given once per workspace folder; `--file FILE`
+says which folder's layer governs that file and whether it is excluded (and why).
 """
 
 from __future__ import annotations
@@ -19,13 +20,35 @@ from lsp_assist.logs import setup_logging
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the configuration, tiers and model, and say what to fix")
-    p.add_argument("--workspace", type=Path, default=Path.cwd())
+    p.add_argument(
+        "--workspace",
+        type=Path,
+        action="append",
+        default=None,
+        help="a workspace folder (repeatable; default: .)",
+    )
+    p.add_argument(
+        "--file",
+        type=Path,
+        action="append",
+        default=[],
+        help="say which folder's layer governs FILE (repeatable)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level or "error", args.log_file)
-    return asyncio.run(_doctor(args.workspace))
+    return asyncio.run(_doctor(args.workspace or [Path.cwd()], args.file))
+
+
+def _governance_of_files(gov: Any, files: list[Path]) -> None:
+    """Per file: the layer that governs it and its verdict (a reason, never content)."""
+    for file in files:
+        path = str(file.expanduser().absolute())
+        reason = gov.excluded(path)
+        print(f"file {path}: governed by {gov.governed_by(path)}")
+        print(f"    {'EXCLUDED: ' + reason if reason else 'may reach a model'}")
 
 
 async def _check_http(rt: Any, base_url: str) -> str:
@@ -56,12 +79,12 @@ async def _check_team(rt: Any) -> int:
     return 0 if ok else 1
 
 
-async def _doctor(workspace: Path) -> int:
+async def _doctor(workspaces: list[Path], files: list[Path]) -> int:
     from lsp_assist.server import build_runtime, local_model_available
 
     problems = 0
     print(f"lsp-assist {__version__} (Python {sys.version.split()[0]})")
-    rt = build_runtime([workspace])
+    rt = build_runtime(workspaces)
     gov = rt.governance
     assert gov is not None  # build_runtime built it
     try:
@@ -72,6 +95,7 @@ async def _doctor(workspace: Path) -> int:
         locked: frozenset[str] = gov.locked_keys
         if locked:
             print(f"locked by administrator policy: {', '.join(sorted(locked))}")
+        _governance_of_files(gov, files)
         writable = "writable" if os.access(rt.cache_dir, os.W_OK) else "NOT writable"
         print(f"cache dir: {rt.cache_dir} ({writable})")
         print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")

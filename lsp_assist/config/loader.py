@@ -5,6 +5,11 @@ platform config dir `lsp-assist/config.toml`), the workspace `.lsp-assist.toml`,
 `initializationOptions`, then `workspace/didChangeConfiguration`. Every source uses the
 same keys. Invalid values are reported with their dotted key and replaced by the default,
 so a typo never takes the server down.
+
+The data boundary's keys (`governance.exclude`, `governance.respect_gitignore`) are per
+workspace folder: a folder's `.lsp-assist.toml` sets them for that folder's files only
+(`folder_layers`, applied by `governance/folders.py`); every other key of the folders'
+files is merged into the one process-wide configuration, as one workspace layer.
 """
 
 from __future__ import annotations
@@ -315,8 +320,28 @@ def _validate(config: Config, errors: list[str]) -> None:
 
 # Keys whose lists add up across layers instead of the higher layer replacing them: the
 # data boundary only grows (an exclusion in the editor's settings must not drop the
-# workspace's, nor one workspace root's the other's).
+# workspace folder's).
 UNION_KEYS: tuple[tuple[str, str], ...] = (("governance", "exclude"),)
+# The data boundary's keys: a workspace folder's own file sets them for its own files only.
+FOLDER_KEYS: tuple[str, ...] = ("exclude", "respect_gitignore")
+
+
+@dataclass(frozen=True)
+class FolderLayer:
+    """The `[governance]` table that governs one workspace folder's files: the user layer,
+    the folder's own `.lsp-assist.toml`, then the editor's settings (`exclude` adds up)."""
+
+    table: Mapping[str, Any]
+    source: str = ""  # the folder's settings file, "" when it has none
+
+
+def _without_folder_keys(layer: Mapping[str, Any]) -> dict[str, Any]:
+    """`layer` less the per-folder boundary keys (they never govern another folder)."""
+    out = dict(layer)
+    table = out.get("governance")
+    if isinstance(table, Mapping):
+        out["governance"] = {k: v for k, v in table.items() if k not in FOLDER_KEYS}
+    return out
 
 
 def _at(layer: Mapping[str, Any], section: str, key: str) -> Any:
@@ -337,7 +362,8 @@ class ConfigLayers:
     """The raw layers kept separately so a later change re-merges in the right order."""
 
     user: dict[str, Any] = field(default_factory=dict)
-    workspace: dict[str, Any] = field(default_factory=dict)
+    workspace: dict[str, Any] = field(default_factory=dict)  # every folder's file, boundary keys left out
+    folders: dict[str, dict[str, Any]] = field(default_factory=dict)  # each folder's own file, by root
     init_options: dict[str, Any] = field(default_factory=dict)
     client: dict[str, Any] = field(default_factory=dict)
     file_errors: list[str] = field(default_factory=list)
@@ -351,19 +377,33 @@ class ConfigLayers:
         if self.user:
             self.sources.append(str(path))
         self.workspace = {}
+        self.folders = {}
         for root in workspace_roots:
             wpath = root / WORKSPACE_FILE
             layer = read_toml(wpath, self.file_errors)
             if layer:
-                unions = {
-                    (sec, key): _union([_at(self.workspace, sec, key), _at(layer, sec, key)])
-                    for sec, key in UNION_KEYS
-                }
-                self.workspace = deep_merge(self.workspace, layer)
-                for (sec, key), union in unions.items():
-                    if union and isinstance(self.workspace.setdefault(sec, {}), dict):
-                        self.workspace[sec][key] = union
+                self.folders[os.path.abspath(root)] = layer
+                self.workspace = deep_merge(self.workspace, _without_folder_keys(layer))
                 self.sources.append(str(wpath))
+
+    def folder_layers(self, workspace_roots: list[Path]) -> dict[str, FolderLayer]:
+        """Per workspace folder (absolute path), the `[governance]` table its files answer
+        to; the admin policy is applied on top by `governance/folders.py`."""
+        out: dict[str, FolderLayer] = {}
+        for root in workspace_roots:
+            key = os.path.abspath(root)
+            own = self.folders.get(key, {})
+            layers = (self.user, own, self.init_options, self.client)
+            table: dict[str, Any] = {}
+            for layer in layers:
+                section = layer.get("governance")
+                if isinstance(section, Mapping):
+                    table = deep_merge(table, section)
+            union = _union(_at(layer, "governance", "exclude") for layer in layers)
+            if union:
+                table["exclude"] = union
+            out[key] = FolderLayer(table, str(Path(key) / WORKSPACE_FILE) if own else "")
+        return out
 
     def merged(self) -> dict[str, Any]:
         data: dict[str, Any] = {}

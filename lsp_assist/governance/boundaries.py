@@ -11,6 +11,12 @@ or None. Sources, first match wins:
    (so a nested `!pattern` can re-include);
 4. `.gitignore` files the same way when `respect_gitignore` is on.
 
+Rules 2 and 4 are per workspace folder (`set_folders`, `FolderRules`): a file in a folder
+(the innermost one when folders nest) is judged by that folder's exclusions, built from its
+own `.lsp-assist.toml` over the user layer with the editor's settings and the admin policy
+on top (`governance/folders.py`); a file outside every folder by the user, editor and
+admin exclusions only. Ignore files (rule 3) are read from the file's own folder down.
+
 Symlinks: a path is judged twice, as named and as `realpath` resolves it (against the
 workspace roots resolved the same way), and excluded when either verdict excludes it. So
 `config.txt -> .env.production`, a link into an ignored directory, and a link named
@@ -38,7 +44,8 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
@@ -204,6 +211,19 @@ class _Spec:
         self.unreadable = unreadable
 
 
+@dataclass(frozen=True)
+class FolderRules:
+    """What one workspace folder's policy says about its files (rules 2 and 4)."""
+
+    exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = False
+    source: str = ""  # the folder's own settings file; "" when it has none
+
+
+def _compile(exclude: Sequence[str]) -> pathspec.GitIgnoreSpec | None:
+    return pathspec.GitIgnoreSpec.from_lines([g.lower() for g in exclude]) if exclude else None
+
+
 class DataBoundary:
     """The file-exclusion and endpoint rules for one set of workspace roots."""
 
@@ -228,9 +248,13 @@ class DataBoundary:
         self.roots.sort(key=len, reverse=True)
         self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self.respect_gitignore = respect_gitignore
+        self._exclude = tuple(exclude)
         self._defaults = pathspec.GitIgnoreSpec.from_lines(DEFAULT_SECRET_GLOBS)
         self._defaults_any = _any_match(self._defaults)
-        self._extra = pathspec.GitIgnoreSpec.from_lines([g.lower() for g in exclude]) if exclude else None
+        self._extra = _compile(exclude)
+        # Per workspace folder (as named and as resolved): its rules and compiled globs.
+        self._folders: dict[str, FolderRules] = {}
+        self._folder_specs: dict[str, tuple[pathspec.GitIgnoreSpec | None, FolderRules]] = {}
         self._specs: dict[str, _Spec] = {}
         # `memo_dirs`: the boundary of one index build (a worker process's life). What a
         # file's folder decides is found once per folder and kept: its resolved path, its
@@ -243,6 +267,57 @@ class DataBoundary:
         self.roots = sorted((os.path.abspath(r) for r in workspace_roots), key=len, reverse=True)
         self.real_roots = _real_roots(self.roots)
         self._verdicts.clear()
+        if self._memo is not None:
+            self._memo = _DirMemo()
+
+    def set_folders(self, rules: Mapping[str, FolderRules]) -> None:
+        """Each workspace folder's own rules (by its path); a root without an entry, and a
+        file outside every root, get the boundary's own (`exclude`, `respect_gitignore`)."""
+        self._folders = {os.path.abspath(r): v for r, v in rules.items()}
+        self._folder_specs = {}
+        for root, folder in self._folders.items():
+            compiled = (_compile(folder.exclude), folder)
+            self._folder_specs[root] = compiled
+            try:
+                self._folder_specs.setdefault(os.path.realpath(root), compiled)
+            except (OSError, ValueError):
+                pass
+        self.refresh()
+
+    def rules_for(self, root: str | None) -> FolderRules:
+        """The rules that govern files of workspace folder `root` (None: outside every one)."""
+        found = self._folder_specs.get(root) if root is not None else None
+        return found[1] if found is not None else FolderRules(self._exclude, self.respect_gitignore)
+
+    def governing_root(self, path: str) -> str | None:
+        """The workspace folder whose rules judge `path` as named (the innermost), or None."""
+        return _root_of(os.path.abspath(path), self.roots)
+
+    def fingerprint(self) -> tuple[object, ...]:
+        """Everything a verdict depends on besides the ignore files on disk: two boundaries
+        with equal fingerprints judge every path alike (the runtime compares them across a
+        rebuild to know whether the policy changed)."""
+        folders = tuple(sorted(self._folders.items()))
+        return (tuple(self.roots), self._exclude, self.respect_gitignore, folders)
+
+    @property
+    def ignore_names(self) -> tuple[str, ...]:
+        """The ignore files this boundary reads in some folder."""
+        gitignore = self.respect_gitignore or any(r.respect_gitignore for r in self._folders.values())
+        return (IGNORE_FILE, ".gitignore") if gitignore else (IGNORE_FILE,)
+
+    def _extra_for(self, root: str | None) -> tuple[pathspec.GitIgnoreSpec | None, str]:
+        """Rule 2's compiled globs for files of `root`, and how a verdict names them."""
+        found = self._folder_specs.get(root) if root is not None else None
+        if found is None:
+            return self._extra, "governance.exclude"
+        return found[0], f"governance.exclude of {found[1].source or root}"
+
+    def refresh(self) -> None:
+        """An ignore file changed on disk: forget every verdict and compiled file now,
+        instead of within the verdict TTL."""
+        self._verdicts.clear()
+        self._specs.clear()
         if self._memo is not None:
             self._memo = _DirMemo()
 
@@ -291,8 +366,9 @@ class DataBoundary:
             whole = abspath.lstrip("/\\").replace(os.sep, "/").lower()
             if self._defaults_any.search(whole) and self._defaults.match_file(whole):
                 return "default secret pattern"
-        if self._extra is not None and self._extra.match_file(low):
-            return "governance.exclude"
+        extra, named = self._extra_for(root)
+        if extra is not None and extra.match_file(low):
+            return named
         if root is None:
             return None
         return self._ignore_files(root, rel_posix)
@@ -318,7 +394,7 @@ class DataBoundary:
     def _ignore_files_above(self, root: str, parts: list[str]) -> list[tuple[int, str, str, _Spec]]:
         """The ignore files that can judge a file at `parts` under `root`, deepest first:
         (depth, their folder, their name, the compiled file)."""
-        names = [IGNORE_FILE] + ([".gitignore"] if self.respect_gitignore else [])
+        names = [IGNORE_FILE] + ([".gitignore"] if self.rules_for(root).respect_gitignore else [])
         out: list[tuple[int, str, str, _Spec]] = []
         for depth in range(len(parts) - 1, -1, -1):
             d = os.path.join(root, *parts[:depth])

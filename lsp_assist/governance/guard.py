@@ -36,6 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from lsp_assist.config.loader import FolderLayer
 from lsp_assist.config.schema import Config, TierConfig
 from lsp_assist.domain import PromptContext, Usage
 from lsp_assist.errors import (
@@ -51,6 +52,7 @@ from lsp_assist.governance.audit import AuditLog
 from lsp_assist.governance.boundaries import DataBoundary
 from lsp_assist.governance.breaker import BreakerState, CircuitBreaker, StateListener, counts_as_failure
 from lsp_assist.governance.credentials import key_status, resolve_api_key
+from lsp_assist.governance.folders import folder_rules, governed_by
 from lsp_assist.governance.limits import Lease, ProviderLimits
 from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.quota import QuotaStore
@@ -190,6 +192,7 @@ class Governance:
         self._limits: dict[str, ProviderLimits] = {}
         self._workspace_hash = self.audit.workspace_hash(workspace_roots[0] if workspace_roots else None)
         self.refusals: dict[str, int] = {}
+        self.policy: Policy | None = None  # the admin policy applied (each folder's layer gets it too)
         # Called with every model call's record (metadata only, as audited): OpenTelemetry.
         self.call_observers: list[Callable[[Mapping[str, object]], None]] = []
 
@@ -224,7 +227,19 @@ class Governance:
             on_breaker_change=on_breaker_change,
             team=team,
         )
+        gov.policy = policy
         return gov, errors
+
+    def govern_folders(self, layers: Mapping[str, FolderLayer]) -> list[str]:
+        """Each workspace folder's own layer governs its files (`governance/folders.py`);
+        returns the errors in those layers' boundary keys."""
+        errors: list[str] = []
+        self.boundary.set_folders(folder_rules(layers, self.policy, errors))
+        return errors
+
+    def governed_by(self, path: str) -> str:
+        """Which layer governs `path`, in words (for `doctor`)."""
+        return governed_by(self.boundary, path)
 
     # --- data boundaries and credentials ------------------------------------------------
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from lsp_assist.config.schema import NextEditConfig
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor
+from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.languages.registry import canonical
 from lsp_assist.nextedit import rules
 from lsp_assist.nextedit.history import EditHistory
@@ -49,6 +50,9 @@ class NextEditService:
         self.config = NextEditConfig()
         self.model: ModelPredict | None = None
         self.model_name = ("", "", "")  # (tier, provider, model) for the labels
+        # The data boundary's generation (the runtime shares its own): proposals worked out
+        # under an older boundary are not given (`governance/epoch.py`).
+        self.epoch = PolicyEpoch()
 
     def configure(
         self, config: NextEditConfig, model: ModelPredict | None, name: tuple[str, str, str]
@@ -69,6 +73,7 @@ class NextEditService:
             return []  # stale, not open, excluded (never recorded), nothing edited, or off
         if self.history.excluded(doc.path):
             return []  # excluded since it was recorded: the boundary's word is the last one
+        epoch = self.epoch.value
         others = [d for d in self.store.documents() if d is not doc and self.history.get(d.uri) is not None]
         predictor = self.config.predictor
         found = rules.predict(doc, history.last, cursor, others) if predictor != "model" else []
@@ -76,8 +81,8 @@ class NextEditService:
         if not found and predictor in ("model", "both") and self.model is not None:
             found = await self.model(doc, self.history, cursor)
             source = "model"
-        if self._current(uri, version) is None:
-            return []  # typed while the model answered: never answer for another text
+        if self._current(uri, version) is None or not self.epoch.admits(epoch):
+            return []  # typed, or the policy changed, while the model answered
         return [self._issue(p, doc, source) for p in found if self._valid(p)]
 
     def _valid(self, p: Proposal) -> bool:

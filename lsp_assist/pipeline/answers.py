@@ -4,6 +4,10 @@ One place caches a suggestion under its prompt key, remembers it for typing-thro
 position it was shown, announces a longer one with `suggestionReady`, and keeps the last
 request's latency and tier (the status item reads them). Every feature stores answers
 through it, so the rule "cache it and remember it for typing-through" lives once.
+
+It also holds the policy epoch (`governance/epoch.py`): an answer whose target was read
+under an older epoch is not current, is never found for typing-through, and is not
+announced; the cache needs no epoch (its key is the prompt, built under the boundary).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Callable
 
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
+from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.request import Target
 from lsp_assist.pipeline.typing_index import TypingHit, TypingIndex
@@ -23,10 +28,17 @@ AnsweredListener = Callable[[float, str, str], None]
 
 
 class AnswerStore:
-    def __init__(self, cache: SuggestionCache, typing: TypingIndex, store: DocumentStore) -> None:
+    def __init__(
+        self,
+        cache: SuggestionCache,
+        typing: TypingIndex,
+        store: DocumentStore,
+        epoch: PolicyEpoch | None = None,
+    ) -> None:
         self.cache = cache
         self.typing = typing
         self.store = store
+        self.epoch = epoch if epoch is not None else PolicyEpoch()
         self.on_suggestion_ready: ReadyListener | None = None
         # A hook for the status item (and tracing): called after every answered request.
         self.on_answered: AnsweredListener | None = None
@@ -38,13 +50,21 @@ class AnswerStore:
         return -1 if doc is None else int(doc.version)
 
     def current(self, target: Target) -> bool:
-        """The document is still at the version the answer was computed for."""
-        return self.version(target.uri) == target.snap.version
+        """The document is still at the version the answer was computed for, under the
+        policy its input was read under."""
+        return self.version(target.uri) == target.snap.version and self.epoch.admits(target.epoch)
+
+    def admits(self, target: Target) -> bool:
+        """An answer worked out for `target` may still be given: the policy its input was
+        read under is the current one."""
+        return self.epoch.admits(target.epoch)
 
     # -- reading -------------------------------------------------------------------------------
 
     def typing_through(self, target: Target) -> TypingHit | None:
-        return self.typing.lookup(target.uri, target.snap.text, target.offset)
+        if not self.epoch.admits(target.epoch):
+            return None
+        return self.typing.lookup(target.uri, target.snap.text, target.offset, epoch=target.epoch)
 
     def cached(self, key: str) -> str | None:
         return self.cache.get(key)
@@ -53,7 +73,7 @@ class AnswerStore:
 
     def remember(self, target: Target, text: str, tier: str) -> None:
         """Typing-through memory only (an answer shown at `target`)."""
-        self.typing.remember(target.uri, target.snap.text, target.offset, text, tier)
+        self.typing.remember(target.uri, target.snap.text, target.offset, text, tier, epoch=target.epoch)
 
     def keep(self, key: str, target: Target, text: str, tier: str) -> None:
         """Cache `text` under `key` and remember it at `target`."""
@@ -110,7 +130,7 @@ class AnswerStore:
         """(version, cursor) now, when the document differs from `target` only by the
         start of `text` typed at its cursor; None otherwise."""
         doc = self.store.get(target.uri)
-        if doc is None:
+        if doc is None or not self.epoch.admits(target.epoch):
             return None
         now, old, offset = doc.text, target.snap.text, target.offset
         tail = len(old) - offset

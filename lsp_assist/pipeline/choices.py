@@ -94,7 +94,9 @@ async def second_sample(
 
 BOOK_ENTRIES = 32  # positions whose gathered choices are kept (the user cycles at one)
 
-ChoiceKey = tuple[str, int, Cursor]  # (uri, document version, cursor)
+# (uri, document version, cursor, policy epoch): choices gathered under an older data
+# boundary are never found again (`governance/epoch.py`).
+ChoiceKey = tuple[str, int, Cursor, int]
 
 
 class ChoiceBook:

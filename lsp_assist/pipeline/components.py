@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import ModelRequest, PromptContext
+from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.pipeline.cache import SuggestionCache
 from lsp_assist.pipeline.inflight import Assembler
 from lsp_assist.pipeline.ports import GovernancePort
@@ -39,6 +40,8 @@ class Components:
     stats: StatsCollector
     scheduler: Scheduler = field(default_factory=Scheduler)
     typing: TypingIndex = field(default_factory=TypingIndex)
+    # The data boundary's generation, shared with the runtime that advances it.
+    epoch: PolicyEpoch = field(default_factory=PolicyEpoch)
     assembler_factory: Callable[[PromptContext], Assembler] | None = None
     chain: dict[str, Sequence[str]] = field(
         default_factory=lambda: {"fast": ("fast", "backup"), "quality": ("quality", "fast", "backup")}

@@ -49,8 +49,10 @@ class CompletionEngine:
     def __init__(self, config: Config, parts: Components) -> None:
         self.config = config
         self.c = parts
-        self.prompts = PromptBuilder(config, parts.store, parts.context, parts.governance, parts.providers)
-        self.answers = AnswerStore(parts.cache, parts.typing, parts.store)
+        self.prompts = PromptBuilder(
+            config, parts.store, parts.context, parts.governance, parts.providers, parts.epoch
+        )
+        self.answers = AnswerStore(parts.cache, parts.typing, parts.store, parts.epoch)
         self.launcher = StreamLauncher(
             config,
             parts.providers,
@@ -153,6 +155,8 @@ class CompletionEngine:
                 raise asyncio.TimeoutError from None
             finally:
                 timer.cancel()
+            if result.text and not self._admitted(state):
+                result = Suggestion("", Outcome.STALE, req.tier)  # the policy changed meanwhile
             outcome = result.outcome
         except asyncio.TimeoutError:
             log.warning(
@@ -171,6 +175,11 @@ class CompletionEngine:
         result.stages = self._record(outcome, req, clock, model_call=result.outcome == Outcome.MODEL)
         self.answers.answered(result.stages.get("total", 0.0), result.tier, outcome.value)
         return result
+
+    def _admitted(self, state: RequestState) -> bool:
+        """The answer's input was read under the current policy epoch (`governance/epoch.py`):
+        an answer from a memory or a stream of an older boundary is never returned."""
+        return state.has_target and self.answers.admits(state.target)
 
     async def _run_stages(self, state: RequestState) -> Suggestion:
         services = self.services
@@ -200,7 +209,7 @@ class CompletionEngine:
         if limit <= 1:
             return primary, []
         t = s.target
-        key = (t.uri, t.snap.version, t.cursor)
+        key = (t.uri, t.snap.version, t.cursor, t.epoch)
         stored = self.choice_book.get(key, primary)
         if stored is not None:
             return stored[0], list(stored[1])[: limit - 1]
@@ -215,7 +224,7 @@ class CompletionEngine:
         rules, then the stream's fuller answer, then a second sample, within
         `invoked_choices_wait_ms`), and announce the set each time it grows."""
         t = s.target
-        key = (t.uri, t.snap.version, t.cursor)
+        key = (t.uri, t.snap.version, t.cursor, t.epoch)
         completion = self.config.completion
         found: dict[str, str] = {}
         shown = len(now)

@@ -17,7 +17,6 @@ from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
 from lsp_assist.pipeline.prompt import PromptBuilder
-from lsp_assist.pipeline.request import Target
 from lsp_assist.pipeline.tiers import OfflineAnswer
 from lsp_assist.telemetry.latency import StageClock
 from lsp_assist.telemetry.stats import StatsCollector
@@ -57,7 +56,7 @@ class Escalator:
             return Suggestion("", Outcome.EMPTY, TIER)
         if self.prompts.excluded(snap):
             return Suggestion("", Outcome.EXCLUDED, TIER)
-        target = Target(snap, self.prompts.offset(uri, cursor), cursor)
+        target = self.prompts.target(snap, cursor)
         prompt = self.prompts.for_open(uri, cursor, TIER, mode="multi")
         if prompt is None:
             return Suggestion("", Outcome.EMPTY, TIER)
@@ -82,7 +81,7 @@ class Escalator:
         result = await asyncio.shield(flight.final)
         if result.error is not None:
             raise result.error
-        text = result.text
+        text = result.text if self.answers.admits(target) else ""  # the policy changed meanwhile
         if progress:
             progress("done")
         self.answers.keep(prompt.key, target, text, TIER)

@@ -177,6 +177,9 @@ class StreamLauncher:
         provider = self.providers.get(tier_name)
         if provider is None:
             raise PolicyError(f"tier {tier_name} is not configured")
+        if not self.answers.admits(spec.target):
+            # A prefetch, rewrite or fallback whose prompt was built under an older boundary.
+            raise PolicyError("the data boundary changed since this prompt was built")
         if not spec.speculative:
             self.end_refine_rest(spec.target.uri)  # the user is not resting: a request came
         if provider.single_slot:

@@ -83,7 +83,10 @@ class PromptPrebuilder:
         cursor = doc.edit_end
         if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
             return
-        if self.typing is not None and self.typing.lookup(uri, doc.text, doc.offset(cursor)) is not None:
+        hit = None
+        if self.typing is not None:
+            hit = self.typing.lookup(uri, doc.text, doc.offset(cursor), epoch=prompts.epoch.value)
+        if hit is not None:
             return  # typing-through answers there: no prompt needed
         try:
             prompts.for_open(uri, cursor, TIER)

@@ -80,7 +80,7 @@ class Prefetcher:
             return  # no model on the fast tier
         prompt = self.prompts.for_text(new_text, snap.language_id, snap.path or snap.uri, cursor, "fast")
         spec = StreamSpec(
-            Target(replace(snap, text=new_text), new_offset, target.cursor),
+            replace(target, snap=replace(snap, text=new_text), offset=new_offset),
             prompt,
             feature="completion",
             max_tokens=self.config.completion.prefetch_max_tokens,

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
-from lsp_assist.pipeline.request import Target
 from lsp_assist.providers.base import EmbeddedModel, Provider
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ class Prefiller:
         if engine is None or doc is None:
             return
         c = doc.clamp(cursor)
-        engine.prefetcher.drop_unrelated(Target(doc.snapshot(), doc.offset(c), c))
+        engine.prefetcher.drop_unrelated(engine.prompts.target(doc.snapshot(), c))
 
     def at(self, uri: str, cursor: Cursor, *, preempt: bool = False) -> str | None:
         """Read the prompt at `cursor` of open document `uri` into the idle model; None

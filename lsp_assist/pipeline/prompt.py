@@ -8,6 +8,8 @@ Completion, escalation, prefetch and warmup all shape their prompt here, in one 
 3. redaction: key-like strings removed from every part that leaves the machine;
 4. the cache key: a hash of what the model sees, the tier and its model.
 So a warmed or prefetched suggestion is stored under exactly the key a request computes.
+The policy epoch (`governance/epoch.py`) is part of every reused prompt's key, and every
+`Target` made here carries it: nothing built under an older boundary is reused or answered.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from lsp_assist.config.schema import Config
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor, DocumentSnapshot, Mode, PromptContext
+from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.pipeline.boundary import gate_context, verdict
 from lsp_assist.pipeline.ports import GovernancePort
 from lsp_assist.pipeline.prompt_memo import PromptMemo, others_key
+from lsp_assist.pipeline.request import Target
 from lsp_assist.providers.base import Provider
 
 # Optional context gathering (cross-file, definitions) stops here; the same on every path,
@@ -61,8 +65,10 @@ class PromptBuilder:
         context: ContextEngine,
         governance: GovernancePort,
         providers: Mapping[str, Provider],
+        epoch: PolicyEpoch | None = None,
     ) -> None:
         self.config = config
+        self.epoch = epoch if epoch is not None else PolicyEpoch()
         self.store = store
         self.context = context
         self.governance = governance
@@ -85,6 +91,10 @@ class PromptBuilder:
         boundary; an `untitled:` buffer is allowed; any other URI without a path fails closed.
         """
         return verdict(self.governance, snap.path if snap.path is not None else snap.uri)
+
+    def target(self, snap: DocumentSnapshot, cursor: Cursor) -> Target:
+        """Where an answer for `snap` at `cursor` goes, read under the current policy epoch."""
+        return Target(snap, self.offset(snap.uri, cursor), cursor, self.epoch.value)
 
     def offset(self, uri: str, cursor: Cursor) -> int:
         doc = self.store.get(uri)
@@ -138,6 +148,7 @@ class PromptBuilder:
         inputs = (
             cursor, tier_cfg.context_chars, tier_cfg.prompt_layout, mode, others_key(others), id(symbols),
             self.context.editor_definitions.generation(doc.uri),  # lspAssist/definitions
+            self.epoch.value,  # the data boundary it was built under
         )  # fmt: skip
         memo = self._memo.get(doc, inputs, symbols)
         if memo is not None:

@@ -22,11 +22,14 @@ class Target:
 
     Taken before any await: every answer is checked against `snap.version` before it is
     returned, cached for typing-through against `snap.text`, and announced at `cursor`.
+    `epoch` is the policy epoch the input was read under (`governance/epoch.py`): an answer
+    worked out from it is returned, remembered or launched only while that epoch is current.
     """
 
     snap: DocumentSnapshot
     offset: int
     cursor: Cursor
+    epoch: int = 0
 
     @property
     def uri(self) -> str:

@@ -40,6 +40,10 @@ class RequestState:
         self._target = value
 
     @property
+    def has_target(self) -> bool:
+        return self._target is not None
+
+    @property
     def has_prompt(self) -> bool:
         return self._prompt is not None
 

@@ -10,6 +10,11 @@ of the suggestion. Backspacing to an earlier state matches that state's own entr
 Comparing bounded windows instead of whole documents keeps a lookup O(window), not O(file).
 At most `_PER_DOC` entries per document, and `TYPING_BYTES` over all documents (the oldest
 entries anywhere go first): each entry copies up to 5 KB of the text around its cursor.
+
+The data boundary (`governance/epoch.py`): every entry belongs to the policy epoch its
+suggestion's input was read under; a lookup is made under the current one and finds only
+entries of that epoch. The first call under a newer epoch drops every older entry, and a
+late `remember` from an older epoch (a stream that ended after the change) is refused.
 """
 
 from __future__ import annotations
@@ -47,9 +52,20 @@ class TypingIndex:
         self._order: OrderedDict[tuple[str, tuple[int, str]], int] = OrderedDict()
         self.max_bytes = max_bytes
         self.nbytes = 0
+        self._epoch = 0  # the newest policy epoch seen: every entry belongs to it
 
-    def remember(self, uri: str, text: str, offset: int, suggestion: str, tier: str) -> None:
-        if not suggestion:
+    def _admits(self, epoch: int) -> bool:
+        """Whether an entry of `epoch` may be stored or found; entries of an older epoch than
+        `epoch` are dropped first (the policy changed since they were stored)."""
+        if epoch > self._epoch:
+            self.clear()
+            self._epoch = epoch
+        return epoch == self._epoch
+
+    def remember(
+        self, uri: str, text: str, offset: int, suggestion: str, tier: str, *, epoch: int = 0
+    ) -> None:
+        if not suggestion or not self._admits(epoch):
             return
         tail = text[max(0, offset - _TAIL) : offset]
         key = (offset, tail[-64:])
@@ -77,7 +93,9 @@ class TypingIndex:
         if not entries:
             del self._docs[uri]
 
-    def lookup(self, uri: str, text: str, offset: int) -> TypingHit | None:
+    def lookup(self, uri: str, text: str, offset: int, *, epoch: int = 0) -> TypingHit | None:
+        if not self._admits(epoch):
+            return None
         entries = self._docs.get(uri)
         if not entries:
             return None
@@ -105,6 +123,11 @@ class TypingIndex:
     def forget(self, uri: str) -> None:
         for key in list(self._docs.get(uri, ())):
             self._drop(uri, key)
+
+    def clear(self) -> None:
+        self._docs.clear()
+        self._order.clear()
+        self.nbytes = 0
 
 
 def _entry_bytes(key: tuple[int, str], e: _Entry) -> int:

@@ -387,12 +387,24 @@ def _register(server: AssistServer) -> None:
     def did_save(ls: AssistServer, params: types.DidSaveTextDocumentParams) -> None:
         path = _uri_to_path(params.text_document.uri)
         if path is not None:
+            _policy_files(ls, [str(path)])
             ls.rt.workspace.note_saved(str(path))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: AssistServer, params: types.DidChangeWatchedFilesParams) -> None:
-        paths = [_uri_to_path(c.uri) for c in params.changes]
-        ls.rt.workspace.note_file_events([str(p) for p in paths if p is not None])
+        found = [_uri_to_path(c.uri) for c in params.changes]
+        paths = [str(p) for p in found if p is not None]
+        _policy_files(ls, paths)
+        ls.rt.workspace.note_file_events(paths)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: AssistServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # Synchronous, in message order: an added folder's exclusions are in force before
+        # any later message (its files' didOpen, a completion in them) is handled.
+        added = [p for p in (_uri_to_path(f.uri) for f in params.event.added) if p is not None]
+        removed = [p for p in (_uri_to_path(f.uri) for f in params.event.removed) if p is not None]
+        log.info("workspace folders: %d added, %d removed", len(added), len(removed))
+        _rebuilt(ls, ls.rt.change_folders(added, removed))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AssistServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -589,6 +601,30 @@ def _register(server: AssistServer) -> None:
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()
+
+
+def _policy_files(ls: AssistServer, paths: list[str]) -> None:
+    """Settings or ignore files changed on disk: in force before the next message is handled
+    (this runs synchronously, in message order); a folder's settings file rebuilds."""
+    if ls.rt.note_policy_files(paths):
+        _rebuilt(ls, ls.rt.build())
+
+
+def _rebuilt(ls: AssistServer, errors: list[str]) -> None:
+    """After a synchronous rebuild: rewire the new engine now; close what it replaced, report
+    problems and warm up in the background."""
+    _wire_engine(ls)
+
+    async def settle() -> None:
+        await ls.rt.retire_old()
+        if errors:
+            ls.show("configuration problems (running on defaults for these): " + "; ".join(errors[:5]))
+        ls.status()
+        await ls.rt.warm()
+
+    task = asyncio.get_running_loop().create_task(settle())
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
 
 
 def _suggestion_event(ls: AssistServer, p: Any) -> bool:

@@ -108,7 +108,9 @@ class WorkspaceService:
 
     def options(self, root: str, paths: list[str] | None = None) -> BuildOptions:
         cfg = self.rt.config.workspace
-        settings = getattr(self.rt.governance, "settings", None)
+        # The indexer judges the folder's files by its own rules (governance/folders.py).
+        boundary = getattr(self.rt.governance, "boundary", None)
+        settings = boundary.rules_for(root) if boundary is not None else None
         return BuildOptions(
             root=root,
             db=str(self.db_path(root)),
@@ -159,6 +161,19 @@ class WorkspaceService:
         self.index().set_stores([self.stores[r] for r in sorted(self.stores)])
 
     # ------------------------------------------------------------------ building
+
+    def roots_changed(self) -> None:
+        """Folders came or went: a removed one's index leaves now, new ones build in the background."""
+        roots = self._roots()
+        for root in [r for r in self.stores if r not in roots]:
+            self.stores.pop(root).close()
+        if isinstance(self.rt.context.symbols, StoredSymbolIndex):
+            self.index().set_stores([self.stores[r] for r in sorted(self.stores)])
+        running = self._task  # a build of the old folders: the new ones come after it
+        if running is not None and not running.done():
+            running.add_done_callback(lambda _t: self.start_background())
+        else:
+            self.start_background()
 
     def start_background(self) -> asyncio.Task[dict[str, Any]] | None:
         """Build the index in the background (idempotent while one build runs)."""

@@ -175,7 +175,7 @@ async def precompute(runtime: WarmupHost) -> dict[str, Any]:
             if engine.answers.cached(prompt.key) is not None:
                 skipped += 1
                 continue
-            target = Target(doc.snapshot(), doc.offset(cursor), cursor)
+            target = engine.prompts.target(doc.snapshot(), cursor)
             try:
                 text_out = await _generate(engine, target, prompt)
             except QuotaExceeded as exc:

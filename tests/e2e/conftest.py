@@ -60,13 +60,16 @@ async def lsp_session(
     tmp_path: Path,
     init_options: dict[str, Any] | None = None,
     *,
-    encoding: str = "utf-16",
     env: dict[str, str] | None = None,
     capabilities: types.ClientCapabilities | None = None,
     before_initialize: Any = None,
+    folders: list[Path] | None = None,
 ) -> AsyncIterator[LanguageClient]:
+    """A started and initialized session; `folders` are the workspace folders (default: one,
+    `tmp_path / "ws"`)."""
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
+    roots = folders or [workspace]
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "lsp_assist", "serve"],
         server_env=env or isolated_env(tmp_path),
@@ -78,10 +81,10 @@ async def lsp_session(
         client.init_result = await asyncio.wait_for(  # type: ignore[attr-defined]
             client.initialize_session(
                 types.InitializeParams(
-                    capabilities=capabilities or client_capabilities(encoding),
+                    capabilities=capabilities or client_capabilities(),
                     initialization_options=init_options or {},
-                    root_uri=workspace.as_uri(),
-                    workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+                    root_uri=roots[0].as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in roots],
                 )
             ),
             timeout=30,

@@ -11,7 +11,16 @@ from pathlib import Path
 from lsprotocol import types
 
 from benchmarks.rpc_client import RpcClient, server_cmd
-from tests.e2e.conftest import doc_uri, inline, isolated_env, lsp_session, open_doc, openai_tiers, texts
+from tests.e2e.conftest import (
+    client_capabilities,
+    doc_uri,
+    inline,
+    isolated_env,
+    lsp_session,
+    open_doc,
+    openai_tiers,
+    texts,
+)
 from tests.fakes.fake_model_server import FakeModelServer, Script
 
 
@@ -30,7 +39,8 @@ async def test_every_request_is_answered_within_its_deadline(tmp_path: Path, fak
 
 async def test_utf8_positions_as_neovim_negotiates_them(tmp_path: Path, fake: FakeModelServer) -> None:
     fake.default = Script(text="é + 1\n")
-    async with lsp_session(tmp_path, openai_tiers(fake.base_url), encoding="utf-8") as client:
+    utf8 = client_capabilities("utf-8")
+    async with lsp_session(tmp_path, openai_tiers(fake.base_url), capabilities=utf8) as client:
         uri = doc_uri(tmp_path, "accents.py")
         line = 'café = "é"; x = '
         open_doc(client, uri, line + "\n")

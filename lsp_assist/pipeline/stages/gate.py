@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from lsp_assist.domain import Outcome, Suggestion
-from lsp_assist.pipeline.request import Target
 from lsp_assist.pipeline.stages.services import Services
 from lsp_assist.pipeline.state import RequestState
 
@@ -22,7 +21,7 @@ async def gate(s: RequestState, sv: Services) -> Suggestion | None:
     if reason is not None:
         log.info("inline completion: file excluded from models (%s); answering empty", reason)
         return Suggestion("", Outcome.EXCLUDED, req.tier)
-    s.target = Target(snap, sv.prompts.offset(req.uri, req.cursor), req.cursor)
+    s.target = sv.prompts.target(snap, req.cursor)
     # The ticket supersedes every older request of the document now.
     s.ticket = sv.scheduler.ticket(req.uri)
     sv.prefetcher.drop_unrelated(s.target)
