@@ -56,7 +56,17 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.next_edit_corpus import OUT as CORPUS  # noqa: E402
 from benchmarks.next_edit_model import model_server, warm  # noqa: E402
-from benchmarks.next_edit_score import Outcome, judge, next_of, places_after_first, table  # noqa: E402
+from benchmarks.next_edit_score import (  # noqa: E402
+    HEADER,
+    Outcome,
+    figures,
+    judge,
+    next_of,
+    places_after_first,
+    row,
+    scopes,
+    table,
+)
 from benchmarks.rpc_client import RpcClient, server_at, server_cmd  # noqa: E402
 from lsp_assist.nextedit.formats import instruct, sweep, zeta  # noqa: E402
 from tests.fakes.fake_model_server import FakeModelServer, Script  # noqa: E402
@@ -348,6 +358,20 @@ async def real_model_run(
     return outcomes
 
 
+async def sweep_table(cases: list[dict[str, Any]], thresholds: list[float]) -> str:
+    """The rules at each `next_edit.min_confidence`, per half: where the threshold comes from."""
+    lines = ["rules by next_edit.min_confidence (the default, 0.8, was set on the tuning half):", HEADER]
+    for t in thresholds:
+        init = {**BASE, "next_edit": {"predictor": "rules", "min_confidence": t}}
+        outcomes, _ = await run_server(Run("", init), cases)
+        for label, idx in scopes(cases):
+            if label.endswith("half"):
+                lines.append(
+                    row(label, f"min_confidence {t:g}", figures(o for o in outcomes if o.case in idx))
+                )
+    return "\n".join(lines) + "\n"
+
+
 async def main_async(args: argparse.Namespace) -> None:
     cases = load(args.cases)
     print(f"next-edit benchmark: {len(cases)} cases from {CORPUS.relative_to(ROOT)}")
@@ -371,6 +395,8 @@ async def main_async(args: argparse.Namespace) -> None:
     runs += await fake_runs(cases, [f for f in args.formats.split(",") if f])
     print()
     print(table(cases, runs))
+    if args.sweep:
+        print(await sweep_table(cases, [float(x) for x in args.sweep.split(",")]))
     print("prop./corr.: proposals on repeated cases, and those that were one of the commit's places;")
     print("ctrl/alarm/FP: single-edit controls, proposals there the developer did not make, their rate;")
     print("p50/p95: last didChange written -> answer parsed, at the client, over all cases;")
@@ -394,6 +420,7 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=0, help="first N cases only (0: all)")
     ap.add_argument("--formats", default="zeta,sweep,instruct", help="fake-model formats ('' for none)")
     ap.add_argument("--before", default=BEFORE, help="git ref of today's rules, run beside ('' to skip)")
+    ap.add_argument("--sweep", default="", help="min_confidence values to run the rules at (0.6,0.8,...)")
     ap.add_argument("--model", default="", help="a real model for the instruct format (qwen2.5-coder-1.5b)")
     ap.add_argument("--model-cases", type=int, default=40, help="cases the real model runs (spread)")
     ap.add_argument("--model-budget-s", type=float, default=540.0, help="no new real-model case after this")

@@ -95,6 +95,14 @@ def token_change(text: str, edit: Edit) -> TokenChange | None:
     return TokenChange(start, old, new)
 
 
+def edit_change(edit: Edit) -> tuple[str, str] | None:
+    """(old, new) of a recorded edit, widened to identifiers by its line context as
+    `token_change` widens the last one (earlier edits no longer match the text)."""
+    text = edit.before + edit.new + edit.after
+    change = token_change(text, Edit(len(edit.before), edit.old, edit.new, 0))
+    return None if change is None else (change.old, change.new)
+
+
 def occurrences(text: str, token: str) -> Iterator[int]:
     """Offsets of `token` in `text`, with identifier boundaries where it starts or ends
     with an identifier character (`count` does not match inside `counter`)."""

@@ -1,0 +1,121 @@
+"""The scope rules of issue 38: a change is proposed where it means the same thing, and
+weak evidence waits for a second matching edit."""
+
+from __future__ import annotations
+
+from lsp_assist.documents.store import Document
+from lsp_assist.domain import Cursor
+from lsp_assist.nextedit import rules
+from lsp_assist.nextedit.evidence import is_common, similarity
+from lsp_assist.nextedit.history import EditHistory
+from lsp_assist.nextedit.proposal import Proposal
+from lsp_assist.nextedit.site import place_of
+from lsp_assist.nextedit.tokens import Syntax
+from tests.unit.nextedit.helpers import retype, session
+
+URI = "file:///ws/shapes.py"
+SHAPES = """class Circle:
+    def __init__(self, radius):
+        self.radius = radius
+
+    def area(self, other):
+        return self.radius * self.radius + other.radius
+
+
+class Ring:
+    def __init__(self, radius):
+        self.radius = radius
+
+    def width(self):
+        return self.radius
+
+
+def scale(total, step):
+    count = total // step
+    return count + 1
+
+
+def grow(total):
+    count = total * 2
+    return count
+"""
+
+
+def _predict(doc: Document, history: EditHistory) -> list[Proposal]:
+    h = history.get(doc.uri)
+    assert h is not None and h.last is not None
+    end = h.last.end
+    line = doc.text.count("\n", 0, end)
+    cursor = Cursor(line, end - (doc.text.rfind("\n", 0, end) + 1))
+    return rules.predict(doc, h.last, cursor, [], list(h.edits)[:-1])
+
+
+def _line(doc: Document, p: Proposal) -> str:
+    return doc.line(p.start.line).strip()
+
+
+def test_a_renamed_local_proposes_its_uses_in_its_own_function_only() -> None:
+    store, history = session(SHAPES, URI)
+    doc = retype(store, URI, "count", "n")  # `count = total // step` in scale()
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "return count + 1"
+    doc = retype(store, URI, "count", "n")  # the user takes it
+    assert _predict(doc, history) == []  # grow()'s `count` is another variable
+
+
+def test_a_renamed_attribute_proposes_the_same_receiver_in_the_same_class_only() -> None:
+    store, history = session(SHAPES, URI)
+    doc = retype(store, URI, "radius", "r", nth=1)  # `self.radius = radius` in Circle
+    assert "self.r = radius" in doc.text
+    doc = retype(store, URI, "radius", "r", nth=2)  # a second matching edit, `self.r * `
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "return self.r * self.radius + other.radius"
+    assert doc.line(p.start.line)[p.start.character - 5 : p.start.character] == "self."
+    doc = retype(store, URI, "radius", "r", nth=2)
+    # Not `other.radius` (another receiver), not Ring's `self.radius` (another class).
+    assert _predict(doc, history) == []
+
+
+def test_a_changed_call_argument_proposes_calls_of_the_same_callee_only() -> None:
+    text = "fetch(url, 10)\nsend(url, 10)\nfetch(path, 10)\nfetch(base, 10)\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "10", "30")
+    doc = retype(store, URI, "10", "30", nth=1)  # now `fetch(path, 30)`: skipping send()
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "fetch(base, 10)"
+
+
+def test_one_edit_of_a_common_token_in_an_unlike_line_waits() -> None:
+    text = 'VERSION = "2.3.0"\nTIMEOUT = 0\nretries = [0, 1]\n'
+    store, history = session(text, URI)
+    doc = retype(store, URI, "0", "1")
+    assert _predict(doc, history) == []
+
+
+def test_the_tree_facts_of_a_place() -> None:
+    store, _ = session(SHAPES, URI)
+    doc = store.get(URI)
+    assert doc is not None
+    tree = doc.tree()
+    assert tree is not None
+    syntax = Syntax(doc.text, tree)
+    at = doc.text.index("other.radius") + len("other.")
+    member = place_of(syntax, at, at + len("radius"))
+    assert (member.role, member.receiver, member.owner) == ("member", "other", None)
+    at = doc.text.index("self.radius * ") + len("self.")
+    own = place_of(syntax, at, at + len("radius"))
+    assert own.receiver == "self" and own.owner is not None
+    assert doc.text[own.owner[0] :].startswith("class Circle")
+    at = doc.text.index("step):")
+    param = place_of(syntax, at, at + len("step"))
+    assert param.binding and param.function is not None
+    at = doc.text.index("def scale") + len("def ")
+    name = place_of(syntax, at, at + len("scale"))
+    assert name.binding and name.function is None  # a function's name is outside its body
+
+
+def test_common_tokens_and_line_similarity() -> None:
+    assert is_common("0") and is_common("3.10") and is_common(")") and is_common("x")
+    assert not is_common("count") and not is_common('"utf-8"')
+    assert similarity("a = f(x)", "a = f(x)") == 1.0
+    assert similarity("a = f(x)", "b") == 0.0
