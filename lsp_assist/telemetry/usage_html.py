@@ -26,10 +26,12 @@ from lsp_assist.telemetry.usage import (
     CHECKPOINTS,
     DIMENSIONS,
     HEADLINE_CHECKPOINT,
+    KIND_COLUMNS,
     Group,
     UsageReport,
     acceptance_rows,
     format_figure,
+    kind_rows,
     percentile,
 )
 
@@ -357,6 +359,16 @@ def render_html(report: UsageReport) -> str:
     if not g.shown and not g.accepted_chars:
         parts.append(_empty(_NO_EVENTS.replace("No acceptance chart", "No acceptance figures")))
     else:
+        parts.append("<h3>Inline completions and next edits</h3>")
+        parts.append(
+            _table(
+                "suggestion",
+                kind_rows(report),
+                KIND_COLUMNS,
+                format_figure,
+                "dismissed = the user turned the suggestion down (Escape, or typed something else)",
+            )
+        )
         parts.append(
             f'<div class="charts">{retention_chart(charts, report)}'
             f"{acceptance_chart(charts, report, 'model')}</div>"
