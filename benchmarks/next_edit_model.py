@@ -24,6 +24,23 @@ import httpx
 from lsp_assist.providers.local_server import free_port
 from lsp_assist.providers.models import resolve_model
 
+# Runs llama_cpp.server with the model loaded without llama.cpp's "extra" CPU buffer types
+# (weight repacking for AMX and the like): on this machine the AMX kernels fault
+# (`ldtilecfg` in ggml_backend_amx_mul_mat, SIGSEGV on the first decode: the virtual
+# machine does not grant AMX tile state) and they are a speed-up only.
+_LAUNCHER = """
+import runpy, sys
+import llama_cpp.llama_cpp as api
+_default = api.llama_model_default_params
+def _params():
+    p = _default()
+    p.use_extra_bufts = False
+    return p
+api.llama_model_default_params = _params
+sys.argv = ["llama_cpp.server"] + sys.argv[1:]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
 
 @contextlib.contextmanager
 def model_server(name: str, cache_dir: Path, threads: int, n_ctx: int = 4096) -> Iterator[str]:
@@ -31,7 +48,7 @@ def model_server(name: str, cache_dir: Path, threads: int, n_ctx: int = 4096) ->
     path = resolve_model(name, cache_dir)
     port = free_port()
     args = [
-        sys.executable, "-m", "llama_cpp.server",
+        sys.executable, "-c", _LAUNCHER,
         "--model", str(path), "--model_alias", "coder",
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
