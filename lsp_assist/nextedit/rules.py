@@ -34,6 +34,9 @@ from lsp_assist.nextedit.tokens import Syntax, TokenChange, edit_change, occurre
 #: Occurrences weighed per request at most (a few ms): a token that is everywhere must not
 #: hold the event loop.
 MAX_CANDIDATES = 2000
+#: Occurrences of a renamed-to name looked up in the tree (are they in strings or comments?)
+#: before the name counts as taken.
+_FRESH_CHECKS = 20
 #: Earlier edits looked at for the same change (the second matching edit).
 LOOKBACK = 3
 
@@ -71,8 +74,22 @@ def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
     return edited
 
 
+def _fresh(syntax: Syntax | None, text: str, change: TokenChange, edited: Place) -> bool:
+    """The new name appears nowhere else in the edit's scope (its function, else the file)
+    outside strings and comments: the rename made a name, not a switch to an existing one."""
+    start, end = change.offset, change.offset + len(change.new)
+    lo, hi = edited.function or (0, len(text))
+    for n, c in enumerate(occurrences(text[lo:hi], change.new)):
+        c += lo
+        if start <= c < end:
+            continue
+        if syntax is None or n >= _FRESH_CHECKS or not place_of(syntax, c, c + len(change.new)).literal:
+            return False
+    return True
+
+
 def _context(
-    doc: Document, change: TokenChange, edited: Place, repeated: bool, threshold: float
+    doc: Document, syntax: Syntax | None, change: TokenChange, edited: Place, gate: tuple[bool, float]
 ) -> evidence.Context:
     text = doc.text
     start, end = change.offset, change.offset + len(change.new)
@@ -80,15 +97,15 @@ def _context(
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     renamed = change.old.isidentifier() and change.new.isidentifier()
-    fresh = renamed and next((c for c in occurrences(text, change.new) if not start <= c < end), None) is None
+    fresh = renamed and _fresh(syntax, text, change, edited)
     return evidence.Context(
         left=text[start - 1 : start] if start else "",
         right=text[end : end + 1],
         line=text[line_start:line_end],
         common=evidence.is_common(change.old),
         rename=renamed and edited.binding and fresh,
-        repeated=repeated,
-        threshold=threshold,
+        repeated=gate[0],
+        threshold=gate[1],
     )
 
 
@@ -97,7 +114,7 @@ def _best_occurrence(
 ) -> Proposal | None:
     """`gate`: (an earlier edit made the same change, the confidence threshold)."""
     edited = _edited_place(syntax, change)
-    ctx = _context(doc, change, edited, *gate)
+    ctx = _context(doc, syntax, change, edited, gate)
     sure = ctx.rename or ctx.repeated
     scored = _scored(doc.text, ctx, change, _local_scope(syntax, change, edited), skip_line=not sure)
     if sure:

@@ -119,3 +119,11 @@ def test_common_tokens_and_line_similarity() -> None:
     assert not is_common("count") and not is_common('"utf-8"')
     assert similarity("a = f(x)", "a = f(x)") == 1.0
     assert similarity("a = f(x)", "b") == 0.0
+
+
+def test_a_parameter_renamed_to_a_name_found_only_in_comments_is_still_a_rename() -> None:
+    text = "# the source of truth\ndef f(text):\n    n = len(text)\n    return text[:n]\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "text", "source")
+    p = _predict(doc, history)[0]  # a fresh name in code: every use of `text` wants it
+    assert _line(doc, p) == "n = len(text)"
