@@ -59,26 +59,24 @@ from benchmarks.next_edit_model import model_server, warm  # noqa: E402
 from benchmarks.next_edit_score import (  # noqa: E402
     HEADER,
     Outcome,
+    SessionOutcome,
     figures,
     judge,
     next_of,
     places_after_first,
     row,
     scopes,
+    session_table,
     table,
 )
+from benchmarks.next_edit_session import METHOD, keys_for, send_key, session, u16  # noqa: E402
 from benchmarks.rpc_client import RpcClient, server_at, server_cmd  # noqa: E402
 from lsp_assist.nextedit.formats import instruct, sweep, zeta  # noqa: E402
 from tests.fakes.fake_model_server import FakeModelServer, Script  # noqa: E402
 
-METHOD = "textDocument/copilotInlineEdit"
 OFFLINE = {"provider": "offline"}
 #: Today's rules (main before issue 38), run beside the new ones.
 BEFORE = "7b37e2a"
-
-
-def u16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 def baseline(cases: list[dict[str, Any]]) -> list[Outcome]:
@@ -107,27 +105,8 @@ def baseline(cases: list[dict[str, Any]]) -> list[Outcome]:
     return out
 
 
-Key = tuple[int, int, int, str]  # (row, start column, end column, text): one keystroke
-
-
-def _change(client: RpcClient, uri: str, version: int, key: Key) -> None:
-    line, a, b, text = key
-    client.notify(
-        "textDocument/didChange",
-        {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [
-                {
-                    "range": {"start": {"line": line, "character": a}, "end": {"line": line, "character": b}},
-                    "text": text,
-                }
-            ],
-        },
-    )
-
-
 async def replay(
-    client: RpcClient, root: Path, i: int, case: dict[str, Any]
+    client: RpcClient, root: Path, i: int, case: dict[str, Any], timeout_s: float = 30.0
 ) -> tuple[dict[str, Any] | None, float, float]:
     """Open, type the first change, ask. (the first edit or None, ms from the last didChange
     to the parsed answer, the answer's parse time on the monotonic clock)."""
@@ -138,24 +117,19 @@ async def replay(
         {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": case["before"]}},
     )
     row = case["before"].split("\n")[first.line]
-    col = u16(row[: first.col])
     # Every keystroke but the last, then a round trip so the server has applied them: the
     # latency measured is that of the didChange that completes the edit, as when typing.
-    keys: list[Key] = [(first.line, col, col + u16(first.old), (first.new or "")[:1])]
-    pos = col + u16(keys[0][3])
-    for ch in (first.new or "")[1:]:
-        keys.append((first.line, pos, pos, ch))
-        pos += u16(ch)
+    keys, pos = keys_for(row, first)
     version = 1
     for key in keys[:-1]:
         version += 1
-        _change(client, uri, version, key)
+        send_key(client, uri, version, key)
     await client.call(
         METHOD, {"textDocument": {"uri": uri, "version": 0}, "position": {"line": 0, "character": 0}}
     )
     version += 1
     t0 = time.monotonic()
-    _change(client, uri, version, keys[-1])
+    send_key(client, uri, version, keys[-1])
     msg_id, fut = client.request(
         METHOD,
         {
@@ -163,7 +137,7 @@ async def replay(
             "position": {"line": first.line, "character": pos},
         },
     )
-    msg = await asyncio.wait_for(fut, 30)
+    msg = await asyncio.wait_for(fut, timeout_s)
     elapsed = (client.received_at[msg_id] - t0) * 1000.0
     client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     edits = (msg.get("result") or {}).get("edits") or []
@@ -234,6 +208,9 @@ class Run:
     fake: FakeModelServer | None = None
     fmt: str = ""
     budget_s: float = 0.0  # stop starting new cases after this long (0: no bound)
+    answer_s: float = 30.0  # longest wait for one answer
+    # When a list: every repeated change is also replayed as a session, into it.
+    sessions: list[SessionOutcome] | None = None
 
 
 async def run_server(
@@ -269,11 +246,15 @@ async def run_server(
                     expect = {"old": row, "new": changed if others else row}
                     fake.default = Script(text=scripted(run.fmt, expect), ttft_ms=20)
                     fake.stream_times.clear()
-                edit, ms, received = await replay(client, root, i, case)
+                edit, ms, received = await replay(client, root, i, case, run.answer_s)
                 tok = None
                 if fake is not None and fake.stream_times and fake.stream_times[-1][1]:
                     tok = (received - fake.stream_times[-1][1][-1]) * 1000.0
                 out.append(judge(i, case, edit, latency_ms=ms, after_token_ms=tok))
+            if run.sessions is not None:
+                for i, case in enumerate(cases):
+                    if not case.get("control"):
+                        run.sessions.append(await session(client, root, i, case))
         finally:
             await client.close()
     return out, floor_ms
@@ -353,7 +334,8 @@ async def real_model_run(
             "max_tokens": 256,
             "timeout_ms": 120_000,
         }
-        run = Run("instruct (real model)", init, budget_s=args.model_budget_s)
+        # The model's own bound is timeout_ms (120 s): the client waits a little longer.
+        run = Run("instruct (real model)", init, budget_s=args.model_budget_s, answer_s=150.0)
         outcomes, _ = await run_server(run, cases, subset)
     return outcomes
 
@@ -381,20 +363,26 @@ async def main_async(args: argparse.Namespace) -> None:
         controls = sum(1 for c in mine if c.get("control"))
         print(f"  {repo}: {len(mine) - controls} repeated, {controls} controls, from {commits} commits")
     runs: list[tuple[str, list[Outcome]]] = [("baseline (text)", baseline(cases))]
+    sessions: list[tuple[str, list[SessionOutcome]]] = []
     floors: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.before:
             old = checkout(args.before, Path(tmp))
             init = {**BASE, "next_edit": {"predictor": "rules"}}
-            outcomes, floors["before"] = await run_server(Run("", init, server_at(old)), cases)
+            before = Run("", init, server_at(old), sessions=[])
+            outcomes, floors["before"] = await run_server(before, cases)
             runs.append((f"rules @{args.before[:7]}", outcomes))
-    rules, floors["rules"] = await run_server(
-        Run("rules", {**BASE, "next_edit": {"predictor": "rules"}}), cases
-    )
+            sessions.append((f"rules @{args.before[:7]}", before.sessions or []))
+    now = Run("rules", {**BASE, "next_edit": {"predictor": "rules"}}, sessions=[])
+    rules, floors["rules"] = await run_server(now, cases)
     runs.append(("rules (now)", rules))
+    sessions.append(("rules (now)", now.sessions or []))
     runs += await fake_runs(cases, [f for f in args.formats.split(",") if f])
     print()
     print(table(cases, runs))
+    print("sessions: each repeated change made place by place, proposals accepted when right")
+    print("(next_edit_session.py); recall = accepted proposals / places after the first:")
+    print(session_table(cases, sessions))
     if args.sweep:
         print(await sweep_table(cases, [float(x) for x in args.sweep.split(",")]))
     print("prop./corr.: proposals on repeated cases, and those that were one of the commit's places;")

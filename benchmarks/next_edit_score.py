@@ -47,6 +47,16 @@ class Outcome:
     after_token_ms: float | None = None  # model's last token -> answer parsed
 
 
+@dataclass(frozen=True)
+class SessionOutcome:
+    """One predictor over one repeated change made as a session (`next_edit_session.py`)."""
+
+    case: int
+    follow_ups: int  # places after the first
+    proposed: int
+    correct: int  # proposals accepted: one of the places still to do
+
+
 def places_after_first(case: dict[str, Any]) -> tuple[Place, list[Place], list[str]]:
     """The first place, the others as they stand after the first change, and the lines."""
     first, *rest = [Place(p["line"], p["col"], p["old"], p["new"]) for p in case["places"]]
@@ -192,5 +202,31 @@ def table(
             continue
         for name, outcomes in runs:
             lines.append(row(label, name, figures(o for o in outcomes if o.case in idx)))
+        lines.append("")
+    return "\n".join(lines)
+
+
+SESSION_HEADER = (
+    f"{'':<22}{'predictor':<22}{'cases':>6}{'follow':>7}{'prop.':>6}{'corr.':>6}{'prec.':>7}{'recall':>7}"
+)
+
+
+def session_table(cases: list[dict[str, Any]], runs: list[tuple[str, list[SessionOutcome]]]) -> str:
+    """Sessions per scope: precision = correct / proposed, recall = correct / follow-ups."""
+    lines = [SESSION_HEADER]
+    for label, idx in scopes(cases):
+        for name, outcomes in runs:
+            rows = [o for o in outcomes if o.case in idx]
+            if not rows:
+                continue
+            follow = sum(o.follow_ups for o in rows)
+            prop = sum(o.proposed for o in rows)
+            corr = sum(o.correct for o in rows)
+            precision = corr / prop if prop else float("nan")
+            recall = corr / follow if follow else float("nan")
+            lines.append(
+                f"{label[:21]:<22}{name[:21]:<22}{len(rows):>6}{follow:>7}{prop:>6}{corr:>6}"
+                f"{precision:>7.2f}{recall:>7.2f}"
+            )
         lines.append("")
     return "\n".join(lines)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from benchmarks.next_edit import load
 from benchmarks.next_edit_corpus import file_changes, span_change
-from benchmarks.next_edit_score import TUNING, VALIDATION, figures, judge, scopes
+from benchmarks.next_edit_score import TUNING, VALIDATION, Place, figures, judge, scopes
+from benchmarks.next_edit_session import _shifted, keys_for
 
 
 def test_span_change_widens_to_whole_identifiers() -> None:
@@ -90,3 +91,13 @@ def test_scopes_list_each_repository_then_each_half() -> None:
         "VALIDATION half",
         "all",
     ]
+
+
+def test_a_session_types_a_place_key_by_key_and_shifts_the_places_after_it() -> None:
+    p = Place(0, 4, "rate", "tax_rate")
+    keys, pos = keys_for("x = rate + rate", p)
+    assert keys[0] == (0, 4, 8, "t") and [k[3] for k in keys[1:]] == list("ax_rate")
+    assert pos == 12
+    later = Place(0, 11, "rate", "tax_rate")
+    other = Place(1, 11, "rate", "tax_rate")
+    assert _shifted([later, other], 0, 4, 4) == [Place(0, 15, "rate", "tax_rate"), other]
