@@ -1,7 +1,7 @@
 """How sure the rule predictor is that a place wants the change the user just made.
 
 Each place the old text still occurs gets a confidence from what it shares with the
-edited place, and only the best place at or above `THRESHOLD` is proposed:
+edited place; of the places at or above `THRESHOLD` the next after the cursor is proposed:
 
 - the characters right before and after the token match those around the edit
   (`self.rate` after `self.rate`, `"0"` inside the same kind of quotes);
@@ -9,10 +9,12 @@ edited place, and only the best place at or above `THRESHOLD` is proposed:
 - the syntax nodes around the token are of the same types (an assignment's annotation
   is not a parameter's);
 - minus a little when the token is common: a number, one or two punctuation characters,
-  one character (a version digit changed once is rarely changed everywhere);
-- plus `RENAME` when the edit renamed a binding (a parameter, an assignment target, a
-  definition, an import) to a name found nowhere else in the file: the other references
-  now name nothing, so they need the change whatever their context;
+  one character (a version digit changed once is rarely changed everywhere), or a value
+  (`rules.py`: a whole string's content, a name bound nowhere in the file such as `float`);
+- plus `RENAME` when the edit renamed a binding (a parameter, an assignment target, an
+  attribute, a definition, an import), or a use of a local, a parameter or a name the
+  file binds, to a name found nowhere else in its scope: the other references now name
+  nothing, so they need the change whatever their context;
 - plus `REPEATED` when an earlier edit made the same change: the user has shown twice
   that the change repeats, the strongest evidence a predictor can have.
 

@@ -9,13 +9,16 @@
    renamed variable is not `obj.name`); for a renamed local or parameter, in its function;
    for an attribute, reached through the same receiver (`self.x` in the same class, not
    `other.x`); inside a call's arguments, a call of the same callee; never on the line
-   just edited. Each admissible place gets a confidence (`evidence.py`) and only the best
-   at or above the threshold is proposed: weak evidence (one edit, a common token, an
-   unlike context) waits for a second matching edit. Without a tree (no grammar) the
-   text evidence alone applies.
+   just edited. Each admissible place gets a confidence (`evidence.py`); of those at or
+   above the threshold the next after the cursor is proposed: weak evidence (one edit, a
+   common token or a value, an unlike context) waits for a second matching edit. A rename
+   is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
+   name the file defines renamed to a name found nowhere else in its scope. Without a
+   tree (no grammar) the text evidence alone applies.
 
 Pure and synchronous: a search over one document's text and a few node look-ups (only for
-places that could beat the best so far), a few milliseconds on a file of thousands of lines.
+places whose best possible confidence reaches the threshold), a few milliseconds on a file
+of thousands of lines.
 """
 
 from __future__ import annotations
@@ -68,45 +71,109 @@ def predict(
 
 def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
     edited = place_of(syntax, change.offset, change.offset + len(change.new))
-    if syntax is not None and not change.new and change.old.lstrip()[:1] in ("#", "/", "'", '"'):
-        # A deleted comment or string: the tree no longer shows it, so either is allowed.
+    if syntax is not None and _opens_literal(change.old) != _opens_literal(change.new):
+        # A string or comment deleted, or code turned into one or back (`"App"` -> `App`):
+        # the tree shows the new form only, so either is allowed.
         edited = Place(None, edited.kind, edited.role, function=edited.function, frame=edited.frame)
     return edited
 
 
-def _fresh(syntax: Syntax | None, text: str, change: TokenChange, edited: Place) -> bool:
-    """The new name appears nowhere else in the edit's scope (its function, else the file)
-    outside strings and comments: the rename made a name, not a switch to an existing one."""
+def _opens_literal(token: str) -> bool:
+    """The token starts a string or a comment (`"x"`, `'x'`, `# x`, `// x`)."""
+    return token.lstrip().startswith(("#", "//", "/*", "'", '"'))
+
+
+def _fresh(syntax: Syntax, change: TokenChange, scope: tuple[int, int]) -> bool:
+    """The new name appears nowhere else in `scope` outside strings and comments: the
+    rename made a name, not a switch to an existing one."""
     start, end = change.offset, change.offset + len(change.new)
-    lo, hi = edited.function or (0, len(text))
-    for n, c in enumerate(occurrences(text[lo:hi], change.new)):
+    lo, hi = scope
+    for n, c in enumerate(occurrences(syntax.text[lo:hi], change.new)):
         c += lo
         if start <= c < end:
             continue
-        if syntax is None or n >= _FRESH_CHECKS or not place_of(syntax, c, c + len(change.new)).literal:
+        if n >= _FRESH_CHECKS or not place_of(syntax, c, c + len(change.new)).literal:
             return False
     return True
 
 
 def _context(
-    doc: Document, syntax: Syntax | None, change: TokenChange, edited: Place, gate: tuple[bool, float]
+    doc: Document,
+    syntax: Syntax | None,
+    change: TokenChange,
+    edited: Place,
+    gate: tuple[bool, float],
+    rename: bool,
 ) -> evidence.Context:
     text = doc.text
     start, end = change.offset, change.offset + len(change.new)
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
-    renamed = change.old.isidentifier() and change.new.isidentifier()
-    fresh = renamed and _fresh(syntax, text, change, edited)
     return evidence.Context(
         left=text[start - 1 : start] if start else "",
         right=text[end : end + 1],
         line=text[line_start:line_end],
-        common=evidence.is_common(change.old),
-        rename=renamed and edited.binding and fresh,
+        common=evidence.is_common(change.old) or _value(syntax, change, edited),
+        rename=rename,
         repeated=gate[0],
         threshold=gate[1],
     )
+
+
+def _value(syntax: Syntax | None, change: TokenChange, edited: Place) -> bool:
+    """The changed token is a value rather than a name of this file: a whole string's
+    content (a key, a path), or a name bound nowhere in the file (a builtin such as
+    `float` or `None`). Equal values elsewhere are other data, as equal numbers are."""
+    if syntax is None or edited.kind is None:
+        return False
+    if edited.literal:
+        return True
+    if not (change.old.isidentifier() and change.new.isidentifier()) or edited.role != "plain":
+        return False
+    # The edit renamed the binding itself: the old name is bound nowhere now.
+    return not edited.binding and not _bound_in(syntax, (0, len(syntax.text)), change.old)
+
+
+def _renamed(
+    syntax: Syntax | None, change: TokenChange, edited: Place
+) -> tuple[bool, tuple[int, int] | None]:
+    """(the edit renamed a binding to a fresh name, the function the name lives in or None
+    for the file). A rename, when the new name occurs nowhere else in code in the name's
+    scope (the other references name nothing unless they change too) and the edit was
+    - the binding itself (a parameter, an assignment target, a definition, an import);
+    - a use of a local or parameter of the edit's function;
+    - a use of a name the file defines or imports, renamed to a name found nowhere in it.
+    A use renamed after its binding was (the new name is bound in the edit's function)
+    is no fresh rename, but its other references are in that function too."""
+    if syntax is None or edited.literal or not (change.old.isidentifier() and change.new.isidentifier()):
+        return False, None
+    whole = (0, len(syntax.text))
+    function = edited.function if edited.role == "plain" else None
+    if edited.binding:
+        # An attribute (`self.x = ...`) is fresh in its class, a local in its function.
+        scope = function or (edited.owner if edited.role == "member" else None) or whole
+        return _fresh(syntax, change, scope), function
+    if edited.role not in ("plain", "callee"):
+        return False, None
+    if function is not None:
+        if _bound_in(syntax, function, change.new):
+            return False, function
+        if _bound_in(syntax, function, change.old):
+            return _fresh(syntax, change, function), function
+    return _fresh(syntax, change, whole) and _bound_in(syntax, whole, change.old), None
+
+
+def _bound_in(syntax: Syntax, span: tuple[int, int], name: str) -> bool:
+    """`name` is bound (a parameter, an assignment target...) somewhere in `span`; the
+    first `_FRESH_CHECKS` occurrences are asked."""
+    start, end = span
+    for n, at in enumerate(occurrences(syntax.text[start:end], name)):
+        if n >= _FRESH_CHECKS:
+            return False
+        if place_of(syntax, start + at, start + at + len(name)).binding:
+            return True
+    return False
 
 
 def _best_occurrence(
@@ -114,9 +181,10 @@ def _best_occurrence(
 ) -> Proposal | None:
     """`gate`: (an earlier edit made the same change, the confidence threshold)."""
     edited = _edited_place(syntax, change)
-    ctx = _context(doc, syntax, change, edited, gate)
+    rename, local = _renamed(syntax, change, edited)
+    ctx = _context(doc, syntax, change, edited, gate, rename)
     sure = ctx.rename or ctx.repeated
-    scored = _scored(doc.text, ctx, change, _local_scope(syntax, change, edited), skip_line=not sure)
+    scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
     if sure:
         # The change is systematic: every admissible place wants it, so walk them in
         # order (the edit's function first, then after the cursor, then from the top).
@@ -124,9 +192,10 @@ def _best_occurrence(
         scored.sort(key=lambda r: (not scope[0] <= r[1] < scope[1], r[1] < at, r[1]))
         chosen = _first(syntax, ctx, change, edited, scored)
     else:
-        # Ties go to the next place after the cursor, then from the top (file order).
-        scored.sort(key=lambda r: (-r[0], r[1] < at, r[1]))
-        chosen = _most_confident(syntax, ctx, change, edited, scored)
+        # Every confident place is as likely as the others: the next one after the
+        # cursor, then from the top (file order), as the user reads on.
+        scored.sort(key=lambda r: (r[1] < at, r[1]))
+        chosen = _first(syntax, ctx, change, edited, scored)
     if chosen is None:
         return None
     return proposal(doc, chosen, chosen + len(change.old), change.new, "replace")
@@ -181,47 +250,6 @@ def _first(
         if _admissible(change, edited, candidate):
             if evidence.confidence(ctx, score, edited, candidate) >= ctx.threshold:
                 return c
-    return None
-
-
-def _most_confident(
-    syntax: Syntax | None,
-    ctx: evidence.Context,
-    change: TokenChange,
-    edited: Place,
-    scored: list[tuple[float, int]],
-) -> int | None:
-    """The admissible place with the highest confidence at or above the threshold; the
-    tree is asked only about places whose best possible confidence could still win."""
-    best: tuple[float, int] | None = None
-    for score, c in scored:
-        bound = evidence.upper_bound(score)
-        if bound < ctx.threshold or (best is not None and bound <= best[0]):
-            break  # sorted by `score`: no later place can do better
-        candidate = place_of(syntax, c, c + len(change.old))
-        if not _admissible(change, edited, candidate):
-            continue
-        full = evidence.confidence(ctx, score, edited, candidate)
-        if full >= ctx.threshold and (best is None or full > best[0]):
-            best = (full, c)
-    return None if best is None else best[1]
-
-
-def _local_scope(syntax: Syntax | None, change: TokenChange, edited: Place) -> tuple[int, int] | None:
-    """The function a renamed local or parameter lives in, or None (search the file): the
-    new name is bound in the edit's function (the edit was the binding, or a use renamed
-    after it)."""
-    if syntax is None or edited.function is None or edited.role != "plain":
-        return None
-    if not (change.old.isidentifier() and change.new.isidentifier()):
-        return None
-    if edited.binding:
-        return edited.function
-    start, end = edited.function
-    body = syntax.text[start:end]
-    for at in occurrences(body, change.new):
-        if place_of(syntax, start + at, start + at + len(change.new)).binding:
-            return edited.function
     return None
 
 

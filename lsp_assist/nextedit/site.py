@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from lsp_assist.nextedit.tokens import FUNCTION_TYPES, PARAMETER_LIST_TYPES, Syntax
+from lsp_assist.nextedit.tokens import FUNCTION_TYPES, MEMBER_TYPES, PARAMETER_LIST_TYPES, Syntax
 
 #: Call nodes across the grammars, and the field naming their callee.
 CALL_TYPES = frozenset(
@@ -115,6 +115,12 @@ def _is_binding(node: Node) -> bool:
         return True  # a definition's name (function, class, declarator)
     if parent.type in _BINDING_PARENTS and parent.child_by_field_name("left") == node:
         return True
+    if parent.type == "as_pattern_target":
+        return True  # `except E as e`, `with f() as fh`
+    if parent.type in MEMBER_TYPES and parent.parent is not None and node != parent.named_children[0]:
+        # `self.x = ...`: the attribute is defined here.
+        up = parent.parent
+        return up.type in _BINDING_PARENTS and up.child_by_field_name("left") == parent
     if parent.type in ("pattern_list", "tuple_pattern") and parent.parent is not None:
         return parent.parent.type in _BINDING_PARENTS
     return _enclosing(node, _IMPORT_TYPES) is not None

@@ -38,7 +38,7 @@ FUNCTION_TYPES = frozenset(
 #: Node types of a function's parameter list.
 PARAMETER_LIST_TYPES = frozenset({"parameters", "formal_parameters", "parameter_list", "lambda_parameters"})
 #: Nodes whose name child is the property side of a member access (`obj.name`).
-_MEMBER_TYPES = frozenset(
+MEMBER_TYPES = frozenset(
     {"attribute", "member_expression", "field_expression", "selector_expression", "field_access"}
 )
 
@@ -186,7 +186,7 @@ class Syntax:
             return "plain"
         prev = node.prev_sibling
         if prev is not None and prev.type in (".", "->", "?.") and node.parent is not None:
-            if node.parent.type in _MEMBER_TYPES:
+            if node.parent.type in MEMBER_TYPES:
                 return "member"
         parent = node.parent
         if (

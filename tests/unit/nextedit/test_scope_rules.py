@@ -11,7 +11,7 @@ from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.proposal import Proposal
 from lsp_assist.nextedit.site import place_of
 from lsp_assist.nextedit.tokens import Syntax
-from tests.unit.nextedit.helpers import retype, session
+from tests.unit.nextedit.helpers import change, retype, session
 
 URI = "file:///ws/shapes.py"
 SHAPES = """class Circle:
@@ -127,3 +127,71 @@ def test_a_parameter_renamed_to_a_name_found_only_in_comments_is_still_a_rename(
     doc = retype(store, URI, "text", "source")
     p = _predict(doc, history)[0]  # a fresh name in code: every use of `text` wants it
     assert _line(doc, p) == "n = len(text)"
+
+
+def test_of_the_confident_places_the_next_after_the_cursor_is_proposed() -> None:
+    text = (
+        'def f():\n    """Send the body of the request."""\n\n\n'
+        'def g():\n    """Send the body of the request."""\n\n\n'
+        'def h():\n    """Return the body of the reply."""\n'
+    )
+    store, history = session(text, URI)
+    doc = retype(store, URI, "body", "query", nth=1)  # in g()
+    p = _predict(doc, history)[0]
+    # f()'s line is more like the edited one, but h()'s is next as the user reads on.
+    assert _line(doc, p) == '"""Return the body of the reply."""'
+
+
+def test_a_name_quoted_or_unquoted_is_the_same_name() -> None:
+    text = 'def f(app: "Flask") -> None:\n    pass\n\n\ndef g(app: "Flask") -> None:\n    pass\n'
+    store, history = session(text, URI)
+    doc = retype(store, URI, '"Flask"', "Flask")  # the string became code
+    p = _predict(doc, history)[0]
+    assert (p.start.line, p.text) == (4, "Flask")
+
+
+def test_a_use_of_a_parameter_renamed_to_a_fresh_name_proposes_its_next_use() -> None:
+    text = "def f(total):\n    n = total // 2\n    return total + n\n\n\ndef g(total):\n    return total\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "total", "amount", nth=1)  # `n = amount // 2`: nothing binds amount
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "return total + n" and p.text == "amount"
+    doc = retype(store, URI, "total", "amount", nth=1)
+    # Then the parameter itself (it is f's), never g()'s `total`.
+    assert _line(doc, _predict(doc, history)[0]) == "def f(total):"
+
+
+def test_a_use_of_a_class_renamed_to_a_fresh_name_proposes_its_other_uses() -> None:
+    text = "class LazyFile:\n    pass\n\n\ndef f() -> LazyFile:\n    pass\n\n\nx = LazyFile()\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "LazyFile", "_LazyFile", nth=1)
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "x = LazyFile()"
+
+
+def test_a_builtin_name_changed_once_waits() -> None:
+    text = (
+        "def f(foo):\n    assert isinstance(foo, float)\n\n\n"
+        "def g(item):\n    assert isinstance(item, float)\n"
+    )
+    store, history = session(text, URI)
+    doc = retype(store, URI, "float", "expected_type")  # a value, not a name of this file
+    assert _predict(doc, history) == []
+
+
+def test_an_exception_name_renamed_proposes_its_uses() -> None:
+    text = "def f():\n    try:\n        g()\n    except KeyError as e:\n        raise ValueError() from e\n"
+    store, history = session(text, URI)
+    at = text.index("as e:") + len("as ")
+    doc = change(store, URI, at, at + 1, "err")
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "raise ValueError() from e" and p.text == "err"
+
+
+def test_a_renamed_attribute_definition_proposes_its_uses_through_the_same_receiver() -> None:
+    store, history = session(SHAPES, URI)
+    at = SHAPES.index("self.radius =") + len("self.")
+    doc = change(store, URI, at, at, "_")  # Circle.__init__ defines `self._radius`
+    p = _predict(doc, history)[0]
+    assert _line(doc, p) == "return self.radius * self.radius + other.radius"
+    assert doc.line(p.start.line)[p.start.character - 5 : p.start.character] == "self."
