@@ -1,17 +1,24 @@
-"""Mine next-edit cases from real git history: one change repeated at two or more places.
+"""Mine next-edit cases from real git history: repeated changes, and single-edit controls.
 
 For each commit (no merges) of the given repositories' Python files, every hunk whose
 removed and added lines pair up one to one gives line changes; each line change is cut to
 its smallest differing span, widened to whole identifiers (`old` -> `new` at a column).
-When the same span change appears on two or more lines of one file in one commit, that
-file before the commit and those places make a case: the benchmark replays the first
-place as keystrokes and checks whether the next edit proposed is one of the others.
+
+- A **repeated** case: the same span change on two or more lines of one file in one
+  commit. The benchmark replays the first place as keystrokes and checks whether the next
+  edit proposed is one of the others.
+- A **control** (`"control": true`): a span change made on one line only, while the old
+  span (with identifier boundaries) stays on at least one line the commit did not touch.
+  The developer changed one place and left the others: any proposal there is a false
+  alarm, unless it leaves a row as the commit did (`rows`: the commit's paired changes in
+  that file, old row -> new row).
 
     python benchmarks/next_edit_corpus.py /work/.mirror/psf+requests/repo:psf/requests ...
 
 writes `benchmarks/data/next_edit_cases.json.gz` (provenance: repo, commit, path; the file
 before the commit; the places). Git directories come from any clone (bare is fine); the
-corpus is committed, so the benchmark runs offline.
+corpus is committed, so the benchmark runs offline. The order of the repeated cases does
+not depend on the controls: adding controls leaves the earlier cases as they were.
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ OUT = Path(__file__).resolve().parent / "data" / "next_edit_cases.json.gz"
 MAX_FILE_CHARS = 30_000
 #: Cases kept from one commit (a sweeping commit must not make up the corpus).
 PER_COMMIT = 3
+#: Controls kept from one commit: one, so that no single commit's style decides the rate.
+CONTROLS_PER_COMMIT = 1
+#: A control's old span is at most this long (a token or two, like the repeated cases).
+MAX_CONTROL_SPAN = 40
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -68,8 +79,11 @@ def _git(git_dir: str, *args: str) -> str:
     return out.stdout.decode("utf-8", "replace")
 
 
-def file_changes(diff: str) -> dict[str, list[tuple[int, str, str]]]:
-    """path -> [(0-based line in the old file, old line, new line)] from a -U0 diff."""
+def file_changes(
+    diff: str, touched: dict[str, set[int]] | None = None
+) -> dict[str, list[tuple[int, str, str]]]:
+    """path -> [(0-based line in the old file, old line, new line)] from a -U0 diff.
+    `touched`, when given, receives every removed line of each path (paired or not)."""
     out: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     path = ""
     minus: list[str] = []
@@ -77,6 +91,8 @@ def file_changes(diff: str) -> dict[str, list[tuple[int, str, str]]]:
     start = 0
 
     def flush() -> None:
+        if path and touched is not None:
+            touched.setdefault(path, set()).update(range(start, start + len(minus)))
         if path and minus and len(minus) == len(plus):
             for i, (o, n) in enumerate(zip(minus, plus, strict=True)):
                 out[path].append((start + i, o, n))
@@ -101,16 +117,71 @@ def file_changes(diff: str) -> dict[str, list[tuple[int, str, str]]]:
     return out
 
 
+def _groups(changes: list[tuple[int, str, str]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row, old, new in changes:
+        span = span_change(old, new)
+        if span is not None:
+            col, o, w = span
+            groups[(o, w)].append({"line": row, "col": col, "old": o, "new": w})
+    return groups
+
+
+def _stays_elsewhere(lines: list[str], old: str, skip: set[int]) -> bool:
+    """`old` (identifier boundaries at identifier ends) on a line outside `skip`."""
+    pattern = (
+        (r"(?<![\w])" if _ident(old[0]) else "") + re.escape(old) + (r"(?![\w])" if _ident(old[-1]) else "")
+    )
+    rx = re.compile(pattern)
+    return any(i not in skip and rx.search(line) for i, line in enumerate(lines))
+
+
+def controls_of_commit(git_dir: str, repo: str, sha: str) -> list[dict[str, Any]]:
+    """Single edits: a span changed on one line only, its old text left on untouched lines."""
+    diff = _git(git_dir, "show", "--no-color", "--format=", "--unified=0", "--no-renames", sha, "--", "*.py")
+    touched: dict[str, set[int]] = {}
+    found = []
+    for path, changes in file_changes(diff, touched).items():
+        groups = _groups(changes)
+        olds = defaultdict(int)
+        for (o, _), places in groups.items():
+            olds[o] += len(places)
+        singles = [
+            places[0]
+            for (o, w), places in groups.items()
+            if len(places) == 1 and olds[o] == 1 and len(o) <= MAX_CONTROL_SPAN and "\t" not in o
+        ]
+        if not singles:
+            continue
+        before = _git(git_dir, "show", f"{sha}^:{path}")
+        if not before or len(before) > MAX_FILE_CHARS:
+            continue
+        lines = before.split("\n")
+        rows = [[row, new] for row, old, new in changes if row < len(lines) and lines[row] == old]
+        for p in singles:
+            line = lines[p["line"]] if p["line"] < len(lines) else ""
+            if line[p["col"] : p["col"] + len(p["old"])] != p["old"]:
+                continue
+            if _stays_elsewhere(lines, p["old"], touched.get(path, set())):
+                found.append(
+                    {
+                        "repo": repo,
+                        "commit": sha,
+                        "path": path,
+                        "before": before,
+                        "places": [p],
+                        "control": True,
+                        "rows": rows,
+                    }
+                )
+    return found
+
+
 def cases_of_commit(git_dir: str, repo: str, sha: str) -> list[dict[str, Any]]:
     diff = _git(git_dir, "show", "--no-color", "--format=", "--unified=0", "--no-renames", sha, "--", "*.py")
     found = []
     for path, changes in file_changes(diff).items():
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-        for row, old, new in changes:
-            span = span_change(old, new)
-            if span is not None:
-                col, o, w = span
-                groups[(o, w)].append({"line": row, "col": col, "old": o, "new": w})
+        groups = _groups(changes)
         repeated = [places for places in groups.values() if len({p["line"] for p in places}) >= 2]
         if not repeated:
             continue
@@ -145,20 +216,37 @@ def mine(git_dir: str, repo: str, commits: int, per_repo: int) -> list[dict[str,
     return out[:per_repo]
 
 
+def mine_controls(git_dir: str, repo: str, commits: int, per_repo: int) -> list[dict[str, Any]]:
+    shas = _git(git_dir, "log", "--no-merges", "--format=%H", "-n", str(commits), "--", "*.py").split()
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for sha in shas:
+        for case in controls_of_commit(git_dir, repo, sha)[:CONTROLS_PER_COMMIT]:
+            key = (case["path"], case["places"][0]["old"], case["places"][0]["new"])
+            if key not in seen:
+                seen.add(key)
+                out.append(case)
+        if len(out) >= per_repo:
+            break
+    return out[:per_repo]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sources", nargs="+", help="GIT_DIR:owner/name")
     ap.add_argument("--commits", type=int, default=2000, help="commits scanned per repository")
-    ap.add_argument("--per-repo", type=int, default=40, help="cases kept per repository")
+    ap.add_argument("--per-repo", type=int, default=40, help="repeated cases kept per repository")
+    ap.add_argument("--controls", type=int, default=20, help="single-edit controls kept per repository")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     cases: list[dict[str, Any]] = []
     for source in args.sources:
         git_dir, _, repo = source.rpartition(":")
         got = mine(git_dir, repo, args.commits, args.per_repo)
+        controls = mine_controls(git_dir, repo, args.commits, args.controls)
         head = _git(git_dir, "rev-parse", "HEAD").strip()
-        print(f"{repo} (HEAD {head[:12]}): {len(got)} cases", file=sys.stderr)
-        cases += got
+        print(f"{repo} (HEAD {head[:12]}): {len(got)} cases, {len(controls)} controls", file=sys.stderr)
+        cases += got + controls
     args.out.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps({"cases": cases}, separators=(",", ":"), sort_keys=True).encode()
     args.out.write_bytes(gzip.compress(data, mtime=0))

@@ -228,6 +228,9 @@ class NextEditConfig:
     # rules: the rule predictor only (no model, milliseconds) | model: a model only |
     # both: the rules first, the model when the rules have nothing to propose.
     predictor: str = "rules"
+    # The rule predictor shows a place only at or above this confidence (nextedit/evidence.py;
+    # 0.8 was set on the benchmark's tuning half). Lower: more proposals, more false alarms.
+    min_confidence: float = field(default=0.8, metadata=bounded(0.0, 3.0))
     # The model's prompt format: zeta (editable region + cursor marker) | sweep (original /
     # current / updated windows) | instruct (an instruction for chat models).
     format: str = "zeta"

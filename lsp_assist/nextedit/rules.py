@@ -2,37 +2,59 @@
 
 1. A parameter list changed (a parameter added or removed): the next call site of that
    function in the open documents gets the matching argument change (`calls.py`).
-2. One identifier or token sequence replaced another: the next occurrence that still has
-   the old form gets the same replacement. With a syntax tree, a candidate must be the same
-   kind of node in the same role (a renamed variable is not `obj.name`), in a string or a
-   comment only when the edit was, and, for a renamed parameter, inside its function;
-   occurrences in the edit's function come before the rest of the file. Without a tree
-   (no grammar) the text rule alone applies.
+2. One identifier or token sequence replaced another: a place that still has the old form
+   gets the same replacement, when the change means the same thing there. With a syntax
+   tree (`site.py`), a place is admissible only when it is in a string or a comment
+   exactly when the edit was; for a rename, the same kind of node in the same role (a
+   renamed variable is not `obj.name`); for a renamed local or parameter, in its function;
+   for an attribute, reached through the same receiver (`self.x` in the same class, not
+   `other.x`); inside a call's arguments, a call of the same callee; never on the line
+   just edited. Each admissible place gets a confidence (`evidence.py`); of those at or
+   above the threshold the next after the cursor is proposed: weak evidence (one edit, a
+   common token or a value, an unlike context) waits for a second matching edit. A rename
+   is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
+   name the file defines renamed to a name found nowhere else in its scope. Without a
+   tree (no grammar) the text evidence alone applies.
 
-Pure and synchronous: a search over one document's text and a few node look-ups, a few
-milliseconds on a file of thousands of lines.
+Pure and synchronous: a search over one document's text and a few node look-ups (only for
+places whose best possible confidence reaches the threshold), a few milliseconds on a file
+of thousands of lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from tree_sitter import Node
+from collections.abc import Iterable, Sequence
 
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor
+from lsp_assist.nextedit import evidence
 from lsp_assist.nextedit.calls import call_site_proposal
 from lsp_assist.nextedit.history import Edit
 from lsp_assist.nextedit.proposal import Proposal, proposal
-from lsp_assist.nextedit.tokens import Syntax, TokenChange, occurrences, token_change
+from lsp_assist.nextedit.site import Place, place_of
+from lsp_assist.nextedit.tokens import Syntax, TokenChange, edit_change, occurrences, token_change
 
-#: Occurrences checked against the tree per request at most (a few ms of node look-ups): a
-#: token that is everywhere and never qualifies must not hold the event loop.
+#: Occurrences weighed per request at most (a few ms): a token that is everywhere must not
+#: hold the event loop.
 MAX_CANDIDATES = 2000
+#: Occurrences of a renamed-to name looked up in the tree (are they in strings or comments?)
+#: before the name counts as taken.
+_FRESH_CHECKS = 20
+#: Earlier edits looked at for the same change (the second matching edit).
+LOOKBACK = 3
 
 
-def predict(doc: Document, edit: Edit, cursor: Cursor, others: Iterable[Document] = ()) -> list[Proposal]:
-    """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`."""
+def predict(
+    doc: Document,
+    edit: Edit,
+    cursor: Cursor,
+    others: Iterable[Document] = (),
+    earlier: Sequence[Edit] = (),
+    threshold: float = evidence.THRESHOLD,
+) -> list[Proposal]:
+    """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`;
+    `earlier` are the document's edits before it, oldest first; a place is proposed at or
+    above `threshold` confidence (`next_edit.min_confidence`)."""
     tree = doc.tree()
     syntax = Syntax(doc.text, tree) if tree is not None else None
     if syntax is not None:
@@ -42,61 +64,207 @@ def predict(doc: Document, edit: Edit, cursor: Cursor, others: Iterable[Document
     change = token_change(doc.text, edit)
     if change is None:
         return []
-    found = _next_occurrence(doc, syntax, change, doc.offset(cursor))
+    repeated = any(edit_change(e) == (change.old, change.new) for e in list(earlier)[-LOOKBACK:])
+    found = _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, threshold))
     return [] if found is None else [found]
 
 
-def _next_occurrence(doc: Document, syntax: Syntax | None, change: TokenChange, at: int) -> Proposal | None:
+def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
+    edited = place_of(syntax, change.offset, change.offset + len(change.new))
+    if syntax is not None and _opens_literal(change.old) != _opens_literal(change.new):
+        # A string or comment deleted, or code turned into one or back (`"App"` -> `App`):
+        # the tree shows the new form only, so either is allowed.
+        edited = Place(None, edited.kind, edited.role, function=edited.function, frame=edited.frame)
+    return edited
+
+
+def _opens_literal(token: str) -> bool:
+    """The token starts a string or a comment (`"x"`, `'x'`, `# x`, `// x`)."""
+    return token.lstrip().startswith(("#", "//", "/*", "'", '"'))
+
+
+def _fresh(syntax: Syntax, change: TokenChange, scope: tuple[int, int]) -> bool:
+    """The new name appears nowhere else in `scope` outside strings and comments: the
+    rename made a name, not a switch to an existing one."""
+    start, end = change.offset, change.offset + len(change.new)
+    lo, hi = scope
+    for n, c in enumerate(occurrences(syntax.text[lo:hi], change.new)):
+        c += lo
+        if start <= c < end:
+            continue
+        if n >= _FRESH_CHECKS or not place_of(syntax, c, c + len(change.new)).literal:
+            return False
+    return True
+
+
+def _context(
+    doc: Document,
+    syntax: Syntax | None,
+    change: TokenChange,
+    edited: Place,
+    gate: tuple[bool, float],
+    rename: bool,
+) -> evidence.Context:
     text = doc.text
-    edit_start, edit_end = change.offset, change.offset + len(change.new)
+    start, end = change.offset, change.offset + len(change.new)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    return evidence.Context(
+        left=text[start - 1 : start] if start else "",
+        right=text[end : end + 1],
+        line=text[line_start:line_end],
+        common=evidence.is_common(change.old) or _value(syntax, change, edited),
+        rename=rename,
+        repeated=gate[0],
+        threshold=gate[1],
+    )
+
+
+def _value(syntax: Syntax | None, change: TokenChange, edited: Place) -> bool:
+    """The changed token is a value rather than a name of this file: a whole string's
+    content (a key, a path), or a name bound nowhere in the file (a builtin such as
+    `float` or `None`). Equal values elsewhere are other data, as equal numbers are."""
+    if syntax is None or edited.kind is None:
+        return False
+    if edited.literal:
+        return True
+    if not (change.old.isidentifier() and change.new.isidentifier()) or edited.role != "plain":
+        return False
+    # The edit renamed the binding itself: the old name is bound nowhere now.
+    return not edited.binding and not _bound_in(syntax, (0, len(syntax.text)), change.old)
+
+
+def _renamed(
+    syntax: Syntax | None, change: TokenChange, edited: Place
+) -> tuple[bool, tuple[int, int] | None]:
+    """(the edit renamed a binding to a fresh name, the function the name lives in or None
+    for the file). A rename, when the new name occurs nowhere else in code in the name's
+    scope (the other references name nothing unless they change too) and the edit was
+    - the binding itself (a parameter, an assignment target, a definition, an import);
+    - a use of a local or parameter of the edit's function;
+    - a use of a name the file defines or imports, renamed to a name found nowhere in it.
+    A use renamed after its binding was (the new name is bound in the edit's function)
+    is no fresh rename, but its other references are in that function too."""
+    if syntax is None or edited.literal or not (change.old.isidentifier() and change.new.isidentifier()):
+        return False, None
+    whole = (0, len(syntax.text))
+    function = edited.function if edited.role == "plain" else None
+    if edited.binding:
+        # An attribute (`self.x = ...`) is fresh in its class, a local in its function.
+        scope = function or (edited.owner if edited.role == "member" else None) or whole
+        return _fresh(syntax, change, scope), function
+    if edited.role not in ("plain", "callee"):
+        return False, None
+    if function is not None:
+        if _bound_in(syntax, function, change.new):
+            return False, function
+        if _bound_in(syntax, function, change.old):
+            return _fresh(syntax, change, function), function
+    return _fresh(syntax, change, whole) and _bound_in(syntax, whole, change.old), None
+
+
+def _bound_in(syntax: Syntax, span: tuple[int, int], name: str) -> bool:
+    """`name` is bound (a parameter, an assignment target...) somewhere in `span`; the
+    first `_FRESH_CHECKS` occurrences are asked."""
+    start, end = span
+    for n, at in enumerate(occurrences(syntax.text[start:end], name)):
+        if n >= _FRESH_CHECKS:
+            return False
+        if place_of(syntax, start + at, start + at + len(name)).binding:
+            return True
+    return False
+
+
+def _best_occurrence(
+    doc: Document, syntax: Syntax | None, change: TokenChange, at: int, gate: tuple[bool, float]
+) -> Proposal | None:
+    """`gate`: (an earlier edit made the same change, the confidence threshold)."""
+    edited = _edited_place(syntax, change)
+    rename, local = _renamed(syntax, change, edited)
+    ctx = _context(doc, syntax, change, edited, gate, rename)
+    sure = ctx.rename or ctx.repeated
+    scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
+    if sure:
+        # The change is systematic: every admissible place wants it, so walk them in
+        # order (the edit's function first, then after the cursor, then from the top).
+        scope = edited.function or (0, len(doc.text))
+        scored.sort(key=lambda r: (not scope[0] <= r[1] < scope[1], r[1] < at, r[1]))
+        chosen = _first(syntax, ctx, change, edited, scored)
+    else:
+        # Every confident place is as likely as the others: the next one after the
+        # cursor, then from the top (file order), as the user reads on.
+        scored.sort(key=lambda r: (r[1] < at, r[1]))
+        chosen = _first(syntax, ctx, change, edited, scored)
+    if chosen is None:
+        return None
+    return proposal(doc, chosen, chosen + len(change.old), change.new, "replace")
+
+
+def _scored(
+    text: str,
+    ctx: evidence.Context,
+    change: TokenChange,
+    local: tuple[int, int] | None,
+    skip_line: bool,
+) -> list[tuple[float, int]]:
+    """(the evidence a place gets without the tree, its offset) for every candidate place;
+    the edited line's other places only when the change is known to repeat."""
+    edit_end = change.offset + len(change.new)
+    line_start = text.rfind("\n", 0, change.offset) + 1
+    line_end = text.find("\n", edit_end)
+    line_end = len(text) if line_end < 0 else line_end
     # Where the new form contains the old (`fetch` -> `await fetch`), a candidate already
     # changed reads as the new form around it.
     inner = change.new.find(change.old)
-    scope_start, scope_end, only_scope = 0, len(text), False
-    kind = role = None
-    literal: bool | None = False
-    if syntax is not None:
-        node = syntax.node(edit_start, edit_end)
-        literal = syntax.in_literal(node)
-        if not change.new and change.old.lstrip()[:1] in ("#", "/", "'", '"'):
-            literal = None  # a deleted comment or string: the tree no longer shows it
-        # Kinds and roles compare for renames (identifier -> identifier); other token
-        # changes (`dict()` -> `{}`) change the node's kind by design.
-        renamed = change.old.isidentifier() and change.new.isidentifier()
-        kind = syntax.exact_kind(edit_start, edit_end) if renamed else None
-        role = syntax.role(node) if kind is not None else None
-        function, _ = syntax.function_of(node)
-        if function is not None:
-            scope_start, scope_end = syntax.char(function.start_byte), syntax.char(function.end_byte)
-            # A renamed parameter's uses are in its function (the edit was the parameter,
-            # or a use renamed after it: either way the new name is a parameter now).
-            only_scope = renamed and _is_parameter(syntax, function, change.new)
-    candidates: list[tuple[int, int, int]] = []
+    out: list[tuple[float, int]] = []
     for c in occurrences(text, change.old):
         end = c + len(change.old)
-        if end > edit_start and c < edit_end:
-            continue  # the edit itself
+        if line_start <= c <= line_end and (skip_line or (end > change.offset and c < edit_end)):
+            continue  # the edited line: the user just changed what they meant to there
         if inner >= 0 and text[c - inner : c - inner + len(change.new)] == change.new:
             continue  # already has the new form
-        in_scope = scope_start <= c < scope_end
-        if only_scope and not in_scope:
+        if local is not None and not local[0] <= c < local[1]:
+            continue  # a renamed local's other uses are in its function only
+        row_start = text.rfind("\n", 0, c) + 1
+        row_end = text.find("\n", end)
+        row = text[row_start : len(text) if row_end < 0 else row_end]
+        out.append((evidence.cheap(ctx, text[c - 1 : c] if c else "", text[end : end + 1], row), c))
+        if len(out) >= MAX_CANDIDATES:
+            break
+    return out
+
+
+def _first(
+    syntax: Syntax | None,
+    ctx: evidence.Context,
+    change: TokenChange,
+    edited: Place,
+    scored: list[tuple[float, int]],
+) -> int | None:
+    """The first admissible place at or above the threshold, in the given order."""
+    for score, c in scored:
+        if evidence.upper_bound(score) < ctx.threshold:
             continue
-        candidates.append((0 if in_scope else 1, 0 if c >= at else 1, c))
-    for _, _, c in sorted(candidates)[:MAX_CANDIDATES]:
-        end = c + len(change.old)
-        if syntax is not None:
-            node = syntax.node(c, end)
-            if literal is not None and syntax.in_literal(node) != literal:
-                continue
-            if kind is not None and (syntax.exact_kind(c, end) != kind or syntax.role(node) != role):
-                continue
-        return proposal(doc, c, end, change.new, "replace")
+        candidate = place_of(syntax, c, c + len(change.old))
+        if _admissible(change, edited, candidate):
+            if evidence.confidence(ctx, score, edited, candidate) >= ctx.threshold:
+                return c
     return None
 
 
-def _is_parameter(syntax: Syntax, function: Node, name: str) -> bool:
-    params = function.child_by_field_name("parameters")
-    if params is None or not name.isidentifier():
+def _admissible(change: TokenChange, edited: Place, candidate: Place) -> bool:
+    """The hard rules: a place where the change cannot mean the same thing is never proposed."""
+    if edited.literal is not None and candidate.literal is not None and edited.literal != candidate.literal:
         return False
-    text = syntax.text[syntax.char(params.start_byte) : syntax.char(params.end_byte)]
-    return next(occurrences(text, name), None) is not None
+    renamed = change.old.isidentifier() and change.new.isidentifier()
+    if renamed and edited.kind is not None:
+        if candidate.kind != edited.kind:
+            return False
+        # A renamed function's calls are its uses; a renamed callee wants callees only.
+        plain_or_call = edited.role == "plain" and candidate.role == "callee"
+        if candidate.role != edited.role and not plain_or_call:
+            return False
+    if edited.role == "member" and (candidate.receiver != edited.receiver or candidate.owner != edited.owner):
+        return False
+    return edited.callee is None or candidate.callee is None or candidate.callee == edited.callee

@@ -76,7 +76,10 @@ class NextEditService:
         epoch = self.epoch.value
         others = [d for d in self.store.documents() if d is not doc and self.history.get(d.uri) is not None]
         predictor = self.config.predictor
-        found = rules.predict(doc, history.last, cursor, others) if predictor != "model" else []
+        found = []
+        if predictor != "model":
+            earlier = list(history.edits)[-1 - rules.LOOKBACK : -1]
+            found = rules.predict(doc, history.last, cursor, others, earlier, self.config.min_confidence)
         source = "rules"
         if not found and predictor in ("model", "both") and self.model is not None:
             found = await self.model(doc, self.history, cursor)

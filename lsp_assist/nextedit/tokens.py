@@ -38,7 +38,7 @@ FUNCTION_TYPES = frozenset(
 #: Node types of a function's parameter list.
 PARAMETER_LIST_TYPES = frozenset({"parameters", "formal_parameters", "parameter_list", "lambda_parameters"})
 #: Nodes whose name child is the property side of a member access (`obj.name`).
-_MEMBER_TYPES = frozenset(
+MEMBER_TYPES = frozenset(
     {"attribute", "member_expression", "field_expression", "selector_expression", "field_access"}
 )
 
@@ -93,6 +93,14 @@ def token_change(text: str, edit: Edit) -> TokenChange | None:
     if not old.strip() or old == new:
         return None
     return TokenChange(start, old, new)
+
+
+def edit_change(edit: Edit) -> tuple[str, str] | None:
+    """(old, new) of a recorded edit, widened to identifiers by its line context as
+    `token_change` widens the last one (earlier edits no longer match the text)."""
+    text = edit.before + edit.new + edit.after
+    change = token_change(text, Edit(len(edit.before), edit.old, edit.new, 0))
+    return None if change is None else (change.old, change.new)
 
 
 def occurrences(text: str, token: str) -> Iterator[int]:
@@ -178,7 +186,7 @@ class Syntax:
             return "plain"
         prev = node.prev_sibling
         if prev is not None and prev.type in (".", "->", "?.") and node.parent is not None:
-            if node.parent.type in _MEMBER_TYPES:
+            if node.parent.type in MEMBER_TYPES:
                 return "member"
         parent = node.parent
         if (

@@ -1,5 +1,6 @@
 """The usage report: requests, tokens, cost, error and fallback rates, latency percentiles,
-and what users keep: acceptance rate, accepted and retained characters per model call and
+and what users keep: next edits beside inline completions (shown, accepted, dismissed,
+acceptance rate), acceptance rate, accepted and retained characters per model call and
 per 1,000 prompt tokens, cost per retained character.
 
 Reads audit JSONL files (the current one and rotated backups; malformed lines are
@@ -240,6 +241,7 @@ class UsageReport:
             "overall": self.overall.summary(),
             "by": {dim: {k: g.summary() for k, g in groups.items()} for dim, groups in self.by.items()},
             "cost_by_day": self.cost_by_day,
+            "suggestion_kinds": dict(kind_rows(self)),
             "malformed_lines": self.malformed,
             "headline_checkpoint": HEADLINE_CHECKPOINT,
         }
@@ -374,10 +376,39 @@ def acceptance_rows(report: UsageReport, dim: str) -> list[tuple[str, dict[str, 
     return rows
 
 
+SUGGESTION_KINDS: tuple[tuple[str, str], ...] = (
+    ("completion", "inline completions"),
+    ("next_edit", "next edits"),
+)
+"""The suggestions users see, by their events' feature label, as the report names them."""
+
+KIND_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("shown", "shown"),
+    ("accepted", "accepted"),
+    ("dismissed", "dismissed"),
+    ("acceptance_rate", "acc. rate"),
+)
+"""The columns of the table that sets next edits beside inline completions."""
+
+
+def kind_rows(report: UsageReport) -> list[tuple[str, dict[str, object]]]:
+    """Inline completions and next edits side by side: shown, accepted, dismissed, rate
+    (a kind with no events shows zeros: the user sees that it was not used)."""
+    rows = []
+    for feature, label in SUGGESTION_KINDS:
+        a = report.by["feature"].get(feature, Group()).acceptance()
+        rows.append((label, {key: a[key] for key, _ in KIND_COLUMNS}))
+    return rows
+
+
 def render_acceptance_text(report: UsageReport) -> list[str]:
     if not report.overall.shown and not report.overall.accepted_chars:
         return ["", "suggestions: no editor events recorded (shown, accepted, ...) in this period"]
-    lines = ["", f"suggestions (kept = retained characters; per call and cost at {HEADLINE_CHECKPOINT})"]
+    lines = ["", "inline completions and next edits"]
+    lines.append(f"{'':<22}" + "".join(f"{h:>12}" for _, h in KIND_COLUMNS))
+    for name, row in kind_rows(report):
+        lines.append(f"{name:<22}" + "".join(f"{format_figure(k, row.get(k)):>12}" for k, _ in KIND_COLUMNS))
+    lines += ["", f"suggestions (kept = retained characters; per call and cost at {HEADLINE_CHECKPOINT})"]
     widths = [max(len(h), 8) + 2 for _, h in ACCEPTANCE_COLUMNS]
     for dim in DIMENSIONS:
         lines.append("")

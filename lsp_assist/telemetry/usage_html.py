@@ -26,10 +26,12 @@ from lsp_assist.telemetry.usage import (
     CHECKPOINTS,
     DIMENSIONS,
     HEADLINE_CHECKPOINT,
+    KIND_COLUMNS,
     Group,
     UsageReport,
     acceptance_rows,
     format_figure,
+    kind_rows,
     percentile,
 )
 
@@ -334,6 +336,43 @@ def call_rows(report: UsageReport, dim: str) -> list[tuple[str, dict[str, object
 # --- the page ------------------------------------------------------------------------------
 
 
+def _keep_section(charts: Charts, report: UsageReport) -> list[str]:
+    """The section on what users keep: next edits beside inline completions, then the
+    charts and the acceptance tables."""
+    out: list[str] = []
+    g = report.overall
+    if not g.shown and not g.accepted_chars:
+        out.append(_empty(_NO_EVENTS.replace("No acceptance chart", "No acceptance figures")))
+    else:
+        out.append("<h3>Inline completions and next edits</h3>")
+        out.append(
+            _table(
+                "suggestion",
+                kind_rows(report),
+                KIND_COLUMNS,
+                format_figure,
+                "dismissed = turned down in the editor; acc. rate = accepted / shown",
+            )
+        )
+        out.append(
+            f'<div class="charts">{retention_chart(charts, report)}'
+            f"{acceptance_chart(charts, report, 'model')}</div>"
+        )
+        for dim in DIMENSIONS:
+            out.append(f"<h3>Suggestions by {html.escape(dim)}</h3>")
+            out.append(
+                _table(
+                    dim,
+                    acceptance_rows(report, dim),
+                    ACCEPTANCE_COLUMNS,
+                    format_figure,
+                    "kept = accepted characters still there; per call, per 1k prompt tokens and cost "
+                    f"at {HEADLINE_CHECKPOINT}",
+                )
+            )
+    return out
+
+
 def render_html(report: UsageReport) -> str:
     charts = Charts()
     g = report.overall
@@ -354,25 +393,7 @@ def render_html(report: UsageReport) -> str:
         f'<p class="meta">{html.escape(headline)}</p>',
         "<h2>What users keep</h2>",
     ]
-    if not g.shown and not g.accepted_chars:
-        parts.append(_empty(_NO_EVENTS.replace("No acceptance chart", "No acceptance figures")))
-    else:
-        parts.append(
-            f'<div class="charts">{retention_chart(charts, report)}'
-            f"{acceptance_chart(charts, report, 'model')}</div>"
-        )
-        for dim in DIMENSIONS:
-            parts.append(f"<h3>Suggestions by {html.escape(dim)}</h3>")
-            parts.append(
-                _table(
-                    dim,
-                    acceptance_rows(report, dim),
-                    ACCEPTANCE_COLUMNS,
-                    format_figure,
-                    "kept = accepted characters still there; per call, per 1k prompt tokens and cost "
-                    f"at {HEADLINE_CHECKPOINT}",
-                )
-            )
+    parts += _keep_section(charts, report)
     parts += [
         "<h2>Latency</h2>",
         f'<div class="charts">{latency_chart(charts, g.ttft, "Time to first token", no_calls)}'

@@ -92,6 +92,8 @@ def expected_figures(data: dict[str, Any]) -> dict[str, str]:
                     calls[f"ttft_{q}"] = g["ttft_ms"][q]
                     calls[f"total_{q}"] = g["total_ms"][q]
                 out.update({f"{dim}|{name}|{k}": call_figure(k, v) for k, v in calls.items()})
+    for name, row in data["suggestion_kinds"].items():
+        out.update({f"suggestion|{name}|{k}": format_figure(k, v) for k, v in row.items()})
     return out
 
 
@@ -118,9 +120,14 @@ def test_the_report_is_readable_and_its_figures_are_the_json(tmp_path: Path, pup
         "End-to-end",
         "Estimated cost per feature per day",
     ]
-    assert seen["tables"] == 8
+    assert seen["tables"] == 9
     expected = expected_figures(data)
-    wanted = {k: v for k, v in expected.items() if k.split("|")[2] in _ACCEPTANCE_KEYS | _CALL_KEYS}
+    keys = _ACCEPTANCE_KEYS | _CALL_KEYS | {"dismissed"}
+    wanted = {
+        k: v
+        for k, v in expected.items()
+        if k.split("|")[2] in keys and (k.split("|")[2] != "dismissed" or k.startswith("suggestion|"))
+    }
     assert len(wanted) > 200
     assert seen["figures"] == wanted
     assert seen["figures"]["feature|(all)|acceptance_rate"] == format_figure(

@@ -105,3 +105,20 @@ async def test_a_rename_sent_as_several_ranges_in_one_notification_is_proposed_o
     svc = NextEditService(store, history, events)
     svc.configure(NextEditConfig(), Model(), ("fast", "openai", "m"))
     assert await _ask(svc, doc) == ["widest"]
+
+
+async def test_min_confidence_gates_the_rules_and_a_second_matching_edit_lifts_the_gate() -> None:
+    text = "a = dict()\nb = [dict(), 1]\nc = (dict(), 2)\n"
+    store, history = session(text, URI)
+    doc = retype(store, URI, "dict()", "{}")
+    events = SuggestionEvents(lambda row: None, lambda uri: None)
+    svc = NextEditService(store, history, events)
+    config = NextEditConfig()
+    assert config.min_confidence == 0.8
+    svc.configure(config, None, ("", "", ""))
+    assert await _ask(svc, doc) == []  # one edit, unlike lines: below the threshold
+    svc.configure(dataclasses.replace(config, min_confidence=0.0), None, ("", "", ""))
+    assert await _ask(svc, doc) == ["{}"]  # every admissible place
+    svc.configure(config, None, ("", "", ""))
+    doc = retype(store, URI, "dict()", "{}")  # the second matching edit
+    assert await _ask(svc, doc) == ["{}"]

@@ -118,3 +118,38 @@ def test_cli_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert out_html.read_text().startswith("<!doctype html>")
     bad = parser.parse_args(["usage", "--audit", str(path), "--since", "never"])
     assert usage_cmd.run(bad, settings) == 2
+
+
+def test_next_edits_are_shown_beside_inline_completions(tmp_path: Path) -> None:
+    ts = NOW.isoformat()
+    events = []
+    for i in range(10):  # inline completions: 10 shown, 4 accepted, 3 dismissed
+        sid = f"c{i}"
+        events.append({"ts": ts, "event": "shown", "suggestion_id": sid, "feature": "completion"})
+        if i < 4:
+            events.append({"ts": ts, "event": "accepted", "suggestion_id": sid, "feature": "completion"})
+        elif i < 7:
+            events.append({"ts": ts, "event": "dismissed", "suggestion_id": sid, "feature": "completion"})
+    for i in range(5):  # next edits: 5 shown, 3 accepted, 2 dismissed
+        sid = f"n{i}"
+        kind = "accepted" if i < 3 else "dismissed"
+        events.append({"ts": ts, "event": "shown", "suggestion_id": sid, "feature": "next_edit"})
+        events.append({"ts": ts, "event": kind, "suggestion_id": sid, "feature": "next_edit"})
+    path = tmp_path / "audit.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    records, _ = read_records([path])
+    rep = build_report(records)
+    kinds = rep.to_dict()["suggestion_kinds"]
+    assert kinds == {
+        "inline completions": {"shown": 10, "accepted": 4, "dismissed": 3, "acceptance_rate": 0.4},
+        "next edits": {"shown": 5, "accepted": 3, "dismissed": 2, "acceptance_rate": 0.6},
+    }
+    text = render_text(rep)
+    block = text.split("inline completions and next edits\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block[0].split() == ["shown", "accepted", "dismissed", "acc.", "rate"]
+    assert block[1].split() == ["inline", "completions", "10", "4", "3", "40.0%"]
+    assert block[2].split() == ["next", "edits", "5", "3", "2", "60.0%"]
+    page = render_html(rep)
+    assert "Inline completions and next edits" in page
+    assert 'data-figure="suggestion|next edits|dismissed">2<' in page
+    assert 'data-figure="suggestion|next edits|acceptance_rate">60.0%<' in page
