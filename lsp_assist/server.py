@@ -52,7 +52,6 @@ from lsp_assist.pipeline.typing_index import TypingIndex
 from lsp_assist.providers.attribution import Attribution, attribution_wanted
 from lsp_assist.providers.base import EmbeddedModel, HttpEndpoint, LoadEvent, Provider
 from lsp_assist.providers.http import ClientPool
-from lsp_assist.providers.models import models_dir
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
 from lsp_assist.providers.roles import Roles, assign, installed_candidates, prompt_threads_for
@@ -222,7 +221,7 @@ class Runtime:
         # Each role's model from what is installed and how fast it runs here (roles.py);
         # what the configuration names explicitly wins.
         candidates = installed_candidates(
-            result.config.local, models_dir(), prompt_threads_for(result.config.local)
+            result.config.local, resolve_cache_dir(result.config), prompt_threads_for(result.config.local)
         )
         self.roles: Roles = assign(result.config, candidates)
         config = apply_roles(result.config, self.roles)

@@ -15,12 +15,15 @@ chosen from these rates (`batch_for`), not guessed.
 `measure` times one engine on its own worker thread (a 32-token batch and 8 single-token
 decodes: ~0.5 s for the coder, and a request arriving meanwhile waits for one step);
 `RatesCache` keeps the figures per model file, thread count and CPU under the cache dir, so
-each machine measures each model once. Until then `prior_rates` estimates them from the
-file's size and the cores (within ~25% of the measured figures above).
+each machine measures each model once, when nothing else keeps its cores busy (`busy_cores`):
+a measurement taken beside a build or a test run would be kept as this machine's speed.
+Until then `prior_rates` estimates them from the file's size and the cores (within ~25% of
+the measured figures above).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -56,21 +59,30 @@ class ModelRates:
     gen_tps: float  # tokens written per second (one pass over the weights each)
     compute_tps: float  # prompt tokens per second of arithmetic, passes over the weights aside
     measured: bool = False  # False: `prior_rates`' estimate
+    # Tokens written per second with every prompt thread generating: the rewrite and the
+    # escalation run while the user rests or waits, so they take the idle cores (0: unknown,
+    # as `gen_tps`). Typing writes with one thread (`local.default_threads`).
+    rest_gen_tps: float = 0.0
 
     @property
     def pass_s(self) -> float:
-        """Seconds of one decode call's pass over the weights."""
+        """Seconds of one decode call's pass over the weights (one generation thread)."""
         return 1.0 / self.gen_tps
+
+    @property
+    def rest_pass_s(self) -> float:
+        """The same with every prompt thread (a prompt batch's pass; a write at rest)."""
+        return 1.0 / (self.rest_gen_tps or self.gen_tps)
 
     def read_s(self, tokens: int, batch: int = MAX_BATCH) -> float:
         """Seconds to read `tokens` prompt tokens in batches of `batch`."""
         if tokens <= 0:
             return 0.0
-        return math.ceil(tokens / max(1, batch)) * self.pass_s + tokens / self.compute_tps
+        return math.ceil(tokens / max(1, batch)) * self.rest_pass_s + tokens / self.compute_tps
 
-    def write_s(self, tokens: int) -> float:
-        """Seconds to write `tokens` tokens."""
-        return max(0, tokens) * self.pass_s
+    def write_s(self, tokens: int, *, rest: bool = False) -> float:
+        """Seconds to write `tokens` tokens (`rest`: with every idle core)."""
+        return max(0, tokens) * (self.rest_pass_s if rest else self.pass_s)
 
     @property
     def prompt_tps(self) -> float:
@@ -80,8 +92,39 @@ class ModelRates:
     def batch_for(self, budget_s: float) -> int:
         """The largest prompt batch one decode call reads within `budget_s` (the longest a
         key typed meanwhile may wait for it), between MIN_BATCH and MAX_BATCH."""
-        room = (budget_s - self.pass_s) * self.compute_tps
+        room = (budget_s - self.rest_pass_s) * self.compute_tps
         return max(MIN_BATCH, min(MAX_BATCH, int(room)))
+
+
+#: A measurement is kept only when other work used at most this many cores meanwhile.
+QUIET_CORES = 0.3
+
+
+def busy_cores(interval_s: float = 0.3) -> float:
+    """Cores busy over `interval_s` (all processes; /proc/stat), else the 1-minute load
+    average. Blocks for `interval_s`: call it off the event loop."""
+
+    def sample() -> tuple[int, int] | None:
+        try:
+            with open("/proc/stat", encoding="ascii") as fh:
+                fields = [int(x) for x in fh.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields[:8]), idle
+
+    first = sample()
+    if first is None:
+        try:
+            return os.getloadavg()[0]
+        except OSError:
+            return 0.0
+    time.sleep(interval_s)
+    second = sample()
+    if second is None or second[0] <= first[0]:
+        return 0.0
+    total, idle = second[0] - first[0], second[1] - first[1]
+    return (os.cpu_count() or 1) * (total - idle) / total
 
 
 def prior_rates(file_bytes: int, threads: int) -> ModelRates:
@@ -139,11 +182,12 @@ class RatesCache:
             return None
         try:
             gen, compute = float(entry["gen_tps"]), float(entry["compute_tps"])
+            rest = float(entry.get("rest_gen_tps", 0.0))
         except (KeyError, TypeError, ValueError):
             return None
-        if not (gen > 0 and compute > 0 and math.isfinite(gen) and math.isfinite(compute)):
+        if not all(x > 0 and math.isfinite(x) for x in (gen, compute)) or not math.isfinite(rest):
             return None
-        return ModelRates(gen, compute, measured=True)
+        return ModelRates(gen, compute, measured=True, rest_gen_tps=max(0.0, rest))
 
     def put(self, key: str, rates: ModelRates) -> None:
         """Keep `rates` for `key`; a second measurement keeps the faster figure of each:
@@ -155,7 +199,10 @@ class RatesCache:
             old = self.get(key)
             if old is not None:
                 rates = ModelRates(
-                    max(old.gen_tps, rates.gen_tps), max(old.compute_tps, rates.compute_tps), True
+                    max(old.gen_tps, rates.gen_tps),
+                    max(old.compute_tps, rates.compute_tps),
+                    True,
+                    max(old.rest_gen_tps, rates.rest_gen_tps),
                 )
             data[key] = {**asdict(rates), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
             tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
@@ -168,30 +215,51 @@ class RatesCache:
 
 
 def measure(engine: Any, cancel: threading.Event) -> ModelRates | None:
-    """Time `engine` (a `LlamaEngine`, on its own thread): one MEASURE_BATCH-token read, then
-    MEASURE_WRITES single-token decodes. None when cancelled (a request came: measure later).
-    The engine's cache is cleared: the next request reads its prompt from the start."""
+    """Time `engine` (a `LlamaEngine`, on its own thread) with its threads as set: one
+    MEASURE_BATCH-token read, MEASURE_WRITES single-token decodes with its generation
+    threads, and as many with every prompt thread generating. None when cancelled (a request
+    came: measure later). The engine's cache is cleared: the next request reads from the start."""
     text = _SAMPLE * 4
-    tokens = engine.tokenize(text)[: MEASURE_BATCH + MEASURE_WRITES + 2]
-    if len(tokens) < MEASURE_BATCH + MEASURE_WRITES + 1:
+    need = MEASURE_BATCH + 2 * MEASURE_WRITES + 1
+    tokens = engine.tokenize(text)[:need]
+    if len(tokens) < need:
         return None
+    gen, most = engine.threads, engine.batch_threads
     engine.reset()
-    engine.decode_timed(tokens[:1])  # the first call warms up buffers; not counted
-    t0 = time.perf_counter()
-    engine.decode_timed(tokens[1 : 1 + MEASURE_BATCH])
-    batch_s = time.perf_counter() - t0
-    passes: list[float] = []
-    for tok in tokens[1 + MEASURE_BATCH : 1 + MEASURE_BATCH + MEASURE_WRITES]:
+    try:
+        engine.decode_timed(tokens[:1])  # the first call warms up buffers; not counted
+        t0 = time.perf_counter()
+        engine.decode_timed(tokens[1 : 1 + MEASURE_BATCH])
+        batch_s = time.perf_counter() - t0
+        writes = iter(tokens[1 + MEASURE_BATCH :])
+        one = _passes(engine, writes, cancel)
+        if one is None:
+            return None
+        every: float | None = one
+        if most != gen:
+            engine.set_threads(most, most)
+            every = _passes(engine, writes, cancel)
+        if every is None:
+            return None
+    finally:
+        if (engine.threads, engine.batch_threads) != (gen, most):
+            engine.set_threads(gen, most)
+        engine.reset()
+    # A batch's pass over the weights runs on the prompt threads.
+    arithmetic = max(batch_s - every, 1e-6)
+    return ModelRates(1.0 / one, MEASURE_BATCH / arithmetic, measured=True, rest_gen_tps=1.0 / every)
+
+
+def _passes(engine: Any, tokens: Any, cancel: threading.Event) -> float | None:
+    """The median seconds of MEASURE_WRITES single-token decodes (one slow step is noise)."""
+    times: list[float] = []
+    for tok in itertools.islice(tokens, MEASURE_WRITES):
         if cancel.is_set():
-            engine.reset()
             return None
         t1 = time.perf_counter()
         engine.decode_timed([tok])
-        passes.append(time.perf_counter() - t1)
-    engine.reset()
-    pass_s = sorted(passes)[len(passes) // 2]  # the median: one slow step is noise
-    arithmetic = max(batch_s - pass_s, 1e-6)
-    return ModelRates(1.0 / pass_s, MEASURE_BATCH / arithmetic, measured=True)
+        times.append(time.perf_counter() - t1)
+    return sorted(times)[len(times) // 2] if times else None
 
 
 _SAMPLE = '''import os
@@ -205,4 +273,14 @@ def read_lines(path: Path, limit: int = 100) -> list[str]:
 '''
 
 
-__all__ = ["ModelRates", "RatesCache", "cpu_name", "measure", "model_id", "prior_rates", "rates_key"]
+__all__ = [
+    "QUIET_CORES",
+    "ModelRates",
+    "RatesCache",
+    "busy_cores",
+    "cpu_name",
+    "measure",
+    "model_id",
+    "prior_rates",
+    "rates_key",
+]

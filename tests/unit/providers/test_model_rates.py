@@ -68,3 +68,13 @@ def test_a_broken_rates_file_is_ignored(tmp_path: Path) -> None:
 def test_gguf_files_are_told_apart_by_size() -> None:
     assert model_id("~/m/model.gguf", 10) != model_id("/other/model.gguf", 11)
     assert model_id("~/m/model.gguf", 10) == model_id("/other/model.gguf", 10)
+
+
+def test_writes_at_rest_use_every_core_and_are_kept(tmp_path: Path) -> None:
+    rates = ModelRates(5.4, 140.0, measured=True, rest_gen_tps=10.5)
+    assert rates.write_s(10, rest=True) == pytest.approx(10 / 10.5)
+    assert rates.write_s(10) == pytest.approx(10 / 5.4)
+    assert ModelRates(5.4, 140.0).write_s(10, rest=True) == pytest.approx(10 / 5.4)  # unknown: as typing
+    cache = RatesCache(tmp_path)
+    cache.put("k", rates)
+    assert cache.get("k") == rates

@@ -7,7 +7,7 @@ import dataclasses
 
 from lsp_assist.config.schema import Config, LocalConfig, NextEditConfig, TierConfig
 from lsp_assist.providers.model_rates import ModelRates, prior_rates
-from lsp_assist.providers.roles import TYPING_BUDGET_S, Candidate, apply, assign
+from lsp_assist.providers.roles import TYPING_BUDGET_S, TYPING_TOLERANCE, Candidate, apply, assign
 
 GEMMA, CODER = "gemma3-270m", "qwen2.5-coder-1.5b"
 
@@ -114,3 +114,19 @@ def test_every_role_line_says_why() -> None:
         for line in assign(_config(), cands).lines():
             role, _, why = line.partition(": ")
             assert role in ("typing", "rewrite", "quality", "next edit") and why.count(": ") >= 1
+
+
+def test_a_slightly_slow_measurement_keeps_the_stronger_typing_model() -> None:
+    # Gemma measured a little over the budget (within the cost model's error), SmolLM2 well
+    # within it: Gemma still types. Far over it, the fastest model types.
+    smol = Candidate("smollm2", 106_000_000, 135.0, ModelRates(44.0, 290.0, measured=True))
+    slow_gemma = Candidate(GEMMA, 253_113_024, 270.0, ModelRates(19.0, 700.0, measured=True))
+    assert TYPING_BUDGET_S < slow_gemma.typing_s() <= TYPING_BUDGET_S * TYPING_TOLERANCE
+    assert smol.typing_s() <= TYPING_BUDGET_S
+    assert assign(_config(), [SLOW[0], slow_gemma, smol]).typing.model == GEMMA
+    very_slow = Candidate(GEMMA, 253_113_024, 270.0, ModelRates(10.0, 300.0, measured=True))
+    roles = assign(_config(), [SLOW[0], very_slow, smol])
+    assert roles.typing.model == "smollm2"
+    crawl = _cands(ModelRates(5.0, 100.0, measured=True), ModelRates(2.0, 30.0, measured=True))
+    roles = assign(_config(), crawl)
+    assert roles.typing.model == GEMMA and "the fastest" in roles.typing.reason
