@@ -37,8 +37,9 @@ the other), in one run: `gemma` (`local.model = "gemma3-270m"`, `refine_model = 
 (`model = "qwen2.5-coder-1.5b"`, `refine_model = ""`), `today` (no configuration, checkout
 `base`), `new` (no configuration, checkout `new`). Escalation (`lspAssist.escalate`) at
 `--escalations` further positions per corpus on `today` and `new`: time to the answer and its
-first line scored the same way. Each server gets a fresh `LSP_ASSIST_CACHE_DIR`, the shared
-`LSP_ASSIST_MODELS_DIR` (the 1.1 GB coder file is joined once), its own `LSP_ASSIST_CONFIG`,
+first line scored the same way (`--single-on base`: the two single-model configurations on
+today's checkout instead of the new one). Each server gets a fresh `LSP_ASSIST_CACHE_DIR`, the
+shared `LSP_ASSIST_MODELS_DIR` (the 1.1 GB coder file is joined once), its own `LSP_ASSIST_CONFIG`,
 and a workspace holding the positions' packages (target lines blank on disk). Before the
 positions, a warm-up session (two typed lines and rests) and a wait until the server's CPU
 is idle: the figures are after the model load.
@@ -65,7 +66,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -824,8 +825,9 @@ async def run(args: argparse.Namespace) -> int:
     t_start = time.monotonic()
     checkouts: dict[str, Path] = {"new": ROOT, **args.checkouts}
     wanted = args.configs.split(",")
-    configs = [c for c in CONFIGS if c.key in wanted and c.checkout in checkouts]
-    for c in CONFIGS:
+    chosen = [replace(c, checkout=args.single_on) if c.key in ("gemma", "coder") else c for c in CONFIGS]
+    configs = [c for c in chosen if c.key in wanted and c.checkout in checkouts]
+    for c in chosen:
         if c.key in wanted and c.checkout not in checkouts:
             print(f"{c.label}: not run (no --checkout {c.checkout}=PATH)")
     rng = random.Random(args.seed)
@@ -839,8 +841,12 @@ async def run(args: argparse.Namespace) -> int:
             print(f"corpus {name}: skipped ({exc})")
             continue
         picked = pick_places(name, corpora[name], args.positions + args.escalations + 1, rng)
-        places += picked[: args.positions]
-        extra += picked[args.positions :]
+        # Measured: half from each half (as `pick_places` gives them); the rest escalates or warms up.
+        halves = {h: [p for p in picked if p.half == h] for h in ("tuning", "validation")}
+        want = {"tuning": args.positions // 2, "validation": args.positions - args.positions // 2}
+        measured = [p for h, ps in halves.items() for p in ps[: want[h]]]
+        places += measured
+        extra += [p for p in picked if p not in measured]
     if not places:
         print("no positions")
         return 1
@@ -933,6 +939,9 @@ def main() -> int:
     ap.add_argument("--configs", default="gemma,coder,today,new", help="of: gemma, coder, today, new")
     ap.add_argument(
         "--corpus", action="append", default=None, help=f"context_recall corpora ({DEFAULT_CORPORA})"
+    )
+    ap.add_argument(
+        "--single-on", default="new", help="the checkout that runs Gemma alone and the code model alone"
     )
     ap.add_argument("--positions", type=int, default=12, help="per corpus, half from each half")
     ap.add_argument("--escalations", type=int, default=2, help="escalation positions per corpus")
