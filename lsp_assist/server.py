@@ -18,7 +18,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from lsp_assist.config.loader import WORKSPACE_FILE, ConfigLayers, LoadResult, resolve_cache_dir
@@ -54,6 +54,8 @@ from lsp_assist.providers.base import EmbeddedModel, HttpEndpoint, LoadEvent, Pr
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.offline import OfflineProvider
 from lsp_assist.providers.registry import build_provider
+from lsp_assist.providers.roles import Roles, assign, installed_candidates, prompt_threads_for
+from lsp_assist.providers.roles import apply as apply_roles
 from lsp_assist.providers.streaming import StreamingProvider
 from lsp_assist.telemetry.events import Labels, SuggestionEvents
 from lsp_assist.telemetry.otel import Telemetry, build_telemetry
@@ -108,6 +110,21 @@ def resolve_tier(name: str, tier: TierConfig, local: LocalConfig) -> TierConfig:
             total_timeout_ms=max(tier.total_timeout_ms, local.total_timeout_ms),
         )
     return tier
+
+
+def _strong_view(built: Iterable[Provider], model: str) -> Provider | None:
+    """The rewrite model of an embedded provider already built, as a provider, when it is
+    `model` (`LocalProvider.strong_view`): the quality tier on the code model then shares
+    the typing provider's copy of it instead of loading a second one."""
+    from lsp_assist.providers.model_rates import model_id
+
+    for provider in built:
+        name = getattr(provider, "refiner_name", "")
+        make = getattr(provider, "strong_view", None)
+        if name and make is not None and model_id(name) == model_id(model):
+            view: Provider = make()
+            return view
+    return None
 
 
 def team_attribution(config: Config, governance: Governance | None) -> Attribution | None:
@@ -200,8 +217,14 @@ class Runtime:
     def build(self, result: LoadResult | None = None) -> list[str]:
         """(Re)build from configuration; returns the configuration errors to report."""
         result = result or self.load()
-        config = result.config
         errors = list(result.errors)
+        # Each role's model from what is installed and how fast it runs here (roles.py);
+        # what the configuration names explicitly wins.
+        candidates = installed_candidates(
+            result.config.local, resolve_cache_dir(result.config), prompt_threads_for(result.config.local)
+        )
+        self.roles: Roles = assign(result.config, candidates)
+        config = apply_roles(result.config, self.roles)
         config.tiers = {name: resolve_tier(name, t, config.local) for name, t in config.tiers.items()}
         self.config = config
         self.sources = result.sources
@@ -246,6 +269,10 @@ class Runtime:
             if tier.provider == "local" and local_key in local_shared:
                 # One llama.cpp server per model, shared by the tiers that use it.
                 providers[name] = local_shared[local_key]
+                continue
+            strong = _strong_view(local_shared.values(), local_key) if tier.provider == "local" else None
+            if strong is not None:  # the typing provider's rewrite model: one copy, one slot
+                providers[name] = strong
                 continue
             kept = self._kept_local_model(tier, config) if tier.provider == "local" else None
             if kept is not None:
@@ -460,10 +487,13 @@ class Runtime:
         return [p for p in unique if isinstance(p, EmbeddedModel)]
 
     def start_model_load(self) -> None:
-        """Begin loading the embedded model in the background (called at `initialize`):
-        requests meanwhile are answered by the offline engine, never by a wait."""
+        """Begin loading the typing model in the background (called at `initialize`):
+        requests meanwhile are answered by the offline engine, never by a wait. A model that
+        serves only another role (escalation, next edits) loads when it is first asked."""
+        fast = self.providers.get("fast")
         for provider in self.local_models():
-            provider.start_loading()
+            if provider is fast:
+                provider.start_loading()
 
     async def wait_for_models(self, on_event: Callable[[LoadEvent], None] | None = None) -> None:
         """Wait until the embedded model is loaded (the CLI: `complete`, `demo`)."""
@@ -576,7 +606,10 @@ class Runtime:
         """Open each tier's connection (and start the local model) ahead of the first request."""
         self.start_background_index()
         self.start_model_load()
+        fast = self.providers.get("fast")
         for provider in {id(p): p for p in self.providers.values()}.values():
+            if isinstance(provider, EmbeddedModel) and provider is not fast:
+                continue  # loads when its role first needs it
             try:
                 await provider.warm()
             except Exception as exc:  # warming is best effort

@@ -34,12 +34,17 @@ def add_parser(sub: Any) -> None:
         default=[],
         help="say which folder's layer governs FILE (repeatable)",
     )
+    p.add_argument(
+        "--no-measure",
+        action="store_true",
+        help="do not time the installed local models that have no measured speed yet",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level or "error", args.log_file)
-    return asyncio.run(_doctor(args.workspace or [Path.cwd()], args.file))
+    return asyncio.run(_doctor(args.workspace or [Path.cwd()], args.file, measure=not args.no_measure))
 
 
 def _governance_of_files(gov: Any, files: list[Path]) -> None:
@@ -79,7 +84,43 @@ async def _check_team(rt: Any) -> int:
     return 0 if ok else 1
 
 
-async def _doctor(workspaces: list[Path], files: list[Path]) -> int:
+async def _models_and_roles(rt: Any, measure: bool) -> int:
+    """Each installed local model's rates on this machine (measured now when they never
+    were), what a request of each role would take on it, and each role's model and why."""
+    from lsp_assist.providers.model_rates import RatesCache
+    from lsp_assist.providers.rates_probe import measure_missing
+    from lsp_assist.providers.roles import installed_candidates, prompt_threads_for
+
+    local = rt.config.local
+    cache = RatesCache(rt.cache_dir)
+    threads = prompt_threads_for(local)
+    candidates = installed_candidates(local, rt.cache_dir, threads, cache)
+    problems = 0
+    if measure and any(not c.rates.measured for c in candidates):
+        print("measuring the local models' speed on this machine (once; a few seconds)...", flush=True)
+        for name, why in (await measure_missing(candidates, local, rt.cache_dir, cache)).items():
+            problems += 1
+            print(f"  PROBLEM model {name}: {why}")
+        rt.build()  # the roles again, from the measured rates
+        await rt.retire_old()
+        candidates = installed_candidates(local, rt.cache_dir, threads, cache)
+    print(f"local models ({threads} prompt threads):" if candidates else "local models: none installed")
+    rest_s = local.refine_rest_ms / 1000.0
+    for c in candidates:
+        how = "measured" if c.rates.measured else "estimated: run doctor without --no-measure"
+        print(
+            f"  {c.name}: reads {c.rates.prompt_tps:.0f} prompt tokens/s, writes {c.rates.gen_tps:.1f}"
+            f" tokens/s ({1 / c.rates.rest_pass_s:.1f} on every core; {how});"
+            f" a keystroke {c.typing_s():.2f} s, a rewrite after a rest"
+            f" {c.rewrite_s(rest_s):.2f} s, an escalation {c.quality_s():.1f} s"
+        )
+    print("roles:")
+    for line in rt.roles.lines():
+        print(f"  {line}")
+    return problems
+
+
+async def _doctor(workspaces: list[Path], files: list[Path], measure: bool = True) -> int:
     from lsp_assist.server import build_runtime, local_model_available
 
     problems = 0
@@ -99,15 +140,7 @@ async def _doctor(workspaces: list[Path], files: list[Path]) -> int:
         writable = "writable" if os.access(rt.cache_dir, os.W_OK) else "NOT writable"
         print(f"cache dir: {rt.cache_dir} ({writable})")
         print(f"local model extra: {'installed' if local_model_available() else 'not installed'}")
-        from lsp_assist.providers.refine_model import refine_model_name
-
-        refiner = refine_model_name(rt.config.local, rt.config.local.model)
-        print(
-            f"refine model: {refiner} (rewrites an answer once you rest; local.refine_model)"
-            if refiner
-            else 'refine model: none (local.refine_model; "auto" uses qwen2.5-coder-1.5b when the'
-            " 'local-coder' extra is installed)"
-        )
+        problems += await _models_and_roles(rt, measure)
         for name in ("fast", "quality", "backup"):
             tier = rt.config.tier(name)
             provider = rt.providers.get(name)
@@ -132,7 +165,8 @@ async def _doctor(workspaces: list[Path], files: list[Path]) -> int:
                 try:
                     from lsp_assist.providers.models import resolve_model
 
-                    mpath = await asyncio.to_thread(resolve_model, rt.config.local.model, rt.cache_dir)
+                    named = tier.model or rt.config.local.model
+                    mpath = await asyncio.to_thread(resolve_model, named, rt.cache_dir)
                     print(f"    model file: {mpath}")
                 except Exception as exc:
                     problems += 1

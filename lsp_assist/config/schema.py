@@ -105,7 +105,9 @@ class CompletionConfig:
 class LocalConfig:
     """The embedded model: llama.cpp in this process (or a managed server on 127.0.0.1)."""
 
-    model: str = "gemma3-270m"  # gemma3-270m | smollm2 | qwen2.5-coder-1.5b | a path to any GGUF file
+    # auto: each role's model from what is installed and its measured speed here
+    # (providers/roles.py) | gemma3-270m | smollm2 | qwen2.5-coder-1.5b | a path to any GGUF file
+    model: str = "auto"
     backend: str = "inprocess"  # inprocess (KV-cache reuse, default) | server (llama-cpp-python child)
     n_ctx: int = field(default=2048, metadata=bounded(256, 131_072))
     # Generation threads; 0: 1 (measured: as fast idle, 3x faster loaded).
@@ -124,8 +126,9 @@ class LocalConfig:
     # read all. Escalations and next edits always read all (nothing refines them).
     prompt_budget_ms: int = field(default=200, metadata=bounded(0, 60_000))
     # A second, stronger model that rewrites a completion's answer once the user rests
-    # (`refine_rest_ms`): "auto" = qwen2.5-coder-1.5b when its parts are installed (extra
-    # `local-coder`), "" = none; a name or GGUF path as for `model`. docs/embedded-latency.md.
+    # (`refine_rest_ms`): "auto" = the strongest installed model when the typing model is
+    # local and weaker (qwen2.5-coder-1.5b with the extra `local-coder`), "" = none; a name
+    # or GGUF path as for `model`. docs/embedded-latency.md.
     refine_model: str = "auto"
     refine_rest_ms: int = field(default=300, metadata=bounded(0, 60_000))
     startup_timeout_s: float = field(default=120.0, metadata=bounded(1.0, 3600.0))

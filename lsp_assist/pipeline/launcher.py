@@ -142,7 +142,8 @@ class StreamLauncher:
 
     def busy(self, provider: Provider) -> bool:
         """A stream of `provider` is still reading (for a one-slot provider: it has the slot)."""
-        return any(f.provider is provider and not f.done for f in self._active)
+        slot = _slot(provider)
+        return any(_slot(f.provider) is slot and not f.done for f in self._active)
 
     def is_offline(self, tier: str) -> bool:
         """The tier is served by the offline rule engine (no model call)."""
@@ -183,7 +184,10 @@ class StreamLauncher:
         if not spec.speculative:
             self.end_refine_rest(spec.target.uri)  # the user is not resting: a request came
         if provider.single_slot:
-            busy = [f for f in self._active if f.provider is provider and not f.done]
+            # Providers sharing one engine (the quality tier on the typing provider's rewrite
+            # model, `strong_model.StrongModel`) share its one slot.
+            slot = _slot(provider)
+            busy = [f for f in self._active if _slot(f.provider) is slot and not f.done]
             if spec.speculative and spec.shown is not None:
                 # The rewrite the user rests for outranks a guess at the next suggestion:
                 # a prefetch holding the slot at the rest used to starve it for good.
@@ -423,7 +427,12 @@ class StreamLauncher:
                 blockers = [
                     f
                     for f in self._active
-                    if not f.done and not _guess(f) and (f.provider is provider or f is self._live.get(uri))
+                    if not f.done
+                    and not _guess(f)
+                    and (
+                        (provider is not None and _slot(f.provider) is _slot(provider))
+                        or f is self._live.get(uri)
+                    )
                 ]
                 if not blockers:
                     return not waiting.done() and self.answers.current(target)
@@ -448,7 +457,7 @@ class StreamLauncher:
         try:
             return await self.governance.admit_async(spec.feature, tier, key)
         except RateLimitSkip:
-            background = [f for f in self._active if f.provider is provider and _background(f)]
+            background = [f for f in self._active if _slot(f.provider) is _slot(provider) and _background(f)]
             if spec.speculative or not background:
                 raise
         log.debug("closing %d background stream(s) for a foreground call", len(background))
@@ -557,6 +566,12 @@ class StreamLauncher:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+
+
+def _slot(provider: object) -> object:
+    """What a one-slot provider's streams queue on: its `slot` (the engine's owner, for a
+    view sharing another provider's engine), else the provider itself."""
+    return getattr(provider, "slot", None) or provider
 
 
 def _guess(flight: InflightStream) -> bool:

@@ -573,6 +573,7 @@ def _register(server: AssistServer) -> None:
         return {
             "text": result.text,
             "tier": "quality",
+            "model": result.model,  # which model answered (the quality role's, or a fallback's)
             "outcome": result.outcome.value,
             "latencyMs": round(result.stages.get("total", 0.0), 1),
         }

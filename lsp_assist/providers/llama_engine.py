@@ -301,6 +301,11 @@ class LlamaEngine:
             raise RuntimeError(f"llama_decode returned {rc}")
         self._tokens.extend(tokens)
 
+    def decode_timed(self, tokens: Sequence[int]) -> None:
+        """Decode `tokens` after the cache, logits for the last one only: one decode call, as
+        a request's prompt batch or a generated token costs (`model_rates.measure`)."""
+        self._decode(tokens, logits_from=len(tokens) - 1)
+
     def _truncate(self, keep: int) -> None:
         """Drop cache positions >= keep."""
         if keep < len(self._tokens):

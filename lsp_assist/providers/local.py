@@ -28,6 +28,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -40,9 +41,21 @@ from lsp_assist.errors import ProviderError, Unavailable
 from lsp_assist.providers.base import LoadEvent
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.local_server import LocalServerProvider, free_port, missing_modules
+from lsp_assist.providers.model_rates import (
+    QUIET_CORES,
+    ModelRates,
+    RatesCache,
+    busy_cores,
+    measure,
+    model_id,
+    prior_rates,
+    rates_key,
+)
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
 from lsp_assist.providers.prompt_budget import Cut, PromptBudget, fit_prompt, same_place
-from lsp_assist.providers.refine_model import REFINER_BATCH, load_refiner, refine_model_name
+from lsp_assist.providers.refine_model import load_refiner, refine_model_name
+from lsp_assist.providers.roles import BACKGROUND_BATCH_BUDGET_S
+from lsp_assist.providers.strong_model import StrongModel, rewrite_context
 
 log = logging.getLogger(__name__)
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -55,6 +68,14 @@ BACKGROUND_BATCH = 16
 # A prefill reads the jump budget's cut of a prompt at once and the whole prompt only after
 # this much more idleness: a key typed meanwhile keeps the cut's seam and reads only itself.
 FULL_READ_AFTER_S = 1.0
+# An escalation on the stronger model reads in batches a key waits this long for at most
+# (the user asked and waits; larger batches waste fewer passes over the weights).
+STRONG_BATCH_BUDGET_S = 0.5
+# A model is measured (`model_rates.measure`) once nothing has used it for this long.
+MEASURE_IDLE_S = 2.0
+MEASURE_TRIES = 30
+#: The typing model when `local.model` is "auto" and nothing chose one (`roles.apply` does).
+DEFAULT_MODEL = "gemma3-270m"
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
@@ -104,7 +125,8 @@ class LocalProvider:
         self._tier = tier
         self._local = local
         self._cache_dir = Path(cache_dir)
-        self._model_name = tier.model or local.model
+        name = tier.model or local.model
+        self._model_name = DEFAULT_MODEL if name == "auto" else name
         self.single_slot = True
         self._executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._engine: Any = None
@@ -135,7 +157,15 @@ class LocalProvider:
         self._refiner: Any = None
         self._refiner_template = "none"
         self._refiner_task: asyncio.Task[None] | None = None
+        self._refiner_wanted = asyncio.Event()  # an escalation waits: load without idling first
         self.refined_runs = 0  # refinements the refine model ran (tests, stats)
+        # Each engine's speed here (`model_rates`): measured once per machine when idle.
+        self._rates_cache = RatesCache(self._cache_dir)
+        self.rates: dict[str, ModelRates] = {}
+        self._last_use = time.monotonic()
+        self._measures: set[asyncio.Task[None]] = set()
+        self._strong_view: StrongModel | None = None
+        self._warm_rewrite: Callable[[], list[int]] | None = None  # the rewrite prompt to warm
 
     # -- Provider protocol ----------------------------------------------------------------------
     @property
@@ -160,6 +190,81 @@ class LocalProvider:
         while there is no refine model (then only an answer cut to the jump budget is
         refined, at once, by the main model: `pipeline/launcher.py`)."""
         return self._local.refine_rest_ms / 1000.0 if self._refiner is not None else None
+
+    @property
+    def refiner_name(self) -> str:
+        """The stronger model that rewrites answers after a rest ("" for none)."""
+        return self._refiner_name
+
+    @property
+    def strong_loaded(self) -> bool:
+        return self._refiner is not None
+
+    def strong_view(self) -> StrongModel:
+        """This provider's rewrite model as a provider (the quality tier on it)."""
+        if self._strong_view is None:
+            self._strong_view = StrongModel(self)
+        return self._strong_view
+
+    def _batch(self, model: str, budget_s: float) -> int:
+        """The prompt batch `model` reads within `budget_s` at its measured (else estimated) rates."""
+        rates = self.rates.get(model) or prior_rates(1_000_000_000, self.threads()[1])
+        return rates.batch_for(budget_s)
+
+    def _note_loaded(self, name: str, path: Path, engine: Any) -> None:
+        """Take `engine`'s rates from the cache, else estimate them and measure it once the
+        model has been idle for MEASURE_IDLE_S (never while a request runs)."""
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        key = rates_key(model_id(name, size), self.threads()[1])
+        cached = self._rates_cache.get(key)
+        self.rates[name] = cached or prior_rates(size or 1_000_000_000, self.threads()[1])
+        if cached is None:
+            task = asyncio.get_running_loop().create_task(self._measure_when_idle(name, engine, key))
+            self._measures.add(task)
+            task.add_done_callback(self._measures.discard)
+
+    def _measure(self, engine: Any, cancel: threading.Event) -> ModelRates | None:
+        """`model_rates.measure` with the typing threads set: it times one generation
+        thread and then every prompt thread (on the worker thread)."""
+        gen, most = self.threads()
+        engine.set_threads(gen, most)
+        return measure(engine, cancel)
+
+    async def _measure_when_idle(self, name: str, engine: Any, key: str) -> None:
+        """Measure `engine` on the worker thread as background work: any stream cancels it,
+        and it is tried again after the next idle spell (MEASURE_TRIES at most)."""
+        from lsp_assist.providers.llama_engine import Job
+
+        loop = asyncio.get_running_loop()
+        for _ in range(MEASURE_TRIES):
+            await asyncio.sleep(MEASURE_IDLE_S)
+            idle = time.monotonic() - self._last_use >= MEASURE_IDLE_S and not self.busy
+            if not idle or self._executor is None or engine not in (self._engine, self._refiner):
+                continue
+            # Other work on the cores (a build, a test run) would slow the figures that are
+            # kept for good: measure only on a quiet machine.
+            if await asyncio.to_thread(busy_cores) > QUIET_CORES:
+                continue
+            job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
+            self._background = job
+            try:
+                rates = await loop.run_in_executor(self._executor, self._measure, engine, job.cancel)
+            finally:
+                if self._background is job:
+                    self._background = None
+            if rates is not None:
+                self.rates[name] = rates
+                await asyncio.to_thread(self._rates_cache.put, key, rates)
+                log.info(
+                    "local model %s measured: reads %.0f prompt tokens/s, writes %.1f tokens/s",
+                    name,
+                    rates.prompt_tps,
+                    rates.gen_tps,
+                )
+                return
 
     def available_now(self) -> bool:
         """True when a stream would start generating at once. Starts (or, after a failure
@@ -187,17 +292,30 @@ class LocalProvider:
         if self._engine is None:
             raise Unavailable(str(self._error or "the local model did not load"))
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[StreamChunk, None]:
+    async def stream(
+        self, request: ModelRequest, *, strong: bool = False
+    ) -> AsyncGenerator[StreamChunk, None]:
+        """Stream `request` from the typing model; a rewrite (`request.refine`) and `strong`
+        (the quality tier's `StrongModel`) run on the rewrite model when it is loaded."""
         await self.ready()
         from lsp_assist.providers.llama_engine import PROMPT_BATCH, Job, line_goes_on
 
-        refiner = self._refiner if request.refine else None
+        self._last_use = time.monotonic()
+        refiner = self._refiner if request.refine or strong else None
         engine = refiner if refiner is not None else self._engine
         template = resolve_template(request.fim_template, self._path_name, self._template)
         main_prompt = render_completion(request.context, template, "").prompt
+        context = request.context
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template = self._refiner_template
-        rendered = render_completion(request.context, template, "")
+            if request.refine:  # read again after every key: a short suffix keeps that cheap
+                context = rewrite_context(context)
+        rendered = render_completion(context, template, "")
+        if refiner is not None:
+            budget = BACKGROUND_BATCH_BUDGET_S if request.refine else STRONG_BATCH_BUDGET_S
+            prompt_batch = self._batch(self._refiner_name, budget)
+        else:
+            prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         markers = MARKERS.get(template, ())
         stops = tuple(dict.fromkeys((*rendered.stop, *request.stop)))
         loop = asyncio.get_running_loop()
@@ -217,9 +335,7 @@ class LocalProvider:
             line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
             # The trie is of the main model's vocabulary: the refine model decodes freely.
             constraint=self._constraint(request) if refiner is None else None,
-            prompt_batch=(REFINER_BATCH if refiner is not None else BACKGROUND_BATCH)
-            if request.refine
-            else PROMPT_BATCH,
+            prompt_batch=prompt_batch,
         )
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
@@ -227,7 +343,7 @@ class LocalProvider:
         self._current_prompt = main_prompt  # `prefill` compares places in the main template
         if previous is not None:
             previous.cancel.set()
-        if refiner is None:
+        if refiner is None or not request.refine:
             self._stop_background()
         # else: the main model's read-ahead of this place (queued when the answer ended)
         # runs first on the worker thread, so the next key there finds its whole prompt.
@@ -239,8 +355,12 @@ class LocalProvider:
         def work() -> Any:
             try:
                 batch = prompt_threads(most) if adaptive else most
-                if (gen_threads, batch) != (engine.threads, engine.batch_threads):
-                    engine.set_threads(gen_threads, batch)
+                # The rewrite and an escalation run while the user rests or waits: every idle
+                # core writes (the coder: 5.4 -> 10.5 tokens/s on two idle cores); typing
+                # keeps its one generation thread beside the editor.
+                gen = batch if refiner is not None else gen_threads
+                if (gen, batch) != (engine.threads, engine.batch_threads):
+                    engine.set_threads(gen, batch)
                 tokens = engine.tokenize(rendered.prompt, markers)
                 # Only a completion's first answer is cut to the jump budget: its refinement
                 # reads the whole prompt and replaces it. Nothing refines an escalation, a
@@ -250,7 +370,7 @@ class LocalProvider:
                 allowed = None if whole else self.budget.allowed_new()
                 if refiner is not None:  # the main model's cache and seam are not its own
                     job.tokens = tokens
-                    self.refined_runs += 1
+                    self.refined_runs += int(request.refine)
                     st = engine.run(job)
                     self.last_stats = st
                     stats_log.debug(
@@ -365,6 +485,12 @@ class LocalProvider:
             running.cancel.set()  # its request was answered; the rest of it is for a place left
             self._current = None
         markers = MARKERS.get(self._template, ())
+        self._last_use = time.monotonic()
+        refiner = self._refiner
+        if refiner is not None:  # after the typing model's read: the rewrite model's prompt
+            rewrite = render_completion(rewrite_context(context), self._refiner_template, "").prompt
+            refiner_markers = MARKERS.get(self._refiner_template, ())
+            self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
         return self._read_in_background(lambda: engine.tokenize(prompt, markers), "prefill", cut_first=True)
 
     def _stop_background(self) -> None:
@@ -376,13 +502,15 @@ class LocalProvider:
             timer.cancel()
 
     def _read_in_background(
-        self, tokens: Callable[[], list[int]], what: str, *, cut_first: bool = False
+        self, tokens: Callable[[], list[int]], what: str, *, cut_first: bool = False, strong: bool = False
     ) -> asyncio.Future[None] | None:
         """Queue a prompt read on the model's thread; cancelled by the next stream or read.
-        `cut_first`: read the budget's cut of it now, the whole of it after a further pause."""
-        engine, executor = self._engine, self._executor
+        `cut_first`: read the budget's cut of it now, the whole of it after a further pause.
+        `strong`: into the rewrite model's cache (the last read of an idle spell)."""
+        engine, executor = (self._refiner if strong else self._engine), self._executor
         if engine is None or executor is None:
             return None
+        batch = self._batch(self._refiner_name, BACKGROUND_BATCH_BUDGET_S) if strong else BACKGROUND_BATCH
         from lsp_assist.providers.llama_engine import Job
 
         self._stop_background()
@@ -395,10 +523,18 @@ class LocalProvider:
             if self._background is not job:
                 return
             self._background = None
-            if whole and not job.cancel.is_set():
+            if job.cancel.is_set():
+                return
+            if whole:
                 self._full_read = loop.call_later(
                     FULL_READ_AFTER_S, lambda: self._read_in_background(lambda: whole[0], "read-ahead")
                 )
+                return
+            warm, self._warm_rewrite = self._warm_rewrite, None
+            if warm is not None and not strong:
+                # The typing model's window is read: warm the rewrite model's cache for the
+                # same place, so a rest there reads only what changed (issue 36).
+                self._read_in_background(warm, "rewrite warm-up", strong=True)
 
         def work() -> None:
             try:
@@ -414,7 +550,7 @@ class LocalProvider:
                         toks = cut
                         self._cut = seam  # the first key there keeps this seam: it reads itself
                 # Small batches: a request waits for the running one (~50 ms at 16).
-                n = engine.prefill(toks, job.cancel, batch=BACKGROUND_BATCH)
+                n = engine.prefill(toks, job.cancel, batch=batch)
                 stats_log.debug("local model: %s evaluated %d tokens", what, n)
             finally:
                 loop.call_soon_threadsafe(done)
@@ -440,6 +576,8 @@ class LocalProvider:
         if self._load is not None and not self._load.done():
             with contextlib.suppress(BaseException):
                 await self._load
+        for task in list(self._measures):
+            task.cancel()
         if self._vocab_task is not None:
             self._vocab_task.cancel()
             with contextlib.suppress(BaseException):
@@ -482,8 +620,11 @@ class LocalProvider:
             batch = self._local.batch_threads
         return gen, batch
 
-    async def refiner_ready(self) -> bool:
-        """Wait for the refine model's load; True when it is in use."""
+    async def refiner_ready(self, urgent: bool = False) -> bool:
+        """Wait for the refine model's load; True when it is in use. `urgent` (an escalation
+        the user waits for) starts the load now instead of at the next idle spell."""
+        if urgent:
+            self._refiner_wanted.set()
         task = self._refiner_task
         if task is not None:
             with contextlib.suppress(Exception):
@@ -493,14 +634,28 @@ class LocalProvider:
     async def _load_refiner(self) -> None:
         """Load the refine model after the main one (`refine_model.load_refiner`); a failure
         is logged once and completions go on without it."""
-        gen, batch = self.threads()
-        loaded = await load_refiner(self._refiner_name, self._cache_dir, self._local.n_ctx, gen, batch)
+        # On the worker thread (`load_refiner`), once the typing model has been idle a while:
+        # a key typed during the ~1.5 s load would wait for it.
+        for _ in range(MEASURE_TRIES):
+            if self._refiner_wanted.is_set():
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._refiner_wanted.wait(), MEASURE_IDLE_S / 4)
+            if time.monotonic() - self._last_use >= MEASURE_IDLE_S and not self.busy:
+                break
+        if self._executor is None:
+            return
+        threads = self.threads()
+        loaded = await load_refiner(
+            self._refiner_name, self._cache_dir, self._local.n_ctx, threads, self._executor
+        )
         if loaded is None:
             return
         if self._engine is None or self._executor is None:  # closed meanwhile
             loaded[0].close()
             return
-        self._refiner, self._refiner_template = loaded
+        self._refiner, self._refiner_template, path = loaded
+        self._note_loaded(self._refiner_name, path, self._refiner)
 
     async def _do_load(self) -> None:
         t0 = time.perf_counter()
@@ -526,6 +681,7 @@ class LocalProvider:
             )
             self._line_enders = frozenset(int(t) for t in engine.line_enders)
             self._engine = engine
+            self._note_loaded(self._model_name, path, engine)
             self._error = None
             if self._local.constrain_members:
                 self._vocab_task = asyncio.get_running_loop().create_task(self._read_vocabulary(engine))

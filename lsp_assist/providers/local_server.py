@@ -120,7 +120,8 @@ class LocalServerProvider:
         self._clients = clients
         self._cache_dir = Path(cache_dir)
         self._python = python
-        self._model_name = tier.model or local.model
+        name = tier.model or local.model
+        self._model_name = "gemma3-270m" if name == "auto" else name  # roles.apply resolves "auto"
         self.single_slot = True
         self._lock = asyncio.Lock()
         self._proc: asyncio.subprocess.Process | None = None

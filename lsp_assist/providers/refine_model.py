@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,6 @@ log = logging.getLogger(__name__)
 
 #: The refine model `local.refine_model = "auto"` picks when its parts are installed.
 AUTO_REFINER = "qwen2.5-coder-1.5b"
-#: Prompt tokens per decode call of the refine model (qwen2.5-coder-1.5b on two cores: 80-130 ms
-#: for 4 tokens, 250-330 ms for 16): a key typed while it rewrites waits for one batch.
-REFINER_BATCH = 4
 
 
 def refine_model_name(local: LocalConfig, main: str) -> str:
@@ -48,11 +46,13 @@ def _alias(name: str) -> str:
 
 
 async def load_refiner(
-    name: str, cache_dir: Path, n_ctx: int, threads: int, batch_threads: int
-) -> tuple[Any, str] | None:
-    """(engine, FIM template) of the refine model `name`, or None (logged) when it cannot
-    be used. Runs on a thread of its own, not the model's worker thread, which keeps
-    answering meanwhile; the first use joins the coder's parts (~1.1 GB) once per user."""
+    name: str, cache_dir: Path, n_ctx: int, threads: tuple[int, int], worker: Executor
+) -> tuple[Any, str, Path] | None:
+    """(engine, FIM template, file) of the refine model `name`, or None (logged) when it cannot
+    be used. The first use joins the coder's parts (~1.1 GB, once per user) on a thread of
+    its own; the load itself (~1.5 s) runs on the model's `worker` thread between jobs:
+    llama.cpp crashed (SIGSEGV in the load) when one thread loaded a model while another
+    decoded (llama-cpp-python 0.3.36, `test_cursor_rest_prefill.py`)."""
     from lsp_assist.providers.llama_engine import LlamaEngine
 
     try:
@@ -62,14 +62,15 @@ async def load_refiner(
         template = resolve_template("auto", path.name, "none")
         # No weight repacking: ~600 MB less private memory per server for a slower rewrite,
         # which runs while the user rests (docs/embedded-latency.md).
-        engine = await asyncio.to_thread(
-            lambda: LlamaEngine(path, n_ctx=n_ctx, threads=threads, batch_threads=batch_threads, repack=False)
+        gen, batch = threads
+        engine = await asyncio.get_running_loop().run_in_executor(
+            worker, lambda: LlamaEngine(path, n_ctx=n_ctx, threads=gen, batch_threads=batch, repack=False)
         )
     except Exception as exc:
         log.warning('no refine model (%s): %s; set local.refine_model = "" to stop trying', name, exc)
         return None
     log.info("refine model %s loaded: it rewrites an answer once the user rests", path.name)
-    return engine, template
+    return engine, template, path
 
 
-__all__ = ["AUTO_REFINER", "REFINER_BATCH", "load_refiner", "refine_model_name"]
+__all__ = ["AUTO_REFINER", "load_refiner", "refine_model_name"]

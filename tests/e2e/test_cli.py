@@ -159,3 +159,13 @@ def test_context_labels_each_outline_and_why_it_was_chosen(tmp_path: Path) -> No
     assert "outline:shapes.py" in labels and "imported by this file" in labels["outline:shapes.py"]
     text_out = run(["context", f"{src}:6:5"], isolated_env(tmp_path)).stdout
     assert "chosen because: imported by this file" in text_out
+
+
+def test_doctor_prints_each_roles_model_and_why(tmp_path: Path) -> None:
+    # --no-measure: the rates are estimated (a shared test machine is never quiet).
+    out = run(["doctor", "--no-measure", "--workspace", str(tmp_path)], isolated_env(tmp_path))
+    assert "roles:" in out.stdout, out.stdout
+    for role in ("typing:", "rewrite:", "quality:", "next edit:"):
+        assert f"  {role}" in out.stdout, out.stdout
+    if "local models: none installed" not in out.stdout:
+        assert "prompt tokens/s" in out.stdout and "estimated" in out.stdout, out.stdout
