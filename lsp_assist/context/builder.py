@@ -32,7 +32,6 @@ from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.members import MemberScope
 from lsp_assist.context.neighbours import Gathered, imports_memo_bytes
 from lsp_assist.context.open_files import OpenFiles, Seen
-from lsp_assist.context.outline import name_memo_bytes
 from lsp_assist.context.parts import PartLedger, Placer
 from lsp_assist.context.prose import ProseSpans
 from lsp_assist.context.sources.names import MENTION_STALE_EDITS as MENTION_STALE_EDITS
@@ -44,11 +43,12 @@ from lsp_assist.context.sources.other_files import CROSS_SHARE as CROSS_SHARE
 from lsp_assist.context.sources.other_files import OtherFiles
 from lsp_assist.context.sources.other_files import cross_file_budget as cross_file_budget
 from lsp_assist.context.sources.related import WINDOWS_BYTES as WINDOWS_BYTES
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
 from lsp_assist.languages import canonical
 from lsp_assist.memory import ByteLRU
+from lsp_assist.structure.outline import name_memo_bytes
+from lsp_assist.structure.symbols import SymbolIndex
 
 if TYPE_CHECKING:
     from collections import OrderedDict

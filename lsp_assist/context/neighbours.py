@@ -20,27 +20,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from lsp_assist.context.import_rules import HEAD_ROWS as HEAD_ROWS  # where it was before
-from lsp_assist.context.import_rules import (
-    IMPORT_RULES,
-    TRANSITIVE_IMPORTS,
-)
-from lsp_assist.context.outline import (
-    FileOutline,
-    OutlinePick,
-    Relevance,
-    rank_entries,
-    used_types,
-    visible_here,
-)
+from lsp_assist.context.outline_rank import OutlinePick, Relevance, rank_entries, visible_here
 from lsp_assist.context.package_prior import PackagePrior, package_prior
 from lsp_assist.context.scores import SCORES
 from lsp_assist.context.sources.package import PackageNames
-from lsp_assist.context.symbols import SymbolIndex, path_stem
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, profile, tuning_for
 from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
 from lsp_assist.memory import ByteLRU, strings_bytes
+from lsp_assist.structure.imports import IMPORT_RULES, TRANSITIVE_IMPORTS
+from lsp_assist.structure.outline import FileOutline, used_types
+from lsp_assist.structure.symbols import SymbolIndex, path_stem
 
 # Per-language values of the cross-file step: `languages/tuning.py`, measured in docs/tuning.md.
 MAX_CANDIDATES = DEFAULT_TUNING.max_candidates  # fewer files, more of each

@@ -32,15 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
-from lsp_assist.context.outline import (
+from lsp_assist.structure.imports import HEAD_ROWS, index_imports
+from lsp_assist.structure.outline import (
     FileOutline,
     OutlineEntry,
     entries_from_rows,
     entries_to_rows,
     outline_of,
 )
-from lsp_assist.context.symbols import (
+from lsp_assist.structure.symbols import (
     Symbol,
     SymbolIndex,
     admit_all,

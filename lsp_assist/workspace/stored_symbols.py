@@ -20,8 +20,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from lsp_assist.context.outline import FileOutline, OutlineEntry, entries_from_rows
-from lsp_assist.context.symbols import Symbol, SymbolIndex, admit_all
+from lsp_assist.structure.outline import FileOutline, OutlineEntry, entries_from_rows
+from lsp_assist.structure.symbols import Symbol, SymbolIndex, admit_all
 from lsp_assist.workspace.store import DefRow, Store, unpack_json, unpack_names
 
 NAME_CACHE = 4096  # names whose stored definitions are kept (a request weighs hundreds)

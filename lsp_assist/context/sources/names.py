@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from lsp_assist.context.crossfile import IDENT, names_that_fit
 from lsp_assist.context.lexicon import Lexicon
-from lsp_assist.context.outline import families_of, family_of
 from lsp_assist.documents.store import Document
+from lsp_assist.structure.outline import families_of, family_of
 
 MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
 MENTION_STALE_EDITS = 60  # edits before that set is read again

@@ -18,11 +18,10 @@ from tree_sitter import Tree
 
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.editor_definitions import EditorDefinition, EditorDefinitionStore, EditorFiles
-from lsp_assist.context.import_rules import HEAD_ROWS
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.neighbours import CandidateQuery, Gathered, Here, assemble, gather_candidates
 from lsp_assist.context.open_files import OpenFiles
-from lsp_assist.context.outline import Relevance, words_of
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.parts import Part, snippet_chars
 from lsp_assist.context.prose import end_row
@@ -32,6 +31,8 @@ from lsp_assist.context.sources.names import FileNames
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import tuning_for
+from lsp_assist.structure.imports import HEAD_ROWS
+from lsp_assist.structure.outline import words_of
 
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
 # 0.3 reaches more cross-file names but costs in-file recall; 0.2 the reverse.

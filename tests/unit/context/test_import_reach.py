@@ -15,7 +15,7 @@ from lsp_assist.context.neighbours import (
     gather_candidates,
     parse_imports,
 )
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
 

@@ -193,9 +193,9 @@ def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
     """The families of the names a file spells (`outline.family_of`, ~5,000 names in a
     10,000-line file: ~7 ms) are read a slice at a time with the names, so a request that
     ranks other files' outlines by them does none of that work."""
-    from lsp_assist.context.outline import families_of
     from lsp_assist.context.sources import names as names_module
     from lsp_assist.documents.store import DocumentStore
+    from lsp_assist.structure.outline import families_of
 
     text, cursor = _big_module()
     text += "".join(f"directory_header_{i} = {i}\n" for i in range(5))

@@ -12,10 +12,10 @@ from lsp_assist.context.neighbours import (
     Candidate,
     assemble,
 )
-from lsp_assist.context.outline import Relevance
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.languages import tuning_for
+from lsp_assist.structure.symbols import SymbolIndex
 from tests.unit.context.gathering import gather
 
 PKG = "/w/tls"

@@ -15,10 +15,11 @@ from pathlib import Path
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
 from lsp_assist.context.neighbours import MAX_CANDIDATES, PACKAGE_SHARE, Candidate, assemble
-from lsp_assist.context.outline import Relevance, outline_from_text
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON, package_prior
-from lsp_assist.context.symbols import SymbolIndex, reference_names
 from lsp_assist.domain import Cursor
+from lsp_assist.structure.outline import outline_from_text
+from lsp_assist.structure.symbols import SymbolIndex, reference_names
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from tests.unit.context.gathering import gather
 

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.context.import_rules import index_imports
 from lsp_assist.documents.syntax import Edit, SyntaxState
 from lsp_assist.languages import IDENTIFIER_NODE_TYPES, PROFILES, canonical, get_language
 from lsp_assist.languages.rules import LangSpec
+from lsp_assist.structure.imports import index_imports
 
 if TYPE_CHECKING:
-    from lsp_assist.context.outline import FileOutline
+    from lsp_assist.structure.outline import FileOutline
 
 MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
@@ -554,7 +554,7 @@ class SymbolIndex:
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
-        from lsp_assist.context.outline import outline_of
+        from lsp_assist.structure.outline import outline_of
 
         parsed = parse_text(text, language)
         symbols = extract_symbols(parsed[0], parsed[1], language, path) if parsed else []

@@ -1,8 +1,7 @@
 """How each language spells an import (data), and the import lines the index keeps.
 
-Its own module so that the symbol index (`symbols.py`, which records a file's import
-lines when it indexes it) and the candidate search (`neighbours.py`, which resolves them)
-share the rules without importing each other.
+The symbol index (`symbols.py`, which records a file's import lines when it indexes it)
+and the context engine's candidate search (which resolves them) share these rules.
 """
 
 from __future__ import annotations
