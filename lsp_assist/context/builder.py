@@ -30,7 +30,7 @@ from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.lexicon import IDENTS_BYTES as IDENTS_BYTES
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.members import MemberScope
-from lsp_assist.context.neighbours import Gathered, imports_memo_bytes
+from lsp_assist.context.neighbours import Gathered
 from lsp_assist.context.open_files import OpenFiles, Seen
 from lsp_assist.context.parts import PartLedger, Placer
 from lsp_assist.context.prose import ProseSpans
@@ -47,6 +47,7 @@ from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
 from lsp_assist.languages import canonical
 from lsp_assist.memory import ByteLRU
+from lsp_assist.structure.imports import imports_memo_bytes
 from lsp_assist.structure.outline import name_memo_bytes
 from lsp_assist.structure.symbols import SymbolIndex
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,9 +25,9 @@ from lsp_assist.context.scores import SCORES
 from lsp_assist.context.sources.package import PackageNames
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import HEADER_EXTENSIONS, PROFILES, profile, tuning_for
+from lsp_assist.languages.imports import ImportRef
 from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
-from lsp_assist.memory import ByteLRU, strings_bytes
-from lsp_assist.structure.imports import IMPORT_RULES, TRANSITIVE_IMPORTS
+from lsp_assist.structure.imports import TRANSITIVE_IMPORTS, cached_imports
 from lsp_assist.structure.outline import FileOutline, used_types
 from lsp_assist.structure.symbols import SymbolIndex, path_stem
 
@@ -77,164 +76,6 @@ W_SIBLING = 0.55
 TRANSITIVE_DECAY = 0.85  # per level of includes past the file's own (`TRANSITIVE_IMPORTS`)
 MAX_IMPORT_DEPTH = 3  # levels of includes followed past the file's own
 MAX_TRANSITIVE = 48  # files reached that way, at most
-RUST_ROOT_FILES = ("lib.rs", "main.rs")  # a crate's root module (`crate::`)
-RUST_ROOT_LEVELS = 8  # directories walked up from a file to find them
-
-
-def _rust_children(path: str) -> str:
-    """The directory holding a Rust module file's child modules (`a/b.rs` -> a/b; mod.rs,
-    lib.rs, main.rs -> their own directory)."""
-    if os.path.basename(path) in ("mod.rs", *RUST_ROOT_FILES):
-        return os.path.dirname(path)
-    return os.path.splitext(path)[0]
-
-
-@dataclass(frozen=True)
-class ImportRef:
-    module: str
-    names: tuple[str, ...]
-    line: str
-    kind: str
-
-
-def parse_imports(lines: Iterable[str], language: str) -> list[ImportRef]:
-    """The imports spelled on these lines (Python's `import a, b` gives one per module)."""
-    all_rules = IMPORT_RULES.get(language, ())
-    rules = tuple(r for r in all_rules if not r.statement)
-    lines = list(lines)
-    out: list[ImportRef] = []
-    for rule in all_rules:
-        if rule.statement:  # statements that may span lines: matched on the joined head
-            for m in rule.pattern.finditer("\n".join(lines)):
-                out.extend(_statement_refs(m.group("module"), " ".join(m.group().split()), rule.kind))
-    spelled = profile(language)
-    block = spelled.import_block if spelled is not None else None
-    in_block = False
-    for line in lines:
-        s = line.strip()
-        if not s:
-            continue
-        if block is not None:  # a quoted path alone on a line counts only inside the block
-            if s.startswith(block):
-                in_block = True
-                continue
-            if in_block and s.startswith(")"):
-                in_block = False
-                continue
-            if not in_block and not s.startswith(block[: block.index(" ") + 1]):
-                continue
-        for rule in rules:
-            for m in rule.pattern.finditer(line):
-                module = m.group("module")
-                raw_names = m.groupdict().get("names") or ""
-                names = tuple(
-                    n for n in re.findall(r"[A-Za-z_$][\w$]*", raw_names) if n not in ("as", "type")
-                )
-                if rule.kind == "python" and not s.startswith("from"):  # `import a, b as c`
-                    for part in module.split(","):
-                        mod = part.strip().split()[0] if part.strip() else ""
-                        if mod:
-                            out.append(ImportRef(mod, (), s, rule.kind))
-                    continue
-                out.append(ImportRef(module, names, s, rule.kind))
-            if out and out[-1].line == s:
-                break
-    return out
-
-
-_USE_TOKEN = re.compile(r"::|[{},*]|[A-Za-z_]\w*")
-
-
-def _use_leaves(tree: str) -> list[tuple[tuple[str, ...], str | None]]:
-    """A Rust use tree flattened: (module path, imported name) per leaf; the name is None
-    for a glob (`a::*`) or the module itself (`a::{self}`); `x as y` imports `x`.
-
-    `crate::{a::B, c::{D, e::*}}` -> ((crate, a), B), ((crate, c), D), ((crate, c, e), None).
-    """
-    toks = [t for t in _USE_TOKEN.findall(tree) if t != "::"]
-    out: list[tuple[tuple[str, ...], str | None]] = []
-    pos = 0
-
-    def walk(prefix: tuple[str, ...]) -> None:
-        nonlocal pos
-        path = prefix
-        while pos < len(toks):
-            t = toks[pos]
-            if t == "{":
-                pos += 1
-                while pos < len(toks) and toks[pos] != "}":
-                    walk(path)
-                    if pos < len(toks) and toks[pos] == ",":
-                        pos += 1
-                pos += 1  # the closing brace
-                return
-            if t in (",", "}"):
-                break
-            pos += 1
-            if t == "*":
-                out.append((path, None))
-                return
-            if t == "as":
-                pos += 1  # the alias
-                break
-            path = (*path, t)
-        if path == prefix:
-            return
-        if path[-1] == "self":
-            out.append((path[:-1], None))
-        else:
-            out.append((path[:-1], path[-1]))
-
-    while pos < len(toks):
-        before = pos
-        walk(())
-        if pos < len(toks) and toks[pos] in (",", "}"):
-            pos += 1
-        if pos == before:
-            pos += 1
-    return out
-
-
-def _statement_refs(module: str, line: str, kind: str) -> list[ImportRef]:
-    """One ImportRef per module a statement names (a Rust use tree: its leaves by module)."""
-    if kind != "rust_use":
-        return [ImportRef(module.strip(), (), line, kind)]
-    by_module: dict[tuple[str, ...], list[str]] = {}
-    for path, name in _use_leaves(module):
-        if not path and name is not None:  # `use foo;`: a module (or crate) by itself
-            path, name = (name,), None
-        names = by_module.setdefault(path, [])
-        if name is not None and name not in names:
-            names.append(name)
-    return [ImportRef("::".join(path), tuple(names), line, kind) for path, names in by_module.items()]
-
-
-def _imports_bytes(key: tuple[tuple[str, ...], str], refs: tuple[ImportRef, ...]) -> int:
-    head = key[0]
-    return sys.getsizeof(head) + strings_bytes(head) + sys.getsizeof(refs) + _REF_BYTES * len(refs)
-
-
-# A file's head (up to `HEAD_ROWS` rows, its import block) and the imports parsed from it:
-# each edit that adds or removes a row there makes a new one.
-IMPORTS_MEMO_BYTES = 1 << 20
-_REF_BYTES = 400  # an `ImportRef`: the object, its module, names and line
-_IMPORTS: ByteLRU[tuple[tuple[str, ...], str], tuple[ImportRef, ...]] = ByteLRU(
-    IMPORTS_MEMO_BYTES, _imports_bytes, 512
-)
-
-
-def imports_memo_bytes() -> int:
-    return _IMPORTS.nbytes
-
-
-def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...]:
-    """`parse_imports` of a file's head, reused while its import rows stay the same."""
-    key = (head, language)
-    got = _IMPORTS.get(key)
-    if got is None:
-        got = tuple(parse_imports(head, language))
-        _IMPORTS.put(key, got)
-    return got
 
 
 class PathResolver:
@@ -252,13 +93,13 @@ class PathResolver:
         got.update(p for p in self.open if path_stem(p) == stem)
         return sorted(got)
 
-    def _suffix(self, tail: str) -> list[str]:
+    def suffix(self, tail: str) -> list[str]:
         """Known paths that end with `/tail` (tail uses '/')."""
         stem = path_stem(tail)
         want = "/" + tail.lstrip("/")
         return [p for p in self.by_stem(stem) if p.replace(os.sep, "/").endswith(want)]
 
-    def _with_exts(self, base: str, exts: Sequence[str]) -> list[str]:
+    def with_exts(self, base: str, exts: Sequence[str]) -> list[str]:
         out = []
         for ext in exts:
             p = os.path.normpath(base + ext)
@@ -267,68 +108,8 @@ class PathResolver:
                 break
         return out
 
-    def _rust_root(self, current: str) -> str | None:
-        """The crate's root directory: the nearest one above `current` holding lib.rs or main.rs."""
-        d = os.path.dirname(current)
-        for _ in range(RUST_ROOT_LEVELS):
-            if any(os.path.join(d, f) == current or self.exists(os.path.join(d, f)) for f in RUST_ROOT_FILES):
-                return d
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-        return None
-
-    def _rust_module_file(self, children: str, root: str | None) -> str | None:
-        """The file of the module whose children live in `children` (`a/b` -> a/b.rs, a/b/mod.rs)."""
-        if children == root:
-            names = [os.path.join(children, f) for f in RUST_ROOT_FILES]
-        else:
-            names = [children + ".rs", os.path.join(children, "mod.rs")]
-        return next((p for p in names if self.exists(p)), None)
-
-    def _rust_tail(self, segs: list[str], names: Sequence[str]) -> list[str]:
-        for tail in [[*segs, n] for n in names] + [segs[:n] for n in range(len(segs), 0, -1)]:
-            got = self._suffix("/".join(tail) + ".rs") or self._suffix("/".join(tail) + "/mod.rs")
-            if got:
-                return got
-        return []
-
-    def _rust_use(self, ref: ImportRef, current: str) -> list[str]:
-        """The files of `use a::b::{C, d}`: the deepest module file of the path (a module
-        it names, `d`, is its own file), by Rust's module tree from the crate root."""
-        segs = [s for s in ref.module.split("::") if s]
-        root = self._rust_root(current)
-        if segs[:1] == ["crate"]:
-            if root is None:  # no crate root known: the path's tail, wherever it is
-                return self._rust_tail(segs[1:], ref.names)
-            bases, segs = [root], segs[1:]
-        elif segs[:1] in (["self"], ["super"]):
-            base = _rust_children(current)
-            while segs[:1] in (["self"], ["super"]):
-                if segs[0] == "super":
-                    base = os.path.dirname(base)
-                segs = segs[1:]
-            bases = [base]
-        else:  # a module in scope (`mod x;` here), else a path from the root (2015), else a crate
-            bases = [_rust_children(current)] + ([root] if root is not None else [])
-        explicit = ref.module.split("::")[0] in ("crate", "self", "super")
-        for base in bases:
-            # A name that is a module is its own file (`use crate::output::{fmt}`) ...
-            found = [
-                p
-                for name in ref.names
-                for p in self._with_exts(os.path.join(base, *segs, name), (".rs", "/mod.rs"))
-            ]
-            # ... the others live in the deepest module of the path that has a file (an
-            # inline `mod` has none); a bare path must start with a module of `base`.
-            for n in range(len(segs), -1 if explicit else 0, -1):
-                got = self._rust_module_file(os.path.join(base, *segs[:n]), root)
-                if got is not None:
-                    return found if got in found else [*found, got]
-            if found:
-                return found
-        return []
+    def in_dir_named(self, tail: str) -> list[str]:
+        return self.index.paths_in_dir_named(tail)
 
     def reexported(self, ref: ImportRef, targets: Sequence[str], current: str) -> dict[str, list[str]]:
         """The names an import takes from `targets` that none of them defines, mapped to the
@@ -354,65 +135,10 @@ class PathResolver:
         return out
 
     def resolve(self, ref: ImportRef, current: str, language: str) -> list[str]:
-        here = os.path.dirname(current)
+        """The files `ref` reaches from `current`: its import style's to say (`languages/`)."""
         spelled = profile(language)
         exts = (spelled.import_extensions if spelled is not None else ()) or ("",)
-        if ref.kind == "python":
-            mod = ref.module
-            dots = len(mod) - len(mod.lstrip("."))
-            parts = [p for p in mod.lstrip(".").split(".") if p]
-            found: list[str] = []
-            if dots:
-                base = here
-                for _ in range(dots - 1):
-                    base = os.path.dirname(base)
-                target = os.path.join(base, *parts) if parts else base
-                found = self._with_exts(target, exts) if parts else []
-                for name in ref.names:  # `from . import events`: a submodule
-                    found += self._with_exts(os.path.join(target, name), exts)
-                return found
-            if parts:
-                tail = "/".join(parts)
-                found = self._suffix(tail + ".py") or self._suffix(tail + "/__init__.py")
-                for name in ref.names:
-                    found += self._suffix(f"{tail}/{name}.py")
-                if self.exists(os.path.join(here, "__init__.py")):
-                    # Inside a package an absolute import never means a sibling module
-                    # (`import subprocess` in asyncio/ is the top-level one).
-                    found = [p for p in found if os.path.dirname(p) != here or len(parts) > 1]
-            return found
-        if ref.kind == "relative_path":
-            if not ref.module.startswith("."):
-                return []  # a package from node_modules: not workspace code
-            base = os.path.join(here, ref.module)
-            if self.exists(os.path.normpath(base)):
-                return [os.path.normpath(base)]
-            return self._with_exts(base, exts)
-        if ref.kind == "go_path":
-            segs = ref.module.strip("/").split("/")
-            return [
-                p
-                for p in self.index.paths_in_dir_named("/".join(segs[-2:]))
-                or self.index.paths_in_dir_named(segs[-1])
-                if p.endswith(".go") and not p.endswith("_test.go")
-            ][:MAX_CANDIDATES]
-        if ref.kind == "rust_path":  # `mod x;`: a child module of this file's module
-            return self._with_exts(os.path.join(_rust_children(current), ref.module), exts)
-        if ref.kind == "rust_use":
-            return self._rust_use(ref, current)
-        if ref.kind == "java_path":
-            segs = ref.module.split(".")
-            for n in range(len(segs), 1, -1):
-                got = self._suffix("/".join(segs[:n]) + ".java")
-                if got:
-                    return got
-            return []
-        if ref.kind == "include":
-            local = os.path.normpath(os.path.join(here, ref.module))
-            if self.exists(local):
-                return [local]
-            return self._suffix(ref.module)
-        return []
+        return ref.style.resolve(ref, current, self, exts)
 
 
 @dataclass
@@ -531,10 +257,11 @@ def _add_visible(pool: _Pool, resolver: PathResolver, q: CandidateQuery, by_dire
     lang_profile = profile(q.language)
     if by_directory:
         ext = os.path.splitext(q.path)[1]
+        skips = lang_profile.package_skips if lang_profile is not None else ()
         for p in sorted(
             set(q.index.paths_in_dir(here)) | {o for o in q.open_paths if os.path.dirname(o) == here}
         ):
-            if p.endswith(ext) and not p.endswith("_test.go"):
+            if p.endswith(ext) and not p.endswith(skips):
                 pool.add(p, W_PACKAGE, "same package (visible without an import)")
     for ext in lang_profile.companions if lang_profile is not None else ():
         base = os.path.splitext(q.path)[0]

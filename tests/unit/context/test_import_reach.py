@@ -13,8 +13,8 @@ from lsp_assist.context.neighbours import (
     CandidateQuery,
     PathResolver,
     gather_candidates,
-    parse_imports,
 )
+from lsp_assist.structure.imports import parse_imports
 from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 

@@ -15,11 +15,11 @@ from lsp_assist.context.neighbours import (
     PathResolver,
     assemble,
     gather_candidates,
-    parse_imports,
 )
 from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.structure.imports import parse_imports
 from lsp_assist.structure.symbols import SymbolIndex
 
 FAR = "def far_{0}(x):\n    return x + {0}\n\n\n"
