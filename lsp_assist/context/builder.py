@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from lsp_assist.context.assembler import Assembler, BuildRequest, Sources
+from lsp_assist.context.cross_ranking import Gathered
 from lsp_assist.context.crossfile import CrossFileRanker
 from lsp_assist.context.editor_definitions import EditorDefinitionStore, EditorFiles
 from lsp_assist.context.gateway import Gateway
@@ -30,7 +31,6 @@ from lsp_assist.context.layout import StableLayout
 from lsp_assist.context.lexicon import IDENTS_BYTES as IDENTS_BYTES
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.members import MemberScope
-from lsp_assist.context.neighbours import Gathered
 from lsp_assist.context.open_files import OpenFiles, Seen
 from lsp_assist.context.parts import PartLedger, Placer
 from lsp_assist.context.prose import ProseSpans

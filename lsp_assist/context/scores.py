@@ -37,7 +37,7 @@ class ScoreTable:
     # A name whose distinctive words (past its first two) are at least half spelled near the
     # cursor, where the language's tuning says `near_words` (a C header's shared prefix).
     near_words: float = 2.0
-    # Thresholds of `neighbours.assemble`:
+    # Thresholds of `cross_ranking.assemble`:
     worth_a_name: float = 0.1  # below this an entry is not sent at all
     worth_a_signature: float = 2.5  # imported or used names keep their signature line
 

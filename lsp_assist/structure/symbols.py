@@ -533,7 +533,7 @@ class SymbolIndex:
         # valid while only that file's own entry changed (it never feeds its own context).
         self._changes: dict[str, int] = {}
         self._refs: dict[str, frozenset[str]] = {}  # path -> the names its text spells
-        # path -> its import statements (`neighbours.index_imports`: C/C++ includes, whose
+        # path -> its import statements (`imports.index_imports`: C/C++ includes, whose
         # own includes a file sees too)
         self._imports: dict[str, tuple[str, ...]] = {}
         self._dir_refs: dict[str, Counter[str]] = {}  # directory -> name -> files spelling it

@@ -75,7 +75,7 @@ class FileRecord:
     symbols: list[Symbol]
     outline: tuple[OutlineEntry, ...] = ()
     refs: frozenset[str] = frozenset()  # the names the file spells (`reference_names`)
-    imports: tuple[str, ...] = ()  # its import statements (`neighbours.index_imports`)
+    imports: tuple[str, ...] = ()  # its import statements (`structure.imports.index_imports`)
 
     def file_outline(self, path: str) -> FileOutline:
         return FileOutline(path, self.language, self.outline, ("disk", self.sha))

@@ -6,14 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from lsp_assist.context.neighbours import (
+from lsp_assist.context.candidates import (
     W_IMPORTED,
     W_REEXPORTS,
     Candidate,
     CandidateQuery,
-    PathResolver,
     gather_candidates,
 )
+from lsp_assist.context.import_paths import PathResolver
 from lsp_assist.structure.imports import parse_imports
 from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index

@@ -8,14 +8,9 @@ import time
 import pytest
 
 from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
-from lsp_assist.context.neighbours import (
-    Candidate,
-    CandidateQuery,
-    Here,
-    PathResolver,
-    assemble,
-    gather_candidates,
-)
+from lsp_assist.context.candidates import Candidate, CandidateQuery, gather_candidates
+from lsp_assist.context.cross_ranking import Here, assemble
+from lsp_assist.context.import_paths import PathResolver
 from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
