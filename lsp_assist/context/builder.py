@@ -45,7 +45,7 @@ from lsp_assist.context.sources.other_files import cross_file_budget as cross_fi
 from lsp_assist.context.sources.related import WINDOWS_BYTES as WINDOWS_BYTES
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
-from lsp_assist.languages import canonical
+from lsp_assist.languages import profile
 from lsp_assist.memory import ByteLRU
 from lsp_assist.structure.imports import imports_memo_bytes
 from lsp_assist.structure.outline import name_memo_bytes
@@ -256,7 +256,8 @@ class ContextEngine:
 
         `layout="stable"` (the embedded model) re-lays the prefix for KV-cache reuse."""
         ctx = self.assembler.build(_request(doc, cursor, budget_chars, options))
-        if canonical(doc.language_id) == "python":  # receivers for the member constraint (lazy: no work here)
+        spelled = profile(doc.language_id)
+        if spelled is not None and spelled.member_scope:  # receivers for the member constraint (lazy)
             outlines = [s.text for s in ctx.snippets if s.reason == "outline"]
             ctx = replace(ctx, members=MemberScope(doc.text, cursor.line, outlines))
         return ctx

@@ -50,6 +50,9 @@ class LanguageProfile:
     package_skips: tuple[str, ...] = ()
     # A file's companion header or source: same stem, another of these extensions.
     companions: tuple[str, ...] = ()
+    # What may follow `x.` at the cursor is read from the file's own text (`context/members.py`
+    # scans Python: classes, `self.x =` assignments, imported modules).
+    member_scope: bool = False
     tuning: CrossFileTuning = DEFAULT  # the cross-file step's numbers (`languages/tuning.py`)
 
     def complete(self) -> list[str]:

@@ -100,5 +100,6 @@ PROFILES = (
         imports=_PY_IMPORTS,
         top_level_stops=("\ndef ", "\nclass ", "\nasync def ", "\n@", "\nif __name__"),
         import_extensions=(".py", "/__init__.py", ".pyi"),
+        member_scope=True,
     ),
 )
