@@ -28,21 +28,13 @@ from lsp_assist.context.crossfile import CrossFileRanker
 from lsp_assist.context.editor_definitions import EditorDefinitionStore, EditorFiles
 from lsp_assist.context.gateway import Gateway
 from lsp_assist.context.layout import StableLayout
-from lsp_assist.context.lexicon import IDENTS_BYTES as IDENTS_BYTES
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.members import MemberScope
 from lsp_assist.context.open_files import OpenFiles, Seen
 from lsp_assist.context.parts import PartLedger, Placer
 from lsp_assist.context.prose import ProseSpans
-from lsp_assist.context.sources.names import MENTION_STALE_EDITS as MENTION_STALE_EDITS
-from lsp_assist.context.sources.names import NAMES_HEAD as NAMES_HEAD
-from lsp_assist.context.sources.names import NAMES_SHARE as NAMES_SHARE
 from lsp_assist.context.sources.names import FileNames, Mentions
-from lsp_assist.context.sources.other_files import CROSS_MIN_SHARE as CROSS_MIN_SHARE
-from lsp_assist.context.sources.other_files import CROSS_SHARE as CROSS_SHARE
 from lsp_assist.context.sources.other_files import OtherFiles
-from lsp_assist.context.sources.other_files import cross_file_budget as cross_file_budget
-from lsp_assist.context.sources.related import WINDOWS_BYTES as WINDOWS_BYTES
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
 from lsp_assist.languages import profile

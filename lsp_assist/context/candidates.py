@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from lsp_assist.context.import_paths import PathResolver, resolved_imports, transitive_imports
 from lsp_assist.context.package_prior import PackagePrior, package_prior
+from lsp_assist.context.scores import WEIGHTS
 from lsp_assist.languages import HEADER_EXTENSIONS, profile, tuning_for
 from lsp_assist.structure.imports import TRANSITIVE_IMPORTS, cached_imports
 from lsp_assist.structure.symbols import SymbolIndex
@@ -25,27 +26,7 @@ from lsp_assist.structure.symbols import SymbolIndex
 MAX_SIBLINGS = 200  # same-directory files weighed per request (a set intersection each)
 MAX_LOOKUPS = 150  # names of the enclosing function resolved through the index per request
 MAX_DEFINERS = 8  # a name defined in more files than this is no evidence for any of them
-MENTIONED_EVIDENCE = 0.25  # a top-level name of a file spelled elsewhere in this file
-DEFINED_TOP_EVIDENCE = 1.0  # a name the enclosing function uses, defined at a file's top level
-DEFINED_MEMBER_EVIDENCE = 0.5  # ... defined as a member (each over the number of files defining it)
 FEW_DEFINERS = 3  # files defining a used name for it to name them as a reason
-# The package prior (`package_prior.py`, languages in `PRIOR_LANGUAGES`): a file of the
-# package whose top-level names all of the current file's similar files spell gets this
-# much evidence (a name the enclosing function uses and one file defines gets 1.0).
-# Measured on the JDK (index only): 0.25 -> 60.0%, 0.5 -> 61.3%, 0.75 -> 60.3%, 1.0 -> 58.0%.
-PRIOR_EVIDENCE = 0.5
-
-# Weights of the ways a file becomes a candidate (an entry's score is multiplied by it).
-# (`tuning.affinity_weight`: how much a file's affinity scales its weight.)
-W_IMPORTED = 1.0
-W_IMPORTED_UNUSED = 0.9
-W_REEXPORTS = 0.6  # the module an import names when it only re-exports those names
-W_PACKAGE = 0.9
-W_OPEN = 0.8
-W_RECENT = 0.7
-W_DEFINES = 0.75
-W_SIBLING = 0.55
-TRANSITIVE_DECAY = 0.85  # per level of includes past the file's own (`TRANSITIVE_IMPORTS`)
 
 
 @dataclass
@@ -54,7 +35,7 @@ class Candidate:
     weight: float
     reasons: list[str] = field(default_factory=list)
     imported_names: set[str] = field(default_factory=set)
-    affinity: float = 0.0  # evidence that the cursor's code uses this file (see gather_candidates)
+    affinity: float = 0.0  # evidence that the cursor's code uses this file (`scores.WEIGHTS`)
     prior: float = 0.0  # the package prior of its top-level names (`package_prior.py`)
     package: PackagePrior | None = None  # that prior, for its entries (same package only)
 
@@ -111,7 +92,7 @@ def gather_candidates(q: CandidateQuery) -> list[Candidate]:
     here = os.path.dirname(q.path)
     for p in q.index.paths_in_dir(here)[:MAX_SIBLINGS]:
         if os.path.splitext(p)[1] == os.path.splitext(q.path)[1]:
-            pool.add(p, W_SIBLING, "in the same directory (workspace index)")
+            pool.add(p, WEIGHTS.sibling, "in the same directory (workspace index)")
     prior = package_prior(q.index, q.path, q.language, q.mentioned) if by_directory else None
     _weigh(pool.cands.values(), q, evidence, prior)
     top = max((c.affinity for c in pool.cands.values()), default=0.0)
@@ -133,18 +114,24 @@ def _add_imported(pool: _Pool, resolver: PathResolver, q: CandidateQuery) -> Non
             # A module that only re-exports what this file imports (a Rust mod.rs, an
             # index.ts) is no longer where those names are: it drops back.
             kept = [n for n in ref.names if n not in moved]
-            w = W_IMPORTED if kept or not ref.names else W_REEXPORTS
+            w = WEIGHTS.imported if kept or not ref.names else WEIGHTS.reexports
             c = pool.add(target, w, f"imported by this file (`{_short(ref.line)}`)")
             if c is not None:
                 c.imported_names.update(kept)
         for name, paths in moved.items():
             for p in paths:
-                c = pool.add(p, W_IMPORTED, f"defines `{name}`, imported by this file (`{_short(ref.line)}`)")
+                c = pool.add(
+                    p, WEIGHTS.imported, f"defines `{name}`, imported by this file (`{_short(ref.line)}`)"
+                )
                 if c is not None:
                     c.imported_names.add(name)
     if q.language in TRANSITIVE_IMPORTS:
         for p, depth, via in transitive_imports(resolver, tuple(direct), q.language):
-            pool.add(p, W_IMPORTED * TRANSITIVE_DECAY**depth, f"included through {os.path.basename(via)}")
+            pool.add(
+                p,
+                WEIGHTS.imported * WEIGHTS.transitive_decay**depth,
+                f"included through {os.path.basename(via)}",
+            )
 
 
 def _add_visible(pool: _Pool, resolver: PathResolver, q: CandidateQuery, by_directory: bool) -> None:
@@ -158,15 +145,15 @@ def _add_visible(pool: _Pool, resolver: PathResolver, q: CandidateQuery, by_dire
             set(q.index.paths_in_dir(here)) | {o for o in q.open_paths if os.path.dirname(o) == here}
         ):
             if p.endswith(ext) and not p.endswith(skips):
-                pool.add(p, W_PACKAGE, "same package (visible without an import)")
+                pool.add(p, WEIGHTS.package, "same package (visible without an import)")
     for ext in lang_profile.companions if lang_profile is not None else ():
         base = os.path.splitext(q.path)[0]
         if resolver.exists(base + ext):
-            pool.add(base + ext, W_PACKAGE, "this file's header/source pair")
+            pool.add(base + ext, WEIGHTS.package, "this file's header/source pair")
     for p in q.open_paths:
-        pool.add(p, W_OPEN, "open in the editor")
+        pool.add(p, WEIGHTS.open, "open in the editor")
     for p in q.recent:
-        pool.add(p, W_RECENT, "edited recently")
+        pool.add(p, WEIGHTS.recent, "edited recently")
 
 
 def _add_defining(pool: _Pool, q: CandidateQuery) -> dict[str, float]:
@@ -195,12 +182,14 @@ def _add_defining(pool: _Pool, q: CandidateQuery) -> dict[str, float]:
             continue
         top_level = {s.path for s in syms if s.container is None}
         for p in hits:
-            weight = DEFINED_TOP_EVIDENCE if p in top_level else DEFINED_MEMBER_EVIDENCE
+            weight = WEIGHTS.defined_top if p in top_level else WEIGHTS.defined_member
             evidence[p] = evidence.get(p, 0.0) + weight / len(hits)
             if len(hits) <= FEW_DEFINERS:  # a name defined everywhere says nothing about where
                 defining.setdefault(p, []).append(name)
     for p, names in defining.items():
-        pool.add(p, W_DEFINES, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor")
+        pool.add(
+            p, WEIGHTS.defines, "defines " + ", ".join(f"`{n}`" for n in names[:4]) + " used near the cursor"
+        )
     return evidence
 
 
@@ -221,7 +210,7 @@ def _weigh(
         # a module's functions): the file is in use here, beyond the enclosing function.
         spelled = outline.top_names() & mentioned
         ev = evidence.get(c.path, 0.0)
-        ev += MENTIONED_EVIDENCE * sum(1.0 / max(1, index.definers(n)) for n in spelled)
+        ev += WEIGHTS.mentioned * sum(1.0 / max(1, index.definers(n)) for n in spelled)
         if member_evidence:
             members = (outline.names() - outline.top_names()) & mentioned
             ev += member_evidence * sum(1.0 / max(1, index.definers(n)) for n in members)
@@ -229,9 +218,13 @@ def _weigh(
         if prior is not None and os.path.dirname(c.path) == here:
             c.prior = prior.best(outline.top_names() - mentioned, c.path)
             c.package = prior
-            c.affinity += PRIOR_EVIDENCE * c.prior
-        if c.weight == W_IMPORTED and not (c.imported_names & used_set) and not (outline.names() & used_set):
-            c.weight = W_IMPORTED_UNUSED  # imported, but nothing of it near the cursor
+            c.affinity += WEIGHTS.prior * c.prior
+        if (
+            c.weight == WEIGHTS.imported
+            and not (c.imported_names & used_set)
+            and not (outline.names() & used_set)
+        ):
+            c.weight = WEIGHTS.imported_unused  # imported, but nothing of it near the cursor
 
 
 def _short(line: str, n: int = 60) -> str:

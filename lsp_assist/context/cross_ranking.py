@@ -20,20 +20,14 @@ from lsp_assist.context.scores import SCORES
 from lsp_assist.context.sources.package import PackageNames
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import PROFILES, tuning_for
-from lsp_assist.languages.tuning import DEFAULT as DEFAULT_TUNING
+from lsp_assist.languages.tuning import DEFAULT
 from lsp_assist.structure.outline import FileOutline, used_types
 from lsp_assist.structure.symbols import path_stem
 
-MAX_CANDIDATES = DEFAULT_TUNING.max_candidates  # fewer files, more of each
-MAX_FILES = max(MAX_CANDIDATES, *(p.tuning.max_candidates for p in PROFILES))  # what `assemble` takes
+# What `assemble` takes: the longest candidate list of any language.
+MAX_FILES = max(DEFAULT.max_candidates, *(p.tuning.max_candidates for p in PROFILES))
 MAX_FILE_SHARE = 0.85  # of the cross-file budget: one big module does not take all of it
-MIN_SCORE = SCORES.worth_a_name  # the score table's thresholds (`context/scores.py`)
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
-# An entry's value is P(file) x P(entry | file) per character: its score over the file's
-# total score to the power `tuning.spread`, per character of its name.
-# ... times the file's share of the evidence that the cursor's code uses it, to the power
-# `tuning.affinity_share` (a file this one imports names from keeps a share of 1).
-FULL_MIN_SCORE = SCORES.worth_a_signature  # imported or used names keep their signature
 FULL_SHARE = 0.12  # of the budget, at most, for whole signature lines; the rest is names
 
 
@@ -111,7 +105,10 @@ def _rank(
     here: Here,
 ) -> _Ranked:
     """Every entry of the candidates' outlines with its value per character: P(file) x
-    P(entry | file), over the length of its name."""
+    P(entry | file), over the length of its name. P(entry | file) is its score over the
+    file's total score to the power `tuning.spread`; P(file) is the candidate's weight
+    times its share of the evidence that the cursor's code uses it, to the power
+    `tuning.affinity_share` (a file this one imports names from keeps a share of 1)."""
     out = _Ranked()
     # The types the code at the cursor holds, from the entries of what it uses (its own
     # file's fields, other files' fields and functions): their members rank as used ones.
@@ -138,7 +135,7 @@ def _rank(
         if top_affinity > 0 and not cand.imported_names:
             norm *= ((cand.affinity + 1.0) / (top_affinity + 1.0)) ** affinity_share
         for i, s in enumerate(scores):
-            if s >= MIN_SCORE:
+            if s >= SCORES.worth_a_name:
                 out.pool.append((-s * norm / (len(outline.entries[i].name) + 2), rank, i))
     out.pool.sort()
     return out
@@ -170,10 +167,11 @@ def _total(outline: FileOutline, scores: list[float], rel: Relevance) -> float:
     total = sum(
         s
         for i, s in enumerate(scores)
-        if s >= MIN_SCORE and (outline.entries[i].name in rel.imported or not visible_here(outline, i, rel))
+        if s >= SCORES.worth_a_name
+        and (outline.entries[i].name in rel.imported or not visible_here(outline, i, rel))
     )
     if total <= 0:
-        total = sum(s for s in scores if s >= MIN_SCORE)
+        total = sum(s for s in scores if s >= SCORES.worth_a_name)
     return total
 
 
@@ -189,7 +187,7 @@ def _pick(ranked: _Ranked, budget: int) -> list[OutlinePick | None]:
         pick = picks[rank]
         assert pick is not None
         before = pick.cost
-        if ranked.scores[rank][i] >= FULL_MIN_SCORE:
+        if ranked.scores[rank][i] >= SCORES.worth_a_signature:
             cost = pick.cost_full(i)
             if (
                 full_used + cost <= budget * FULL_SHARE

@@ -15,9 +15,10 @@ import pytest
 
 from benchmarks.rpc_client import server_cmd
 from benchmarks.soak import soak_spread
-from lsp_assist.context.builder import IDENTS_BYTES, WINDOWS_BYTES
 from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
+from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES

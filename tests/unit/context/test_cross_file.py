@@ -7,11 +7,12 @@ import time
 
 import pytest
 
-from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
+from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.candidates import Candidate, CandidateQuery, gather_candidates
 from lsp_assist.context.cross_ranking import Here, assemble
 from lsp_assist.context.import_paths import PathResolver
 from lsp_assist.context.outline_rank import Relevance
+from lsp_assist.context.sources.other_files import CROSS_MIN_SHARE, CROSS_SHARE, cross_file_budget
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.structure.imports import parse_imports

@@ -12,10 +12,12 @@ import random
 from collections import Counter
 
 from lsp_assist.config.schema import BudgetConfig
-from lsp_assist.context.builder import IDENTS_BYTES, WINDOWS_BYTES, ContextEngine
+from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import RANKER_BYTES, CrossFileRanker, SourceDoc
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.layout import StableLayout
+from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.context.trimming import LineSelection
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
