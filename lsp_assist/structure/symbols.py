@@ -512,7 +512,7 @@ def admit_all(_path: str) -> bool:
 class SymbolIndex:
     """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row).
 
-    It also holds each file's outline (`context/outline.py`), computed when the file was
+    It also holds each file's outline (`structure/outline.py`), computed when the file was
     indexed, and its paths by stem, so import resolution never lists every path; and per
     directory, how many of its files spell each name (`package_uses`): which of a package's
     names its files need, known before any request (Java and Go files see their package's

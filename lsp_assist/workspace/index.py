@@ -2,7 +2,7 @@
 
 Per file: (mtime_ns, size, content hash, language, symbols, outline, the names it
 spells). A refresh re-reads only the files whose mtime or size changed, and re-parses
-only those whose content hash changed; the outline (`context/outline.py`, what
+only those whose content hash changed; the outline (`structure/outline.py`, what
 cross-file context sends of a file that is not open) is computed from the same parse, so
 a request never parses a closed file. The names a file spells feed the package reference
 counts (`SymbolIndex.package_uses`): which of a package's names its files need.

@@ -1,6 +1,6 @@
 """A `SymbolIndex` whose closed files live in the on-disk store, not in memory.
 
-The context engine reads one `SymbolIndex` (`context/symbols.py`). This one answers from
+The context engine reads one `SymbolIndex` (`structure/symbols.py`). This one answers from
 two layers: in memory, exactly what the plain index holds for what was set on it (the open
 documents, the editor's definitions: `set_symbols` and friends, unchanged), and beneath it
 the workspace stores (`store.py`), queried by indexed lookups (tens of µs) for every path
