@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from lsp_assist.workspace.service import settle_long_lived_heap
 

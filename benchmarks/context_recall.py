@@ -69,11 +69,11 @@ from typing import Any
 
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
-from lsp_assist.context.outline import outline_from_text
-from lsp_assist.context.symbols import SymbolIndex, parse_text
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
 from lsp_assist.languages import index_language, registry
+from lsp_assist.structure.outline import outline_from_text
+from lsp_assist.structure.symbols import SymbolIndex, parse_text
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
 try:

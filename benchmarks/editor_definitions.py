@@ -63,9 +63,9 @@ from lsp_assist.context.editor_definitions import (
     cap_text,
     load_definition_files,
 )
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
+from lsp_assist.structure.symbols import SymbolIndex
 
 MAX_NAMES = 8
 ABOVE, BELOW, NEAR_ABOVE = 40, 4, 12

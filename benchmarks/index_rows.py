@@ -75,9 +75,9 @@ def stages(jobs: list[tuple[str, str, int, str]], root: Path) -> dict[str, float
     """ms per file of the parts of a row, each timed alone (the parse reused)."""
     import hashlib
 
-    from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
-    from lsp_assist.context.outline import entries_to_rows, outline_of
-    from lsp_assist.context.symbols import extract_symbols, parse_text
+    from lsp_assist.structure.imports import HEAD_ROWS, index_imports
+    from lsp_assist.structure.outline import entries_to_rows, outline_of
+    from lsp_assist.structure.symbols import extract_symbols, parse_text
     from lsp_assist.workspace import parse_worker
     from lsp_assist.workspace.store import pack_json
 

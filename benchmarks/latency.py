@@ -668,11 +668,11 @@ def _type_in(rt: Any, keys: int) -> dict[str, list[float]]:
     import json as json_pkg
     import os
 
-    from lsp_assist.context import neighbours
     from lsp_assist.context.builder import ContextEngine
     from lsp_assist.documents.store import TextChange
     from lsp_assist.domain import Cursor
     from lsp_assist.pipeline.prompt import PromptBuilder
+    from lsp_assist.structure import imports
 
     assert rt.engine is not None and rt.governance is not None
     pkg = os.path.dirname(json_pkg.__file__)
@@ -693,7 +693,7 @@ def _type_in(rt: Any, keys: int) -> dict[str, list[float]]:
             col += 1
             prompts = rt.engine.prompts
             if mode == "rebuilt":
-                neighbours.cached_imports.cache_clear()
+                imports._IMPORTS.clear()
                 fresh = ContextEngine(symbol_index=rt.context.symbols)
                 prompts = PromptBuilder(rt.config, rt.store, fresh, rt.governance, rt.providers)
             t0 = time.perf_counter()

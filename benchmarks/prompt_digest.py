@@ -53,9 +53,9 @@ from benchmarks.context_recall import (
 from benchmarks.editor_definitions import Oracle
 from benchmarks.editor_definitions import _engine as editor_engine
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext
+from lsp_assist.structure.symbols import SymbolIndex
 
 UNLIMITED = float("inf")  # no deadline: what is built cannot depend on the machine's speed
 

@@ -43,7 +43,7 @@ class Snippet:
     path: str
     text: str
     score: float = 0.0
-    reason: str = "similar"  # "similar" (windows like the cursor's) | "outline" (context/outline.py)
+    reason: str = "similar"  # "similar" (windows like the cursor's) | "outline" (structure/outline.py)
 
 
 class MemberLookup(Protocol):

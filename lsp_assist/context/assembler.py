@@ -44,12 +44,12 @@ from lsp_assist.context.sources.signatures import (
     InFileOutline,
     InFileQuery,
 )
-from lsp_assist.context.symbols import spec_for
 from lsp_assist.context.trimming import LineSelection, cut_left, cut_right
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
 from lsp_assist.languages import canonical, line_comment
 from lsp_assist.languages.rules import LangSpec
+from lsp_assist.structure.symbols import spec_for
 
 CURSOR_LINE_SHARE = 0.8  # a cursor line longer than this share of the local budget is cut
 CURSOR_PREFIX_SHARE = 0.6  # ... its typed part to this share

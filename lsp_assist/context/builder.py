@@ -23,32 +23,25 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from lsp_assist.context.assembler import Assembler, BuildRequest, Sources
+from lsp_assist.context.cross_ranking import Gathered
 from lsp_assist.context.crossfile import CrossFileRanker
 from lsp_assist.context.editor_definitions import EditorDefinitionStore, EditorFiles
 from lsp_assist.context.gateway import Gateway
 from lsp_assist.context.layout import StableLayout
-from lsp_assist.context.lexicon import IDENTS_BYTES as IDENTS_BYTES
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.members import MemberScope
-from lsp_assist.context.neighbours import Gathered, imports_memo_bytes
 from lsp_assist.context.open_files import OpenFiles, Seen
-from lsp_assist.context.outline import name_memo_bytes
 from lsp_assist.context.parts import PartLedger, Placer
 from lsp_assist.context.prose import ProseSpans
-from lsp_assist.context.sources.names import MENTION_STALE_EDITS as MENTION_STALE_EDITS
-from lsp_assist.context.sources.names import NAMES_HEAD as NAMES_HEAD
-from lsp_assist.context.sources.names import NAMES_SHARE as NAMES_SHARE
 from lsp_assist.context.sources.names import FileNames, Mentions
-from lsp_assist.context.sources.other_files import CROSS_MIN_SHARE as CROSS_MIN_SHARE
-from lsp_assist.context.sources.other_files import CROSS_SHARE as CROSS_SHARE
 from lsp_assist.context.sources.other_files import OtherFiles
-from lsp_assist.context.sources.other_files import cross_file_budget as cross_file_budget
-from lsp_assist.context.sources.related import WINDOWS_BYTES as WINDOWS_BYTES
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
-from lsp_assist.languages import canonical
+from lsp_assist.languages import profile
 from lsp_assist.memory import ByteLRU
+from lsp_assist.structure.imports import imports_memo_bytes
+from lsp_assist.structure.outline import name_memo_bytes
+from lsp_assist.structure.symbols import SymbolIndex
 
 if TYPE_CHECKING:
     from collections import OrderedDict
@@ -255,7 +248,8 @@ class ContextEngine:
 
         `layout="stable"` (the embedded model) re-lays the prefix for KV-cache reuse."""
         ctx = self.assembler.build(_request(doc, cursor, budget_chars, options))
-        if canonical(doc.language_id) == "python":  # receivers for the member constraint (lazy: no work here)
+        spelled = profile(doc.language_id)
+        if spelled is not None and spelled.member_scope:  # receivers for the member constraint (lazy)
             outlines = [s.text for s in ctx.snippets if s.reason == "outline"]
             ctx = replace(ctx, members=MemberScope(doc.text, cursor.line, outlines))
         return ctx

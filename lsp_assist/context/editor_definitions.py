@@ -33,11 +33,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_assist.context.outline import FileOutline, outline_of
-from lsp_assist.context.symbols import Symbol, SymbolIndex, extract_symbols, parse_text
 from lsp_assist.documents.store import path_from_uri
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import language_id_for_path
+from lsp_assist.structure.outline import FileOutline, outline_of
+from lsp_assist.structure.symbols import Symbol, SymbolIndex, extract_symbols, parse_text
 
 MAX_DOCUMENTS = 64  # documents with definitions kept (least recently updated dropped first)
 MAX_PER_DOCUMENT = 32  # definitions kept per document (oldest dropped first)

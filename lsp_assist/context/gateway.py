@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from lsp_assist.context.parts import Part
-from lsp_assist.context.symbols import admit_all
+from lsp_assist.structure.symbols import admit_all
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from enum import Enum
 
-from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
-from lsp_assist.context.outline import outline_of
-from lsp_assist.context.symbols import SymbolIndex, TreeSymbolCache, admit_all, extract_symbols, parse_text
 from lsp_assist.documents.store import Document
 from lsp_assist.languages import canonical, index_language
+from lsp_assist.structure.imports import HEAD_ROWS, index_imports
+from lsp_assist.structure.outline import outline_of
+from lsp_assist.structure.symbols import SymbolIndex, TreeSymbolCache, admit_all, extract_symbols, parse_text
 
 MAX_TREES = 128  # documents whose symbol caches are kept
 MAX_RECENT = 16  # paths remembered as edited recently

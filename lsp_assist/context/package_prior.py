@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lsp_assist.context.crossfile import names_that_fit
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.structure.symbols import SymbolIndex
 
 NEIGHBOURS = 8  # most similar files of the package whose names count
 MAX_FILES = 400  # files of one directory compared (a set intersection each)

@@ -3,7 +3,9 @@
 `profile.py` defines `LanguageProfile`; one module per family holds its profiles
 (`python`, `javascript` (with TypeScript), `go`, `rust`, `java`, `c` (with C++));
 `registry.py` lists them and answers the questions the rest of the code asks (canonical
-ids, file extensions, grammars, comment syntax). See docs/adding-a-language.md.
+ids, file extensions, grammars, comment syntax); `imports.py` defines the import styles a
+profile's rules carry (what an import names, which files it reaches). See
+docs/adding-a-language.md.
 """
 
 from lsp_assist.languages.c import HEADER_EXTENSIONS

@@ -7,8 +7,11 @@ outlined the same way: tree-sitter C reads a header whose `extern "C"` wrapper m
 halves of a struct as one error, no entries at all.
 """
 
+import os
 import re
+from collections.abc import Sequence
 
+from lsp_assist.languages.imports import ImportRef, ImportStyle, PathFinder
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 from lsp_assist.languages.tuning import CrossFileTuning
@@ -142,9 +145,19 @@ _CPP_OUTLINE = OutlineRules(
 )
 
 
+class IncludeImports(ImportStyle):
+    """`#include "a/b.h"`: beside this file, else wherever a known path ends with it."""
+
+    def resolve(self, ref: ImportRef, current: str, finder: PathFinder, exts: Sequence[str]) -> list[str]:
+        local = os.path.normpath(os.path.join(os.path.dirname(current), ref.module))
+        if finder.exists(local):
+            return [local]
+        return finder.suffix(ref.module)
+
+
 #: How a file of this family spells an import (matched per line of its head).
 _C_IMPORTS: tuple[ImportRule, ...] = (
-    ImportRule(re.compile(r'^\s*#\s*include\s+"(?P<module>[^"]+)"'), "include"),
+    ImportRule(re.compile(r'^\s*#\s*include\s+"(?P<module>[^"]+)"'), IncludeImports("include")),
 )
 
 

@@ -1,10 +1,12 @@
 """Go."""
 
 import re
+from collections.abc import Sequence
 
+from lsp_assist.languages.imports import ImportRef, ImportStyle, PathFinder
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
-from lsp_assist.languages.tuning import CrossFileTuning
+from lsp_assist.languages.tuning import DEFAULT, CrossFileTuning
 
 _GO_SYMBOLS = LangSpec(
     defs={
@@ -46,9 +48,28 @@ _GO_OUTLINE = OutlineRules(
 )
 
 
+#: The file names of a package's directory that are not the package (its tests).
+_GO_TESTS = ("_test.go",)
+
+
+class GoPathImports(ImportStyle):
+    """`import "net/http"`: the files of the package's directory, by the path's last two
+    segments (else its last), at most as many as a default candidate list holds."""
+
+    def resolve(self, ref: ImportRef, current: str, finder: PathFinder, exts: Sequence[str]) -> list[str]:
+        segs = ref.module.strip("/").split("/")
+        return [
+            p
+            for p in finder.in_dir_named("/".join(segs[-2:])) or finder.in_dir_named(segs[-1])
+            if p.endswith(".go") and not p.endswith(_GO_TESTS)
+        ][: DEFAULT.max_candidates]
+
+
 #: How a file of this family spells an import (matched per line of its head).
 _GO_IMPORTS: tuple[ImportRule, ...] = (
-    ImportRule(re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), "go_path"),
+    ImportRule(
+        re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"(?P<module>[^"]+)"\s*$'), GoPathImports("go_path")
+    ),
 )
 
 
@@ -63,6 +84,7 @@ PROFILES = (
         imports=_GO_IMPORTS,
         top_level_stops=("\nfunc ", "\ntype ", "\nimport "),
         package_by_directory=True,
+        package_skips=_GO_TESTS,
         import_block="import (",
         tuning=CrossFileTuning(max_candidates=6, spread=0.6),
     ),

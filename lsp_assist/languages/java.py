@@ -1,7 +1,9 @@
 """Java."""
 
 import re
+from collections.abc import Sequence
 
+from lsp_assist.languages.imports import ImportRef, ImportStyle, PathFinder
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
@@ -47,9 +49,25 @@ _JAVA_OUTLINE = OutlineRules(
 )
 
 
+class JavaPathImports(ImportStyle):
+    """`import a.b.C;` (and `a.b.C.member`): the file of the longest prefix of the path
+    that names one (`a/b/C.java`)."""
+
+    def resolve(self, ref: ImportRef, current: str, finder: PathFinder, exts: Sequence[str]) -> list[str]:
+        segs = ref.module.split(".")
+        for n in range(len(segs), 1, -1):
+            got = finder.suffix("/".join(segs[:n]) + ".java")
+            if got:
+                return got
+        return []
+
+
 #: How a file of this family spells an import (matched per line of its head).
 _JAVA_IMPORTS: tuple[ImportRule, ...] = (
-    ImportRule(re.compile(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"), "java_path"),
+    ImportRule(
+        re.compile(r"^\s*import\s+(?:static\s+)?(?P<module>[\w.]+?)(?:\.\*)?\s*;"),
+        JavaPathImports("java_path"),
+    ),
 )
 
 

@@ -1,7 +1,10 @@
 """JavaScript (with JSX), TypeScript and TSX."""
 
+import os
 import re
+from collections.abc import Sequence
 
+from lsp_assist.languages.imports import ImportRef, ImportStyle, PathFinder
 from lsp_assist.languages.profile import LanguageProfile
 from lsp_assist.languages.rules import ImportRule, LangSpec, OutlineRules
 
@@ -115,15 +118,30 @@ _TS_OUTLINE = OutlineRules(
 )
 
 
+class RelativePathImports(ImportStyle):
+    """`import x from "./a"`, `require("../b")`: a path from this file's directory; a bare
+    name is a package from node_modules, not workspace code."""
+
+    def resolve(self, ref: ImportRef, current: str, finder: PathFinder, exts: Sequence[str]) -> list[str]:
+        if not ref.module.startswith("."):
+            return []
+        base = os.path.join(os.path.dirname(current), ref.module)
+        if finder.exists(os.path.normpath(base)):
+            return [os.path.normpath(base)]
+        return finder.with_exts(base, exts)
+
+
+_RELATIVE_PATH = RelativePathImports("relative_path")
+
 #: How a file of this family spells an import (matched per line of its head).
 _JS_IMPORTS: tuple[ImportRule, ...] = (
     ImportRule(
         re.compile(
             r"""^\s*(?:import|export)\s+(?:type\s+)?(?:(?P<names>[\w$*{}\s,]+?)\s+from\s+)?['"](?P<module>[^'"]+)['"]"""
         ),
-        "relative_path",
+        _RELATIVE_PATH,
     ),
-    ImportRule(re.compile(r"""require\(\s*['"](?P<module>[^'"]+)['"]\s*\)"""), "relative_path"),
+    ImportRule(re.compile(r"""require\(\s*['"](?P<module>[^'"]+)['"]\s*\)"""), _RELATIVE_PATH),
 )
 
 

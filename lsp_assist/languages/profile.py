@@ -29,9 +29,10 @@ class LanguageProfile:
     # Extensions the workspace index reads with another grammar (a C header as C++), and
     # which: an open file of these is outlined as its indexed copy is.
     index_as: tuple[frozenset[str], str] | None = None
-    symbols: LangSpec | None = None  # where definitions and imports live (`context/symbols.py`)
-    outline: OutlineRules | None = None  # how outlines name definitions (`context/outline.py`)
-    imports: tuple[ImportRule, ...] = ()  # how a file spells an import (`context/import_rules.py`)
+    symbols: LangSpec | None = None  # where definitions and imports live (`structure/symbols.py`)
+    outline: OutlineRules | None = None  # how outlines name definitions (`structure/outline.py`)
+    # How a file spells an import and what each reaches (`imports.py`, `structure/imports.py`).
+    imports: tuple[ImportRule, ...] = ()
     # A file sees what its imports import (a C header's own includes): the index keeps its
     # files' import lines, and those files are cross-file candidates too.
     transitive_imports: bool = False
@@ -45,8 +46,13 @@ class LanguageProfile:
     # A file sees its directory's other files without an import (Go, Java packages); those
     # files also get the package prior (`context/package_prior.py`).
     package_by_directory: bool = False
+    # File name endings of such a directory that are not its package (Go's `_test.go`).
+    package_skips: tuple[str, ...] = ()
     # A file's companion header or source: same stem, another of these extensions.
     companions: tuple[str, ...] = ()
+    # What may follow `x.` at the cursor is read from the file's own text (`context/members.py`
+    # scans Python: classes, `self.x =` assignments, imported modules).
+    member_scope: bool = False
     tuning: CrossFileTuning = DEFAULT  # the cross-file step's numbers (`languages/tuning.py`)
 
     def complete(self) -> list[str]:

@@ -1,6 +1,6 @@
 """The per-language rules the context engine reads: definitions, outlines, imports.
 
-`LangSpec` (symbols: `context/symbols.py`) and `OutlineRules` (outlines: `context/outline.py`)
+`LangSpec` (symbols: `structure/symbols.py`) and `OutlineRules` (outlines: `structure/outline.py`)
 are plain data, one of each per language on its `LanguageProfile`; the walkers that read
 them know nothing about any one language. All node types are tree-sitter's names.
 """
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from lsp_assist.languages.imports import ImportStyle
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class ImportRule:
     """One way a language spells an import: `pattern`'s groups `module` and optional `names`."""
 
     pattern: re.Pattern[str]
-    kind: str  # python | relative_path | go_path | rust_path | rust_use | java_path | include
+    style: ImportStyle  # what a match names and which files it reaches (`imports.py`)
     #: matched against the head's joined text, not per line (a statement spanning lines:
     #: Rust's `use crate::{a, b::{c, d}};`)
     statement: bool = False

@@ -22,8 +22,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document
+from lsp_assist.structure.symbols import SymbolIndex
 
 MEMO_DOCS = 32
 STATES_PER_DOC = 4  # an undo or a reopen finds one of the last few states

@@ -2,7 +2,7 @@
 
 Per file: (mtime_ns, size, content hash, language, symbols, outline, the names it
 spells). A refresh re-reads only the files whose mtime or size changed, and re-parses
-only those whose content hash changed; the outline (`context/outline.py`, what
+only those whose content hash changed; the outline (`structure/outline.py`, what
 cross-file context sends of a file that is not open) is computed from the same parse, so
 a request never parses a closed file. The names a file spells feed the package reference
 counts (`SymbolIndex.package_uses`): which of a package's names its files need.
@@ -32,15 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
-from lsp_assist.context.outline import (
+from lsp_assist.structure.imports import HEAD_ROWS, index_imports
+from lsp_assist.structure.outline import (
     FileOutline,
     OutlineEntry,
     entries_from_rows,
     entries_to_rows,
     outline_of,
 )
-from lsp_assist.context.symbols import (
+from lsp_assist.structure.symbols import (
     Symbol,
     SymbolIndex,
     admit_all,
@@ -75,7 +75,7 @@ class FileRecord:
     symbols: list[Symbol]
     outline: tuple[OutlineEntry, ...] = ()
     refs: frozenset[str] = frozenset()  # the names the file spells (`reference_names`)
-    imports: tuple[str, ...] = ()  # its import statements (`neighbours.index_imports`)
+    imports: tuple[str, ...] = ()  # its import statements (`structure.imports.index_imports`)
 
     def file_outline(self, path: str) -> FileOutline:
         return FileOutline(path, self.language, self.outline, ("disk", self.sha))

@@ -24,9 +24,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from lsp_assist.context.import_rules import HEAD_ROWS, index_imports
-from lsp_assist.context.outline import entries_to_rows, outline_of
-from lsp_assist.context.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
+from lsp_assist.structure.imports import HEAD_ROWS, index_imports
+from lsp_assist.structure.outline import entries_to_rows, outline_of
+from lsp_assist.structure.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
 from lsp_assist.workspace.index import MAX_SYMBOLS_PER_FILE
 from lsp_assist.workspace.store import Copy, DefRow, FileRow, pack_ascii_names, pack_json, pack_names
 

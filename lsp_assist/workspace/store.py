@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
-from lsp_assist.context.symbols import path_stem
+from lsp_assist.structure.symbols import path_stem
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A `SymbolIndex` whose closed files live in the on-disk store, not in memory.
 
-The context engine reads one `SymbolIndex` (`context/symbols.py`). This one answers from
+The context engine reads one `SymbolIndex` (`structure/symbols.py`). This one answers from
 two layers: in memory, exactly what the plain index holds for what was set on it (the open
 documents, the editor's definitions: `set_symbols` and friends, unchanged), and beneath it
 the workspace stores (`store.py`), queried by indexed lookups (tens of µs) for every path
@@ -20,8 +20,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from lsp_assist.context.outline import FileOutline, OutlineEntry, entries_from_rows
-from lsp_assist.context.symbols import Symbol, SymbolIndex, admit_all
+from lsp_assist.structure.outline import FileOutline, OutlineEntry, entries_from_rows
+from lsp_assist.structure.symbols import Symbol, SymbolIndex, admit_all
 from lsp_assist.workspace.store import DefRow, Store, unpack_json, unpack_names
 
 NAME_CACHE = 4096  # names whose stored definitions are kept (a request weighs hundreds)

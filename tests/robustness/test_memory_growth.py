@@ -15,15 +15,16 @@ import pytest
 
 from benchmarks.rpc_client import server_cmd
 from benchmarks.soak import soak_spread
-from lsp_assist.context.builder import IDENTS_BYTES, WINDOWS_BYTES
 from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
-from lsp_assist.context.neighbours import IMPORTS_MEMO_BYTES
-from lsp_assist.context.outline import NAME_MEMO_BYTES
+from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.typing_index import TYPING_BYTES
+from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES
+from lsp_assist.structure.outline import NAME_MEMO_BYTES
 from lsp_assist.telemetry.events import EVENTS_BYTES
 from lsp_assist.telemetry.stats import WINDOW_BYTES as STATS_BYTES
 from tests.fakes.fake_model_server import Script

@@ -18,10 +18,10 @@ from lsp_assist.context.long_lines import row_head
 from lsp_assist.context.mode import ModeDecision, decide_mode
 from lsp_assist.context.parts import Placer
 from lsp_assist.context.prose import end_row
-from lsp_assist.context.symbols import signature_of
 from lsp_assist.context.trimming import LineSelection
 from lsp_assist.documents.store import Document
 from lsp_assist.languages.rules import LangSpec
+from lsp_assist.structure.symbols import signature_of
 
 # Shares of the local budget each item may take, so no one item starves the others.
 NEAR_ABOVE_ROWS = 6

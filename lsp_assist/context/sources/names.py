@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 
 from lsp_assist.context.crossfile import IDENT, names_that_fit
 from lsp_assist.context.lexicon import Lexicon
-from lsp_assist.context.outline import families_of, family_of
 from lsp_assist.documents.store import Document
+from lsp_assist.structure.outline import families_of, family_of
 
 MENTION_REACH = 20_000  # rows of the current file read for "names this file spells"
 MENTION_STALE_EDITS = 60  # edits before that set is read again
 MENTION_STALE_LINES = 10
 MENTION_DOCS = 4
 MENTION_SLICE = 512  # rows read per request (a first read) or per edit (a re-read)
-NAMES_SHARE = 0.08  # of the budget (0.05 measured lower on stdlib and JDK, Go within noise)
+NAMES_SHARE = 0.08  # of the budget: room for a file's names without starving the window
 NAMES_MIN_BUDGET = 1000  # below this the contiguous window matters more
 NAMES_GIVE_BACK = 40  # a line this much shorter than its share gives the rest back to the file
 NAMES_HEAD = "in this file: "

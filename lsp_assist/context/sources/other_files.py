@@ -2,9 +2,10 @@
 outlines leave, windows of open files similar to the code at the cursor).
 
 Everything read here was prepared at open/change/index time (outlines, symbols, the names
-each file spells); per request only names are collected and entries ranked
-(`context/neighbours.py`). The cursor's own row is left out of every name set, so typing on
-it does not reorder the cross-file text, and the result is cached while its inputs hold.
+each file spells); per request only names are collected, candidate files chosen
+(`context/candidates.py`) and entries ranked (`context/cross_ranking.py`). The cursor's own
+row is left out of every name set, so typing on it does not reorder the cross-file text,
+and the result is cached while its inputs hold.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from dataclasses import dataclass
 
 from tree_sitter import Tree
 
+from lsp_assist.context.candidates import CandidateQuery, gather_candidates
+from lsp_assist.context.cross_ranking import Gathered, Here, assemble
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.editor_definitions import EditorDefinition, EditorDefinitionStore, EditorFiles
-from lsp_assist.context.import_rules import HEAD_ROWS
 from lsp_assist.context.lexicon import Lexicon
-from lsp_assist.context.neighbours import CandidateQuery, Gathered, Here, assemble, gather_candidates
 from lsp_assist.context.open_files import OpenFiles
-from lsp_assist.context.outline import Relevance, words_of
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON
 from lsp_assist.context.parts import Part, snippet_chars
 from lsp_assist.context.prose import end_row
@@ -32,6 +33,8 @@ from lsp_assist.context.sources.names import FileNames
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import tuning_for
+from lsp_assist.structure.imports import HEAD_ROWS
+from lsp_assist.structure.outline import words_of
 
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
 # 0.3 reaches more cross-file names but costs in-file recall; 0.2 the reverse.

@@ -14,8 +14,8 @@ from tree_sitter import Tree
 
 from lsp_assist.context.parts import Placer
 from lsp_assist.context.sources.local import Chain
-from lsp_assist.context.symbols import Symbol, TreeSymbolCache, definition_names
 from lsp_assist.languages import canonical
+from lsp_assist.structure.symbols import Symbol, TreeSymbolCache, definition_names
 
 SIGNATURES_SHARE = 0.25
 OUTLINE_SHARE = 0.1

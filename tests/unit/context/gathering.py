@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from lsp_assist.context.neighbours import Candidate, CandidateQuery, gather_candidates
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.context.candidates import Candidate, CandidateQuery, gather_candidates
+from lsp_assist.structure.symbols import SymbolIndex
 
 
 def gather(

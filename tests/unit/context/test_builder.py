@@ -10,10 +10,10 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.long_lines import LONG_LINE_CHARS
 from lsp_assist.context.mode import decide_mode
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.languages.tuning import CrossFileTuning
+from lsp_assist.structure.symbols import SymbolIndex
 
 HEADER = "import os\nimport sys\nfrom collections import OrderedDict\n\n"
 
@@ -308,8 +308,8 @@ def test_typing_that_leaves_the_cross_file_share_as_it_is_reuses_the_cross_file_
 def test_prepare_reads_the_symbols_before_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """`prepare` (run while the request's debounce timer waits) re-parses and scans the
     symbols at the cursor's row, so the build after it walks no definition again."""
-    from lsp_assist.context import symbols as symbols_module
     from lsp_assist.documents.store import DocumentStore, TextChange
+    from lsp_assist.structure import symbols as symbols_module
 
     text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(40))
     store = DocumentStore()

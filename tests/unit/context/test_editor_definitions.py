@@ -301,7 +301,7 @@ def test_files_the_editor_points_into_are_outlined_off_the_loop_bounded_and_surv
     assert "open_ledger" in outline and "unrelated_helper" not in outline  # only what the code uses
     assert not any(s.reason == "editor" for s in ctx.snippets)  # its copy: the outline has the name
     # The workspace index is swapped for a new one: the editor's files are put back.
-    from lsp_assist.context.symbols import SymbolIndex
+    from lsp_assist.structure.symbols import SymbolIndex
 
     engine.symbols = SymbolIndex()
     engine.build(doc, Cursor(5, 4), 4000)

@@ -6,16 +6,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from lsp_assist.context.neighbours import (
-    W_IMPORTED,
-    W_REEXPORTS,
+from lsp_assist.context.candidates import (
     Candidate,
     CandidateQuery,
-    PathResolver,
     gather_candidates,
-    parse_imports,
 )
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.context.import_paths import PathResolver
+from lsp_assist.context.scores import WEIGHTS
+from lsp_assist.structure.imports import parse_imports
+from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 
 
@@ -94,9 +93,11 @@ def test_a_re_exported_name_leads_to_the_file_that_defines_it() -> None:
         for c in _candidates("/c/src/parser/parser.rs", "rust", "use crate::builder::Arg;", index, "Arg")
     }
     arg = cands["/c/src/builder/arg.rs"]
-    assert arg.weight == W_IMPORTED and arg.imported_names == {"Arg"} and "defines `Arg`" in arg.reasons[0]
+    assert (
+        arg.weight == WEIGHTS.imported and arg.imported_names == {"Arg"} and "defines `Arg`" in arg.reasons[0]
+    )
     # the module that only re-exports it drops back behind the defining file
-    assert cands["/c/src/builder/mod.rs"].weight <= W_REEXPORTS < arg.weight
+    assert cands["/c/src/builder/mod.rs"].weight <= WEIGHTS.reexports < arg.weight
 
 
 def test_a_name_the_imported_module_defines_stays_there() -> None:
@@ -104,7 +105,7 @@ def test_a_name_the_imported_module_defines_stays_there() -> None:
     cands = {
         c.path: c for c in _candidates("/c/src/builder/arg.rs", "rust", "use super::helper;", index, "helper")
     }
-    assert cands["/c/src/builder/mod.rs"].weight == W_IMPORTED
+    assert cands["/c/src/builder/mod.rs"].weight == WEIGHTS.imported
     assert cands["/c/src/builder/mod.rs"].imported_names == {"helper"}
 
 
@@ -121,10 +122,10 @@ def test_headers_included_by_included_headers_are_candidates() -> None:
     cands = {
         c.path: c for c in _candidates("/t/src/changed.c", "c", '#include "./subtree.h"', index, "Subtree")
     }
-    assert cands["/t/src/subtree.h"].weight == W_IMPORTED
+    assert cands["/t/src/subtree.h"].weight == WEIGHTS.imported
     array, alloc = cands["/t/src/array.h"], cands["/t/src/alloc.h"]
     assert array.reasons[0] == "included through subtree.h" and alloc.reasons[0] == "included through array.h"
-    assert W_IMPORTED > array.weight > alloc.weight
+    assert WEIGHTS.imported > array.weight > alloc.weight
     assert "/t/src/other.h" not in cands or cands["/t/src/other.h"].weight < alloc.weight
 
 

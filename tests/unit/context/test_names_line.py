@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_assist.context.builder import NAMES_HEAD, NAMES_SHARE, ContextEngine
+from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import IDENT
+from lsp_assist.context.sources.names import NAMES_HEAD, NAMES_SHARE
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor
 
@@ -152,7 +153,7 @@ def test_a_stale_names_set_is_read_again_a_slice_per_edit_not_by_a_request() -> 
     """Every `MENTION_STALE_EDITS` edits the file's names are read again: in slices, by the
     didChange hook, while requests keep the previous set (a whole read of a 10,000-line
     file took 12-16 ms inside the request that found the set stale)."""
-    from lsp_assist.context.builder import MENTION_STALE_EDITS
+    from lsp_assist.context.sources.names import MENTION_STALE_EDITS
     from lsp_assist.documents.store import DocumentStore, TextChange
 
     text, cursor = _big_module()
@@ -193,9 +194,9 @@ def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
     """The families of the names a file spells (`outline.family_of`, ~5,000 names in a
     10,000-line file: ~7 ms) are read a slice at a time with the names, so a request that
     ranks other files' outlines by them does none of that work."""
-    from lsp_assist.context.outline import families_of
     from lsp_assist.context.sources import names as names_module
     from lsp_assist.documents.store import DocumentStore
+    from lsp_assist.structure.outline import families_of
 
     text, cursor = _big_module()
     text += "".join(f"directory_header_{i} = {i}\n" for i in range(5))

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_assist.context.outline import (
+from lsp_assist.context.outline_rank import OutlinePick, Relevance, rank_entries, render
+from lsp_assist.structure.outline import (
     RULES,
     FileOutline,
-    OutlinePick,
-    Relevance,
     entries_from_rows,
     entries_to_rows,
     outline_from_text,
-    rank_entries,
-    render,
 )
 
 SOURCES: dict[str, tuple[str, str, dict[str, str], list[str]]] = {
@@ -385,7 +382,7 @@ def test_declarations_inside_an_extern_c_guard_are_outlined(language: str) -> No
 
 
 def test_names_of_a_family_the_file_spells_rank_above_other_unspelled_names() -> None:
-    from lsp_assist.context.outline import families_of, family_of
+    from lsp_assist.structure.outline import families_of, family_of
 
     assert family_of("directoryHeaderLen") == family_of("directoryHeaderSignature") == "directory|header"
     assert family_of("TypeBlock") == family_of("TYPE_BLOCK") == family_of("type_char") == "type"
@@ -462,7 +459,7 @@ def test_go_values_of_one_const_block_rank_with_the_one_the_code_uses() -> None:
 
 
 def test_go_types_of_the_names_the_code_uses_rank_their_members_as_used() -> None:
-    from lsp_assist.context.outline import used_types
+    from lsp_assist.structure.outline import used_types
 
     conn = outline_from_text(
         "package tls\n\ntype Conn struct {\n\tconfig *Config\n\tvers, flags uint16\n}\n\n"
@@ -500,7 +497,7 @@ def test_go_types_of_the_names_the_code_uses_rank_their_members_as_used() -> Non
 def test_go_entry_types_start_after_the_name_as_a_whole_word() -> None:
     # The name is found as a word, not inside another (`read` in `reader`), without a
     # pattern compiled per name (an outline's first read did hundreds: past the deadline).
-    from lsp_assist.context.outline import used_types
+    from lsp_assist.structure.outline import used_types
 
     ol = outline_from_text(
         "package p\n\ntype reader struct {\n\tr, readerDone *readState\n}\n\n"
@@ -567,7 +564,7 @@ def test_a_declaration_of_a_macros_type_is_named_by_its_own_name_in_cpp_too() ->
 
 
 def test_names_whose_distinctive_words_the_rows_around_the_cursor_spell_rank_higher() -> None:
-    from lsp_assist.context.outline import tail_words
+    from lsp_assist.structure.outline import tail_words
 
     assert tail_words("ts_subtree_total_bytes") == {"total", "bytes"}
     assert tail_words("field_names") == {"field", "names"}  # a field: all its words
@@ -586,7 +583,7 @@ def test_attribute_patterns_searched_by_their_literal_match_as_written() -> None
     same matches as the pattern as written, at a word boundary or not."""
     import re
 
-    from lsp_assist.context.outline import RULES, _literal_first
+    from lsp_assist.structure.outline import RULES, _literal_first
 
     text = (
         "self.a = 1\nmyself.b = 2\n_self.c = 3\n(self.d) = 4\néself.e = 5\n x=self.f == 6\n"
@@ -611,7 +608,7 @@ def test_one_line_collapses_whitespace_as_the_regex_did() -> None:
     import re
     import sys
 
-    from lsp_assist.context.outline import _one_line
+    from lsp_assist.structure.outline import _one_line
 
     spaces = re.compile(r"\s+")
     odd = [

@@ -13,12 +13,15 @@ import time
 from pathlib import Path
 
 from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.candidates import Candidate
+from lsp_assist.context.cross_ranking import assemble
 from lsp_assist.context.crossfile import identifiers
-from lsp_assist.context.neighbours import MAX_CANDIDATES, PACKAGE_SHARE, Candidate, assemble
-from lsp_assist.context.outline import Relevance, outline_from_text
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON, package_prior
-from lsp_assist.context.symbols import SymbolIndex, reference_names
 from lsp_assist.domain import Cursor
+from lsp_assist.languages.tuning import DEFAULT
+from lsp_assist.structure.outline import outline_from_text
+from lsp_assist.structure.symbols import SymbolIndex, reference_names
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from tests.unit.context.gathering import gather
 
@@ -88,7 +91,7 @@ def _gather(
 
 def test_similar_files_choose_the_file_the_line_needs_over_files_sorted_first() -> None:
     cands = _gather(_index(_files()))
-    chosen = [c.path for c in cands[:MAX_CANDIDATES]]
+    chosen = [c.path for c in cands[: DEFAULT.max_candidates]]
     assert f"{PKG}/Helpers.java" in chosen
     helpers = next(c for c in cands if c.path.endswith("Helpers.java"))
     assert helpers.prior > 0.5  # the two similar queues spell it (weighted: the fillers do not)
@@ -127,7 +130,7 @@ def test_package_names_line_is_labelled_bounded_and_skips_what_the_file_and_outl
     assert not (names & mentioned)
     outlines = [s for s in got.snippets if s.reason == "outline"]
     assert outlines and not any(names & identifiers(s.text) for s in outlines)  # said once
-    assert len(line.text) <= budget * PACKAGE_SHARE
+    assert len(line.text) <= budget * DEFAULT.package_share
     assert "files most like this one" in got.why[line.path] and "LinkedQueue.java" in got.why[line.path]
 
 

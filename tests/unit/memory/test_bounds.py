@@ -12,14 +12,12 @@ import random
 from collections import Counter
 
 from lsp_assist.config.schema import BudgetConfig
-from lsp_assist.context import neighbours, outline
-from lsp_assist.context.builder import IDENTS_BYTES, WINDOWS_BYTES, ContextEngine
+from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import RANKER_BYTES, CrossFileRanker, SourceDoc
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.layout import StableLayout
-from lsp_assist.context.neighbours import IMPORTS_MEMO_BYTES, cached_imports
-from lsp_assist.context.outline import NAME_MEMO_BYTES, family_of, tail_words
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.context.trimming import LineSelection
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
@@ -29,6 +27,10 @@ from lsp_assist.pipeline.prompt import Prompt, prompt_bytes
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.prompt_memo import PromptMemo
 from lsp_assist.pipeline.typing_index import TYPING_BYTES, TypingIndex
+from lsp_assist.structure import imports, outline
+from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES, cached_imports
+from lsp_assist.structure.outline import NAME_MEMO_BYTES, family_of, tail_words
+from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.telemetry.stats import WINDOW_BYTES, StatsCollector
 from tests.unit.memory.retained import SLACK, retained_bytes
 
@@ -101,7 +103,7 @@ def test_parsed_import_heads() -> None:
             cached_imports((f"# {i}", *head[:-1]), "python")
 
     assert retained_bytes(fill) <= IMPORTS_MEMO_BYTES * SLACK
-    assert neighbours.imports_memo_bytes() <= IMPORTS_MEMO_BYTES
+    assert imports.imports_memo_bytes() <= IMPORTS_MEMO_BYTES
 
 
 def test_name_family_and_tail_memos() -> None:

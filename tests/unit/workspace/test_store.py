@@ -252,7 +252,7 @@ def test_a_damaged_page_found_while_building_rebuilds_the_database(
 
 
 def test_names_spelled_are_the_reference_names() -> None:
-    from lsp_assist.context.symbols import reference_names
+    from lsp_assist.structure.symbols import reference_names
     from lsp_assist.workspace.parse_worker import names_spelled
 
     text = "def ab(x1abc, é_long, $dollar):\n    return _hidden + 9abc + aé + abé1 # cmt ok\n" * 3

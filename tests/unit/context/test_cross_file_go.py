@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import time
 
+from lsp_assist.context.candidates import Candidate
+from lsp_assist.context.cross_ranking import assemble
 from lsp_assist.context.crossfile import identifiers
-from lsp_assist.context.neighbours import (
-    MAX_CANDIDATES,
-    Candidate,
-    assemble,
-)
-from lsp_assist.context.outline import Relevance
+from lsp_assist.context.outline_rank import Relevance
 from lsp_assist.context.package_prior import PACKAGE_REASON
-from lsp_assist.context.symbols import SymbolIndex
 from lsp_assist.languages import tuning_for
+from lsp_assist.languages.tuning import DEFAULT
+from lsp_assist.structure.symbols import SymbolIndex
 from tests.unit.context.gathering import gather
 
 PKG = "/w/tls"
@@ -37,7 +35,7 @@ def test_a_go_file_weighs_six_files_of_its_package() -> None:
     # common.go...) is still in reach.
     files = {f"{PKG}/f{i}.go": f"package tls\n\nfunc fn{i}() {{}}\n" for i in range(9)}
     cands = _gather(_index(files), f"{PKG}/f0.go")
-    assert MAX_CANDIDATES == 5
+    assert DEFAULT.max_candidates == 5
     assert len(cands) == 6
 
 

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tree_sitter import Node, Parser, Tree
 
-from lsp_assist.context.import_rules import index_imports
 from lsp_assist.documents.syntax import Edit, SyntaxState
 from lsp_assist.languages import IDENTIFIER_NODE_TYPES, PROFILES, canonical, get_language
 from lsp_assist.languages.rules import LangSpec
+from lsp_assist.structure.imports import index_imports
 
 if TYPE_CHECKING:
-    from lsp_assist.context.outline import FileOutline
+    from lsp_assist.structure.outline import FileOutline
 
 MAX_SIGNATURE_CHARS = 240
 MAX_SIGNATURE_LINES = 4
@@ -512,7 +512,7 @@ def admit_all(_path: str) -> bool:
 class SymbolIndex:
     """Definitions of many files, looked up by name. Deterministic: results sorted by (path, row).
 
-    It also holds each file's outline (`context/outline.py`), computed when the file was
+    It also holds each file's outline (`structure/outline.py`), computed when the file was
     indexed, and its paths by stem, so import resolution never lists every path; and per
     directory, how many of its files spell each name (`package_uses`): which of a package's
     names its files need, known before any request (Java and Go files see their package's
@@ -533,7 +533,7 @@ class SymbolIndex:
         # valid while only that file's own entry changed (it never feeds its own context).
         self._changes: dict[str, int] = {}
         self._refs: dict[str, frozenset[str]] = {}  # path -> the names its text spells
-        # path -> its import statements (`neighbours.index_imports`: C/C++ includes, whose
+        # path -> its import statements (`imports.index_imports`: C/C++ includes, whose
         # own includes a file sees too)
         self._imports: dict[str, tuple[str, ...]] = {}
         self._dir_refs: dict[str, Counter[str]] = {}  # directory -> name -> files spelling it
@@ -554,7 +554,7 @@ class SymbolIndex:
 
     def update_file(self, path: str, text: str, language: str) -> None:
         """Re-index one file from its text (a full parse)."""
-        from lsp_assist.context.outline import outline_of
+        from lsp_assist.structure.outline import outline_of
 
         parsed = parse_text(text, language)
         symbols = extract_symbols(parsed[0], parsed[1], language, path) if parsed else []

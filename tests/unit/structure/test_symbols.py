@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from lsp_assist.context.symbols import SymbolIndex, TreeSymbolCache, extract_symbols, parse_text
 from lsp_assist.documents.store import DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.structure.symbols import SymbolIndex, TreeSymbolCache, extract_symbols, parse_text
 
 SOURCES = {
     "python": (
@@ -116,7 +116,7 @@ def test_tracked_cache_matches_full_extraction_after_random_edits(seed: int) -> 
 def test_typing_on_one_row_reuses_the_last_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     # A request while the user types along one row: no line added or removed, so every
     # symbol's rows hold and the walk (a whole big class per keystroke) is not redone.
-    from lsp_assist.context import symbols as symbols_module
+    from lsp_assist.structure import symbols as symbols_module
 
     walks: list[int] = []
     counting_on = [False]  # only the cache's walks count, not the fresh extraction's
@@ -181,7 +181,7 @@ def test_keystrokes_of_one_word_replay_as_one_edit() -> None:
     # The groups are moved once per coalesced edit: a word typed a character at a time
     # (each one inside the text the previous one wrote) is one edit, and the symbols after
     # replaying it still agree with a fresh extraction.
-    from lsp_assist.context.symbols import _coalesce
+    from lsp_assist.structure.symbols import _coalesce
 
     text = "".join(f"def f{i}(a):\n    return a\n\n" for i in range(20))
     store = DocumentStore()
@@ -218,7 +218,7 @@ def test_index_lookup_is_sorted_and_updates() -> None:
 
 
 def test_the_index_never_holds_a_file_its_boundary_refuses() -> None:
-    from lsp_assist.context.symbols import SymbolIndex
+    from lsp_assist.structure.symbols import SymbolIndex
 
     index = SymbolIndex()
     index.update_file("/ws/open.py", "def shown(): pass\n", "python")

@@ -7,20 +7,16 @@ import time
 
 import pytest
 
-from lsp_assist.context.builder import CROSS_MIN_SHARE, CROSS_SHARE, ContextEngine, cross_file_budget
-from lsp_assist.context.neighbours import (
-    Candidate,
-    CandidateQuery,
-    Here,
-    PathResolver,
-    assemble,
-    gather_candidates,
-    parse_imports,
-)
-from lsp_assist.context.outline import Relevance
-from lsp_assist.context.symbols import SymbolIndex
+from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.candidates import Candidate, CandidateQuery, gather_candidates
+from lsp_assist.context.cross_ranking import Here, assemble
+from lsp_assist.context.import_paths import PathResolver
+from lsp_assist.context.outline_rank import Relevance
+from lsp_assist.context.sources.other_files import CROSS_MIN_SHARE, CROSS_SHARE, cross_file_budget
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.structure.imports import parse_imports
+from lsp_assist.structure.symbols import SymbolIndex
 
 FAR = "def far_{0}(x):\n    return x + {0}\n\n\n"
 
@@ -426,7 +422,7 @@ def test_a_file_this_one_imports_names_from_keeps_its_share_next_to_a_hub_it_spe
 
 
 def test_go_the_current_files_field_types_bring_their_methods_from_another_file() -> None:
-    from lsp_assist.context.outline import FileOutline, outline_from_text
+    from lsp_assist.structure.outline import FileOutline, outline_from_text
 
     conn = "package tls\n\ntype Conn struct{}\n\nfunc (c *Conn) readRecord() error { return nil }\n"
     conn += "".join(f"func help{i}() {{}}\n" for i in range(30))
