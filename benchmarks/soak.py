@@ -55,7 +55,7 @@ from tests.fakes.process import FakeModelProcess  # noqa: E402
 LEAKY = [
     sys.executable,
     "-c",
-    "from lsp_assist.protocol.handlers import AssistProtocol\n"
+    "from lsp_assist.protocol.server import AssistProtocol\n"
     "AssistProtocol.forget_done_futures = False\n"
     "from lsp_assist.cli.main import main\n"
     "raise SystemExit(main(['serve']))\n",
