@@ -39,8 +39,8 @@ test: lint typecheck vscode pytest
 
 bench: setup
 	sh benchmarks/setup_peers.sh || echo "tabby-agent not installed: latency.py runs without it"
-	$(BIN)/python benchmarks/latency.py
-	$(BIN)/python benchmarks/context_build.py
+	$(BIN)/python -m benchmarks.latency
+	$(BIN)/python -m benchmarks.context_build
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

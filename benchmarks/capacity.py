@@ -12,7 +12,7 @@ stdio servers, and the shared-quota overhead per request (Redis round trip on lo
    store (p50/p95 per call), and the latency of a cache-miss request end to end with and
    without the store (interleaved, same run).
 
-Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/capacity.py [--duration 20] [--cap 8]
+Usage: flock -x /tmp/lsp-cpu.lock python -m benchmarks.capacity [--duration 20] [--cap 8]
 """
 
 from __future__ import annotations
@@ -26,25 +26,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
-from lsp_assist.capacity.report import format_report  # noqa: E402
-from lsp_assist.capacity.sim import (  # noqa: E402
+from benchmarks.common import ROOT, FakeModelProcess, Script, percentile
+from benchmarks.rpc_client import RpcClient, server_cmd
+from lsp_assist.capacity.report import format_report
+from lsp_assist.capacity.sim import (
     InProcessEditor,
     auto_workers,
     build_developer_runtime,
     endpoint_options,
     run_level,
 )
-from lsp_assist.capacity.typist import Typist, TypistCounts  # noqa: E402
-from lsp_assist.domain import Cursor  # noqa: E402
-from lsp_assist.governance.record import CallRecord  # noqa: E402
-from lsp_assist.pipeline.request import CompletionRequest  # noqa: E402
-from tests.fakes.fake_model_server import Script  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
-from tests.fakes.redis_server import RedisServer, redis_binary  # noqa: E402
+from lsp_assist.capacity.typist import Typist, TypistCounts
+from lsp_assist.domain import Cursor
+from lsp_assist.governance.record import CallRecord
+from lsp_assist.pipeline.request import CompletionRequest
+from tests.fakes.redis_server import RedisServer, redis_binary
 
 ANSWER = 'return compute_total(items, rate)\n    log.info("total %s", total)\n    return total\n'
 
@@ -133,11 +129,6 @@ async def calibrate(fake: FakeModelProcess, tmp: Path, seconds: float) -> None:
         )
 
 
-def pct(v: list[float], q: float) -> float:
-    s = sorted(v)
-    return s[min(len(s) - 1, int(q / 100 * len(s)))] if s else float("nan")
-
-
 async def quota_overhead(fake: FakeModelProcess, tmp: Path, n: int) -> None:
     if redis_binary() is None:
         print("shared-quota overhead: skipped (redis-server is not installed)")
@@ -185,8 +176,8 @@ async def quota_overhead(fake: FakeModelProcess, tmp: Path, n: int) -> None:
     for label, d in (("admission alone", adm), ("cache miss, end to end", e2e)):
         lp50, tp50 = statistics.median(d["local"]), statistics.median(d["team"])
         print(
-            f"  {label:<24} local p50 {lp50:.3f} ms p95 {pct(d['local'], 95):.3f} ms | team store p50 "
-            f"{tp50:.3f} ms p95 {pct(d['team'], 95):.3f} ms | added p50 {tp50 - lp50:+.3f} ms"
+            f"  {label:<24} local p50 {lp50:.3f} ms p95 {percentile(d['local'], 95):.3f} ms | team store p50 "
+            f"{tp50:.3f} ms p95 {percentile(d['team'], 95):.3f} ms | added p50 {tp50 - lp50:+.3f} ms"
         )
 
 

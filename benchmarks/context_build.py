@@ -19,7 +19,7 @@ corpora of `context_recall.py` (fetched and cached the same way): Go's net/http/
 tree-sitter's lib/src/query.c (4,134 lines) with three headers it includes open and the
 runtime's lib/ as the index.
 
-    .venv/bin/python benchmarks/context_build.py [--samples 300] [--budget 4000] [--corpus stdlib|go|c]
+    .venv/bin/python -m benchmarks.context_build [--samples 300] [--budget 4000] [--corpus stdlib|go|c]
 """
 
 from __future__ import annotations
@@ -33,17 +33,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common import percentile
+from benchmarks.context_recall import CORPUS_DIR, corpus_loaders
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from lsp_assist.workspace.service import settle_long_lived_heap
-
-try:
-    from benchmarks.context_recall import CORPUS_DIR, corpus_loaders
-except ImportError:  # run as a script from benchmarks/
-    from context_recall import CORPUS_DIR, corpus_loaders  # type: ignore[no-redef]
 
 SOURCES = ("typing.py", "argparse.py", "inspect.py", "subprocess.py", "pathlib.py", "dataclasses.py")
 
@@ -59,13 +56,8 @@ def ten_thousand_lines() -> str:
     return "\n".join(lines[:10_000]) + "\n"
 
 
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
-
-
 def fmt(name: str, xs: list[float]) -> str:
-    med, p95 = statistics.median(xs), pct(xs, 95)
+    med, p95 = statistics.median(xs), percentile(xs, 95)
     return f"{name:<44} median {med:6.2f} ms   p95 {p95:6.2f} ms   max {max(xs):6.2f} ms"
 
 

@@ -15,28 +15,24 @@ model call's median latency. Two prompt shapes: the embedded model's default (th
 layout at its 1,500 characters) and the remote fast tier's (the trimmed layout at 4,000).
 Quality only: timeouts are patient and the figures are not latency claims (2 shared cores).
 
-    .venv/bin/python benchmarks/context_model.py [--positions 60] [--corpus stdlib]
+    .venv/bin/python -m benchmarks.context_model [--positions 60] [--corpus stdlib]
         [--shape embedded --shape fast] [--model gemma3-270m] [--seed 1]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.context_recall import (  # noqa: E402
+from benchmarks.common import arg_parser
+from benchmarks.context_recall import (
     DEFAULT_CORPORA,
     Corpus,
     Position,
@@ -47,9 +43,9 @@ from benchmarks.context_recall import (  # noqa: E402
     corpus_loaders,
     pick_positions,
 )
-from benchmarks.humaneval_local import final_first_line, quality_config  # noqa: E402
-from lsp_assist.context.crossfile import identifiers  # noqa: E402
-from lsp_assist.documents.store import Document  # noqa: E402
+from benchmarks.humaneval_local import final_first_line, quality_config
+from lsp_assist.context.crossfile import identifiers
+from lsp_assist.documents.store import Document
 
 #: Prompt shapes: (layout, context characters).
 SHAPES = {"embedded": ("auto", 1500), "fast": ("trimmed", 4000)}
@@ -117,7 +113,7 @@ async def run_shape(
 
 
 async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--positions", type=int, default=60, help="per stratum")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(

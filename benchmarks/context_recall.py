@@ -38,7 +38,7 @@ with the engine of an older commit (benchmarks/recall_then.py), local only and w
 same 3 tabs: the issue's "in-file recall not lower than today" in one run (today = 09c8c15,
 the tree the cross-file issue was filed against).
 
-    .venv/bin/python benchmarks/context_recall.py [--positions 150] [--budget 4000] [--then REV]
+    .venv/bin/python -m benchmarks.context_recall [--positions 150] [--budget 4000] [--then REV]
         [--corpus stdlib --corpus pypi:rich==13.9.4 --corpus jdk:java/util/concurrent
          --corpus go --corpus npm:rxjs@7.8.1 --corpus npm:express@4.21.2
          --corpus npm:mocha@10.8.2 --corpus npm:leveldown@6.1.1
@@ -67,6 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import percentile
+from benchmarks.recall_then import ThenEngine
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import identifiers
 from lsp_assist.documents.store import Document
@@ -75,11 +77,6 @@ from lsp_assist.languages import index_language, registry
 from lsp_assist.structure.outline import outline_from_text
 from lsp_assist.structure.symbols import SymbolIndex, parse_text
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
-
-try:
-    from benchmarks.recall_then import ThenEngine
-except ImportError:  # run as a script from benchmarks/
-    from recall_then import ThenEngine  # type: ignore[no-redef]
 
 STDLIB_PACKAGES = (
     "json",
@@ -519,11 +516,6 @@ def prompt_text(ctx: PromptContext) -> str:
     return "\n".join([ctx.prefix, ctx.suffix, *(s.text for s in ctx.snippets)])
 
 
-def pct(xs: list[float], p: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))] if s else 0.0
-
-
 @dataclass
 class Position:
     pkg: str
@@ -767,7 +759,7 @@ def run_corpus(corpus: Corpus, run: Run, then: ThenEngine | None = None) -> dict
     for key, ms in times.items():
         print(
             f"{key:<26} {statistics.mean(sizes[key]):>9.0f} {statistics.median(ms):>10.2f} "
-            f"{pct(ms, 95):>8.2f} {max(ms):>8.2f}"
+            f"{percentile(ms, 95):>8.2f} {max(ms):>8.2f}"
         )
     print("why a cross-file name missed the prompt (names, not positions):")
     for key, counts in misses.items():

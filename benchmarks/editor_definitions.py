@@ -23,7 +23,7 @@ index; (c) editor definitions only (no tabs, no index); (d) index + editor defin
 (e) tab + editor definitions; and in-file recall on the random stratum, local only vs index +
 editor definitions (the editor's share is taken from the same cross-file budget).
 
-    flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/editor_definitions.py \
+    flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.editor_definitions \
         [--positions 150] [--budget 4000] [--corpus stdlib --corpus pypi:rich==13.9.4] [--pyright]
 """
 
@@ -43,6 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import percentile
 from benchmarks.context_recall import (
     Corpus,
     Position,
@@ -405,18 +406,15 @@ def _pyright_rows(
     finally:
         for s in servers.values():
             s.close()
+    p50, p95 = percentile(lat or [0.0], 50), percentile(lat or [0.0], 95)
     print(
         f"-- real pyright {PYRIGHT_VERSION} on {len(crosses)} of these cross-file positions"
         f" ({len(servers)} packages, {time.perf_counter() - t0:.0f} s): definitions sent per position"
-        f" mean {statistics.mean(sent or [0]):.1f}; textDocument/definition p50 {_pct(lat, 50):.1f} ms,"
-        f" p95 {_pct(lat, 95):.1f} ms ({len(lat)} requests)"
+        f" mean {statistics.mean(sent or [0]):.1f}; textDocument/definition p50 {p50:.1f} ms,"
+        f" p95 {p95:.1f} ms ({len(lat)} requests)"
     )
     for key, xs in scores.items():
         print(f"{key:<58} {statistics.mean(xs):>7.1%}")
-
-
-def _pct(xs: list[float], p: float) -> float:
-    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))] if xs else 0.0
 
 
 _IMPORT = re.compile(r"^import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$")

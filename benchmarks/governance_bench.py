@@ -1,6 +1,6 @@
 """Per-call cost of the governance layer on the request path; prints figures.
 
-    .venv/bin/python benchmarks/governance_bench.py
+    .venv/bin/python -m benchmarks.governance_bench
 
 Measures: redaction of a ~10 KB prompt (clean code, and with planted secrets),
 `DataBoundary.excluded`, `QuotaStore.try_consume` (one BEGIN IMMEDIATE transaction),

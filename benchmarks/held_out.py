@@ -8,7 +8,7 @@ every file stays context, only where the cursor is differs), and for each overri
 half (seeds 1 and 2) and on the tuning half (seed 1). A value earns its place when it does
 not lose on the validation half; the table it prints is the one in docs/tuning.md.
 
-    .venv/bin/python benchmarks/held_out.py [--positions 150] [--corpus npm:tree-sitter@0.21.1 ...]
+    .venv/bin/python -m benchmarks.held_out [--positions 150] [--corpus npm:tree-sitter@0.21.1 ...]
 
 The columns are `context_recall`'s: in-file recall with 3 tabs and the index (random
 lines), cross-file recall from a tab and from the index only.
@@ -24,19 +24,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from benchmarks.context_recall import Corpus, Run, _language_of, corpus_loaders, run_corpus
 from lsp_assist.languages import registry
 from lsp_assist.languages.tuning import DEFAULT
-
-try:
-    from benchmarks.context_recall import Corpus, Run, _language_of, corpus_loaders, run_corpus
-except ImportError:  # run as a script from benchmarks/
-    from context_recall import (  # type: ignore[no-redef]
-        Corpus,
-        Run,
-        _language_of,
-        corpus_loaders,
-        run_corpus,
-    )
 
 #: corpus -> the profile (language) whose overrides it chose.
 OVERRIDES = {

@@ -12,14 +12,13 @@ up with (the finished stream's first line), "exact@first" the first answer shown
 `--backends inprocess server` runs today's path (llama-cpp-python server, trimmed prompt)
 in the same run.
 
-Usage: python benchmarks/humaneval_local.py [--n 80] [--models gemma3-270m smollm2]
+Usage: python -m benchmarks.humaneval_local [--n 80] [--models gemma3-270m smollm2]
        [--backends inprocess server]
 Data: ../shared/data/humaneval-infilling (MIT licence).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gzip
@@ -34,8 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import ROOT, arg_parser, percentile
+
 DATA = ROOT.parent / "shared" / "data" / "humaneval-infilling" / "HumanEval-SingleLineInfilling.jsonl.gz"
 
 
@@ -181,7 +180,7 @@ async def run_model(
         "load_s": load_s,
         "ttft_p50": statistics.median(ttft) if ttft else float("nan"),
         "total_p50": statistics.median(total) if total else float("nan"),
-        "total_p95": sorted(total)[int(0.95 * (len(total) - 1))] if total else float("nan"),
+        "total_p95": percentile(total, 95),
         "final_p50": statistics.median(final_s) if final_s else float("nan"),
     }
 
@@ -202,7 +201,7 @@ async def main() -> int:
         import logging
 
         logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--n", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--models", nargs="+", default=["gemma3-270m", "smollm2"])

@@ -23,9 +23,9 @@ from the same context (`LocalProvider._constraint`). Then, on the same loaded en
 
 Each task's record goes to a JSONL file; `--start/--stop` run a slice (short locked runs).
 
-    flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/humaneval_rerank.py \\
+    flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.humaneval_rerank \\
         --seed 7 --n 80 --start 0 --stop 40 --out /tmp/rerank-s7.jsonl
-    .venv/bin/python benchmarks/humaneval_rerank.py --report /tmp/rerank-s7.jsonl [--rule ...]
+    .venv/bin/python -m benchmarks.humaneval_rerank --report /tmp/rerank-s7.jsonl [--rule ...]
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,10 +41,8 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.humaneval_local import (  # noqa: E402
+from benchmarks.common import arg_parser
+from benchmarks.humaneval_local import (
     DATA,
     _members_ready,
     final_first_line,
@@ -390,7 +387,7 @@ def report(paths: list[str]) -> None:
 
 
 async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--n", type=int, default=80)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--start", type=int, default=0)

@@ -10,7 +10,7 @@ against the loopback fake model, with the workspace root at the 19k-file tree of
 - while indexing: a fresh cache, so the build starts at `initialized` (about 30-50 s on
   2 cores) and runs through every measured request.
 
-Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/index_latency.py [--n 20]
+Usage: flock -x /tmp/lsp-cpu.lock python -m benchmarks.index_latency [--n 20]
 """
 
 from __future__ import annotations
@@ -25,12 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.latency import lsp_peer, pct, single_requests  # noqa: E402
-from benchmarks.workspace_index import WORK, make_19k  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
+from benchmarks.common import ROOT, FakeModelProcess, arg_parser, percentile
+from benchmarks.latency import lsp_peer, single_requests
+from benchmarks.workspace_index import WORK, make_19k
 
 
 def _warmup(root: Path, cache: Path) -> float:
@@ -61,11 +58,11 @@ async def scenario(
 
 
 def _fmt(values: list[float], q: float) -> str:
-    return f"{pct(values, q):.2f}" if values else "-"
+    return f"{percentile(values, q):.2f}" if values else "-"
 
 
 async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--ttft-ms", type=float, default=120.0)
     ap.add_argument("--tokens-per-s", type=float, default=125.0)
@@ -93,7 +90,7 @@ async def main() -> int:
     ]
     for label, key, q in rows:
         a, b = idle[key], during[key]
-        diff = pct(b, q) - pct(a, q) if a and b else float("nan")
+        diff = percentile(b, q) - percentile(a, q) if a and b else float("nan")
         print(f"{label:44} {_fmt(a, q):>8} {_fmt(b, q):>15} {diff:>+11.2f}")
     print(f"\nmodel calls for typing-through / cache hits while indexing: {during['typing_calls']} / "
           f"{during['hit_calls']} (idle: {idle['typing_calls']} / {idle['hit_calls']})")  # fmt: skip

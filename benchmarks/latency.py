@@ -29,7 +29,7 @@ to the first-line and full-stream floors; and with --sweep, the debounce curve (
 burst against the last key's latency) on bursts typing real code, with the points chosen for
 the embedded model and for a paid remote tier (docs/latency.md).
 
-Usage: python benchmarks/latency.py [--ttft-ms 120] [--tokens-per-s 125] [--n 20] [--bursts 4]
+Usage: python -m benchmarks.latency [--ttft-ms 120] [--tokens-per-s 125] [--n 20] [--bursts 4]
        [--per-kind 3] [--skip-singles] [--skip-positions] [--skip-bursts] [--sweep]
 """
 
@@ -46,14 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.positions import FILES, KINDS, Position, stdlib_positions  # noqa: E402
-from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
-from benchmarks.typing_trace import PROFILES, RECORDED_DIR, burst_gaps, recorded_bursts  # noqa: E402
-from tests.fakes.fake_model_server import Script, split_tokens  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
+from benchmarks.common import ROOT, FakeModelProcess, Script, arg_parser, percentile, split_tokens
+from benchmarks.positions import FILES, KINDS, Position, stdlib_positions
+from benchmarks.rpc_client import RpcClient, server_cmd
+from benchmarks.typing_trace import PROFILES, RECORDED_DIR, burst_gaps, recorded_bursts
 
 COMPLETION = "return compute_total(items, tax_rate)\n    # more lines follow\n    return None\n"
 NEWLINE_TOKEN = next(i for i, t in enumerate(split_tokens(COMPLETION)) if "\n" in t)
@@ -68,13 +64,6 @@ POSITION_TOKENS = len(split_tokens(POSITION_COMPLETION))
 # VS Code asks for inline completions 50 ms after the change that prompts them
 # (InlineCompletionsDebounce, min = max = 50 ms); Neovim 0.12 200 ms.
 EDITOR_GAP_MS = 50.0
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
 
 
 def doc_text(i: int) -> str:
@@ -369,7 +358,7 @@ def p50v(values: list[float]) -> str:
 
 
 def p95v(values: list[float]) -> str:
-    return f"{pct(values, 95):.1f}" if values else "-"
+    return f"{percentile(values, 95):.1f}" if values else "-"
 
 
 async def single_requests(
@@ -718,7 +707,7 @@ def p50(values: list[float]) -> str:
 
 
 def p95(values: list[float]) -> str:
-    return f"{pct(values, 95):.2f} ms" if values else "-"
+    return f"{percentile(values, 95):.2f} ms" if values else "-"
 
 
 def print_singles(singles: dict[str, dict[str, Any]], tabby: Peer | None, why_not: str) -> None:
@@ -762,7 +751,7 @@ def print_singles(singles: dict[str, dict[str, Any]], tabby: Peer | None, why_no
 
 
 async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--ttft-ms", type=float, default=120.0)
     ap.add_argument("--tokens-per-s", type=float, default=125.0)
     ap.add_argument("--n", type=int, default=20)
@@ -857,9 +846,9 @@ async def main() -> int:
     print(
         f"prompt stage per keystroke, json/decoder.py (350 lines) + 3 tabs, in-process,"
         f" n={len(reuse['reused'])}: reused from the last keystroke p50"
-        f" {statistics.median(reuse['reused']):.2f} ms (p95 {pct(reuse['reused'], 95):.2f}); rebuilt"
+        f" {statistics.median(reuse['reused']):.2f} ms (p95 {percentile(reuse['reused'], 95):.2f}); rebuilt"
         f" from an empty context engine p50 {statistics.median(reuse['rebuilt']):.2f} ms"
-        f" (p95 {pct(reuse['rebuilt'], 95):.2f})"
+        f" (p95 {percentile(reuse['rebuilt'], 95):.2f})"
     )
     print()
     print(f"typing bursts of 12 keys (gaps: benchmarks/typing_trace.py), {args.bursts} per model profile")

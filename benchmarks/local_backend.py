@@ -8,7 +8,7 @@ For each: start-up time, time to first token (cold and warm), how long generatio
 after the consumer stops (cancellation latency), and the longest event-loop stall seen by
 a 1 ms ticker while generating. Prints figures; asserts nothing.
 
-    .venv/bin/python benchmarks/local_backend.py [--model gemma3-270m|smollm2|PATH] [--runs 5]
+    .venv/bin/python -m benchmarks.local_backend [--model gemma3-270m|smollm2|PATH] [--runs 5]
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.templates import render_completion

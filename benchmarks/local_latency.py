@@ -34,7 +34,7 @@ Other measurements (in-process, on the engine directly):
   --preempt       a request's first token while the refine model rewrites, against idle
 
 Run under the exclusive CPU lock:
-  flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/local_latency.py [--statements 6]
+  flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.local_latency [--statements 6]
 """
 
 from __future__ import annotations
@@ -56,10 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.rpc_client import RpcClient  # noqa: E402
+from benchmarks.common import ROOT, percentile
+from benchmarks.rpc_client import RpcClient
 
 SOURCE_MODULE = "json.decoder"
 REST_S = 0.5  # the cursor rests this long before the first key (issue 26's target)
@@ -76,13 +74,6 @@ def client_rest_s(source: Path) -> float:
     except OSError:
         found = None
     return int(found.group(1)) / 1000.0 if found else CLIENT_REST_S
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q / 100 * len(s) + 0.5) - 1))]
 
 
 def source_path(module: str) -> Path:
@@ -424,21 +415,21 @@ def analyse(sess: Session, log: Path, model_log: Path) -> dict[str, Any]:
         "answered": len(measured),
         "cancelled": sum(r.cancelled for r in sess.reqs),
         "model_answers": len(model),
-        "k2a_model_p50": pct([(r.answered - r.sent) * 1000 for r in model], 50),
-        "k2a_model_p90": pct([(r.answered - r.sent) * 1000 for r in model], 90),
-        "k2a_typing_model_p50": pct([(r.answered - r.sent) * 1000 for r in typing_model], 50),
-        "k2a_cold_p50": pct([(r.answered - r.sent) * 1000 for r in cold_model], 50),
-        "k2a_all_p50": pct([(r.answered - r.sent) * 1000 for r in measured], 50),
+        "k2a_model_p50": percentile([(r.answered - r.sent) * 1000 for r in model], 50),
+        "k2a_model_p90": percentile([(r.answered - r.sent) * 1000 for r in model], 90),
+        "k2a_typing_model_p50": percentile([(r.answered - r.sent) * 1000 for r in typing_model], 50),
+        "k2a_cold_p50": percentile([(r.answered - r.sent) * 1000 for r in cold_model], 50),
+        "k2a_all_p50": percentile([(r.answered - r.sent) * 1000 for r in measured], 50),
         # The last key of each typed statement: the suggestion the user sees when they stop.
-        "k2a_last_p50": pct(
+        "k2a_last_p50": percentile(
             [(r.answered - r.sent) * 1000 for r in measured if r.phase == "typing" and not r.remaining], 50
         ),
-        "k2a_all_p90": pct([(r.answered - r.sent) * 1000 for r in measured], 90),
-        "ttft_typing_p50": pct([r.ttft for r in typing_model if r.outcome == "model" and r.ttft], 50),
-        "ttft_cold_p50": pct([r.ttft for r in cold_model if r.outcome == "model" and r.ttft], 50),
-        "evaluated_p50": pct([float(x) for x in evaluated], 50),
+        "k2a_all_p90": percentile([(r.answered - r.sent) * 1000 for r in measured], 90),
+        "ttft_typing_p50": percentile([r.ttft for r in typing_model if r.outcome == "model" and r.ttft], 50),
+        "ttft_cold_p50": percentile([r.ttft for r in cold_model if r.outcome == "model" and r.ttft], 50),
+        "evaluated_p50": percentile([float(x) for x in evaluated], 50),
         "evaluated_mean": statistics.fmean(evaluated) if evaluated else float("nan"),
-        "prompt_tokens_p50": pct([float(x) for x in prompt], 50),
+        "prompt_tokens_p50": percentile([float(x) for x in prompt], 50),
         "gen_tok_s": statistics.median(rates) if rates else float("nan"),
         "empty_share": _share(r for r in measured if r.remaining.strip()),
         "empty_share_typing": _share(r for r in measured if r.remaining.strip() and r.phase == "typing"),
@@ -461,9 +452,9 @@ def _jump_figures(measured: list[Req]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for phase in ("fresh", "invoked", "rest"):
         ms = [(r.answered - r.sent) * 1000 for r in measured if r.phase == phase]
-        out[f"{phase}_p50"], out[f"{phase}_p90"] = pct(ms, 50), pct(ms, 90)
+        out[f"{phase}_p50"], out[f"{phase}_p90"] = percentile(ms, 50), percentile(ms, 90)
         out[f"{phase}_n"] = len(ms)
-        out[f"{phase}_ttft"] = pct([r.ttft for r in measured if r.phase == phase and r.ttft], 50)
+        out[f"{phase}_ttft"] = percentile([r.ttft for r in measured if r.phase == phase and r.ttft], 50)
     jumps = [r for r in measured if r.phase in ("fresh", "invoked", "rest")]
     out["jump_nonempty"] = 1 - _share(jumps) if jumps else float("nan")
     typing = [r for r in measured if r.phase == "typing" and r.remaining.strip()]
@@ -844,8 +835,9 @@ async def tradeoff_main(args: argparse.Namespace) -> None:
             await rt.aclose()
         n = len(tasks)
         print(
-            f"{size or 'all':>18}{pct(sizes, 50):>19.0f}{statistics.fmean(recalls) if recalls else 0:>8.0%}"
-            f"{exact / n:>8.1%}{passed / n:>8.1%}{pct(ttft, 50):>8.0f}ms",
+            f"{size or 'all':>18}{percentile(sizes, 50):>19.0f}"
+            f"{statistics.fmean(recalls) if recalls else 0:>8.0%}"
+            f"{exact / n:>8.1%}{passed / n:>8.1%}{percentile(ttft, 50):>8.0f}ms",
             flush=True,
         )
 
@@ -992,7 +984,7 @@ async def preempt_main(args: argparse.Namespace) -> None:
             ("first token, during a rewrite (ms)", busy),
         ):
             xs = sorted(xs)
-            print(f"{label:34}{pct(xs, 50):>8.0f}{pct(xs, 90):>8.0f}{xs[-1]:>8.0f}")
+            print(f"{label:34}{percentile(xs, 50):>8.0f}{percentile(xs, 90):>8.0f}{xs[-1]:>8.0f}")
         print(f"rewrites stopped before writing: {stopped} / {args.trials}")
     finally:
         await p.aclose()

@@ -1,6 +1,6 @@
 """Long lines: typing at the end of a one-line minified file of ~2 MB, over real stdio.
 
-    .venv/bin/python benchmarks/long_line.py [--sizes 1900000,2100000] [--keys 12]
+    .venv/bin/python -m benchmarks.long_line [--sizes 1900000,2100000] [--keys 12]
                                              [--gap-ms 300] [--root PATH]
 
 The real `lsp-assist serve` against the loopback fake model (its own process), with the
@@ -21,18 +21,13 @@ import argparse
 import asyncio
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.rpc_client import RpcClient, server_at  # noqa: E402
-from tests.fakes.fake_model_server import Script  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
+from benchmarks.common import ROOT, FakeModelProcess, Script
+from benchmarks.rpc_client import RpcClient, server_at
 
 SOURCES = ROOT / "editors" / "vscode" / "src"
 

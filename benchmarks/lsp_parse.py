@@ -8,27 +8,22 @@ default=protocol._serialize_message)` next to a bare `json.dumps` of the same di
 decides whether the protocol layer is worth optimizing: it is not when it is microseconds
 against a 1-2 ms budget. `benchmarks/latency.py` prints the same figures.
 
-Usage: python benchmarks/lsp_parse.py [--n 5000]
+Usage: python -m benchmarks.lsp_parse [--n 5000]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from lsprotocol import types
+from pygls.protocol import JsonRPCResponseMessage
 
-from lsprotocol import types  # noqa: E402
-from pygls.protocol import JsonRPCResponseMessage  # noqa: E402
-
-from benchmarks.latency import doc_text  # noqa: E402
-from lsp_assist.protocol import convert  # noqa: E402
-from lsp_assist.protocol.handlers import create_server  # noqa: E402
+from benchmarks.common import arg_parser
+from benchmarks.latency import doc_text
+from lsp_assist.protocol import convert
+from lsp_assist.protocol.handlers import create_server
 
 
 def frames() -> dict[str, bytes]:
@@ -93,7 +88,7 @@ def measure(n: int) -> list[tuple[str, float, float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--n", type=int, default=5000)
     args = ap.parse_args()
     print(f"{'message':<24}{'pygls (de)serialize':>26}{'json only':>18}")

@@ -19,12 +19,11 @@ Printed, for both paths:
   token on each path, and the time inside `restrict`/`accept` per masked token.
 
 Run under the exclusive CPU lock (each run under ~8 minutes):
-  flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/member_names.py [--positions 80]
+  flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.member_names [--positions 80]
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import asyncio
 import importlib
@@ -41,8 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import arg_parser
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -286,7 +284,7 @@ def report(positions: list[Position], free: Tally, constrained: Tally, load_s: f
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--positions", type=int, default=80)
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--seed", type=int, default=26)

@@ -29,7 +29,7 @@ for the rules: 10 ms); for the fake model formats also from its last token to th
 response. The floor: the same request for a stale version (no prediction). Run under the
 shared CPU lock:
 
-    flock -x /tmp/lsp-cpu.lock python benchmarks/next_edit.py [--formats zeta,sweep,instruct]
+    flock -x /tmp/lsp-cpu.lock python -m benchmarks.next_edit [--formats zeta,sweep,instruct]
         [--before REF] [--model qwen2.5-coder-1.5b --model-cases 40 --model-budget-s 540]
 """
 
@@ -42,7 +42,6 @@ import io
 import json
 import statistics
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time
@@ -51,12 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.next_edit_corpus import OUT as CORPUS  # noqa: E402
-from benchmarks.next_edit_model import model_server, warm  # noqa: E402
-from benchmarks.next_edit_score import (  # noqa: E402
+from benchmarks.common import ROOT, FakeModelServer, Script, arg_parser
+from benchmarks.next_edit_corpus import OUT as CORPUS
+from benchmarks.next_edit_model import model_server, warm
+from benchmarks.next_edit_score import (
     HEADER,
     Outcome,
     SessionOutcome,
@@ -69,10 +66,9 @@ from benchmarks.next_edit_score import (  # noqa: E402
     session_table,
     table,
 )
-from benchmarks.next_edit_session import METHOD, keys_for, send_key, session, u16  # noqa: E402
-from benchmarks.rpc_client import RpcClient, server_at, server_cmd  # noqa: E402
-from lsp_assist.nextedit.formats import instruct, sweep, zeta  # noqa: E402
-from tests.fakes.fake_model_server import FakeModelServer, Script  # noqa: E402
+from benchmarks.next_edit_session import METHOD, keys_for, send_key, session, u16
+from benchmarks.rpc_client import RpcClient, server_at, server_cmd
+from lsp_assist.nextedit.formats import instruct, sweep, zeta
 
 OFFLINE = {"provider": "offline"}
 #: Today's rules (main before issue 38), run beside the new ones.
@@ -404,7 +400,7 @@ async def main_async(args: argparse.Namespace) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--cases", type=int, default=0, help="first N cases only (0: all)")
     ap.add_argument("--formats", default="zeta,sweep,instruct", help="fake-model formats ('' for none)")
     ap.add_argument("--before", default=BEFORE, help="git ref of today's rules, run beside ('' to skip)")

@@ -13,7 +13,7 @@ its smallest differing span, widened to whole identifiers (`old` -> `new` at a c
   alarm, unless it leaves a row as the commit did (`rows`: the commit's paired changes in
   that file, old row -> new row).
 
-    python benchmarks/next_edit_corpus.py /work/.mirror/psf+requests/repo:psf/requests ...
+    python -m benchmarks.next_edit_corpus /work/.mirror/psf+requests/repo:psf/requests ...
 
 writes `benchmarks/data/next_edit_cases.json.gz` (provenance: repo, commit, path; the file
 before the commit; the places). Git directories come from any clone (bare is fine); the
@@ -23,7 +23,6 @@ not depend on the controls: adding controls leaves the earlier cases as they wer
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import re
@@ -32,6 +31,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common import arg_parser
 
 OUT = Path(__file__).resolve().parent / "data" / "next_edit_cases.json.gz"
 MAX_FILE_CHARS = 30_000
@@ -232,7 +233,7 @@ def mine_controls(git_dir: str, repo: str, commits: int, per_repo: int) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("sources", nargs="+", help="GIT_DIR:owner/name")
     ap.add_argument("--commits", type=int, default=2000, help="commits scanned per repository")
     ap.add_argument("--per-repo", type=int, default=40, help="repeated cases kept per repository")

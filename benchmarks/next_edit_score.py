@@ -15,9 +15,11 @@ never moves between them.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from benchmarks.common import percentile
 
 #: Repositories the rules' constants were tuned on.
 TUNING = ("psf/requests", "pallets/click", "pallets/flask")
@@ -110,11 +112,6 @@ def judge(i: int, case: dict[str, Any], edit: dict[str, Any] | None, **timing: f
     return Outcome(i, False, proposed=True, correct=correct, next=is_next, **timing)
 
 
-def _pct(values: Sequence[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 @dataclass(frozen=True)
 class Figures:
     cases: int
@@ -152,8 +149,8 @@ def figures(outcomes: Iterable[Outcome]) -> Figures:
         next=sum(o.next for o in rep),
         controls=len(ctl),
         false_alarms=sum(o.false_alarm for o in ctl),
-        latency=(statistics.median(lat), _pct(lat, 0.95)) if lat else None,
-        after_token=(statistics.median(tok), _pct(tok, 0.95)) if tok else None,
+        latency=(statistics.median(lat), percentile(lat, 95)) if lat else None,
+        after_token=(statistics.median(tok), percentile(tok, 95)) if tok else None,
     )
 
 

@@ -16,7 +16,7 @@ before the check, e.g. `git worktree add /tmp/base <commit>`) and on this checko
 alternating rounds of separate processes on the same machine, and prints p50 and p95 of
 both and the difference. Target: the check adds at most 0.1 ms to a cache hit's p50.
 
-    .venv/bin/python benchmarks/policy_check.py [--samples 3000] [--rounds 3] [--compare BASE]
+    .venv/bin/python -m benchmarks.policy_check [--samples 3000] [--rounds 3] [--compare BASE]
 """
 
 from __future__ import annotations
@@ -130,12 +130,9 @@ def _child(code: Path, samples: int) -> dict[str, list[float]]:
     return data
 
 
-def _p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def _compare(base: Path, samples: int, rounds: int) -> None:
+    from benchmarks.common import percentile  # not at the top: a child runs under an older checkout
+
     runs: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
     for _ in range(rounds):  # alternating, so both see the same machine load
         for name, code in (("before", base), ("after", ROOT)):
@@ -146,8 +143,8 @@ def _compare(base: Path, samples: int, rounds: int) -> None:
         b, a = runs["before"][kind], runs["after"][kind]
         pb, pa = statistics.median(b), statistics.median(a)
         print(
-            f"{kind + ' hit':<12} before p50 {pb:.4f} ms p95 {_p(b, 0.95):.4f} ms | "
-            f"after p50 {pa:.4f} ms p95 {_p(a, 0.95):.4f} ms | added p50 {pa - pb:+.4f} ms"
+            f"{kind + ' hit':<12} before p50 {pb:.4f} ms p95 {percentile(b, 95):.4f} ms | "
+            f"after p50 {pa:.4f} ms p95 {percentile(a, 95):.4f} ms | added p50 {pa - pb:+.4f} ms"
         )
 
 
@@ -177,9 +174,13 @@ def main() -> None:
         _compare(args.compare.resolve(), args.samples, args.rounds)
         _check_alone(args.samples)
         return
+    from benchmarks.common import percentile
+
     got: dict[str, Any] = asyncio.run(_measure(args.samples))
     for kind, values in got.items():
-        print(f"{kind + ' hit':<12} p50 {statistics.median(values):.4f} ms p95 {_p(values, 0.95):.4f} ms")
+        print(
+            f"{kind + ' hit':<12} p50 {statistics.median(values):.4f} ms p95 {percentile(values, 95):.4f} ms"
+        )
     _check_alone(args.samples)
 
 

@@ -23,7 +23,7 @@ and reasons, part labels, reasons and sizes, mode, stop, max tokens, line parts,
 with the corpora folder's path replaced by `<corpora>` (two worktrees' corpora folders
 differ; the standard library's paths are the interpreter's, the same for both).
 
-    flock -x /tmp/lsp-cpu.lock .venv/bin/python benchmarks/prompt_digest.py \
+    flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.prompt_digest \
         [--positions 40] [--seed 1] [--corpus stdlib --corpus go ...]
 """
 
@@ -136,7 +136,7 @@ def main() -> None:
         # of names is summed in (2 of stdlib's 280 at PYTHONHASHSEED=3: an outline's file
         # weight ties at float rounding): one fixed seed, so two runs compare the code only.
         os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, [sys.executable, *sys.argv])
+        os.execv(sys.executable, [sys.executable, "-m", "benchmarks.prompt_digest", *sys.argv[1:]])
     ap = argparse.ArgumentParser()
     ap.add_argument("--positions", type=int, default=40, help="per stratum per corpus")
     ap.add_argument("--seed", type=int, default=1)

@@ -44,7 +44,7 @@ and a workspace holding the positions' packages (target lines blank on disk). Be
 positions, a warm-up session (two typed lines and rests) and a wait until the server's CPU
 is idle: the figures are after the model load.
 
-    .venv/bin/python benchmarks/quality_over_time.py --checkout base=/work/wt-base \\
+    .venv/bin/python -m benchmarks.quality_over_time --checkout base=/work/wt-base \\
         --checkout new=/work/main [--positions 6] [--configs gemma,coder,today,new]
         [--corpus stdlib --corpus pypi:rich==13.9.4] [--seed 1] [--time-limit 1500]
 
@@ -70,12 +70,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.context_recall import corpus_loaders, half_of, prose_rows  # noqa: E402
-from benchmarks.latency import insert, open_doc, pct  # noqa: E402
-from benchmarks.rpc_client import RpcClient  # noqa: E402
+from benchmarks.common import ROOT, percentile
+from benchmarks.context_recall import corpus_loaders, half_of, prose_rows
+from benchmarks.latency import insert, open_doc
+from benchmarks.rpc_client import RpcClient
 
 KEY_GAP_S = 0.08  # between two keys
 READ_S = 2.0  # the user reads the file before typing
@@ -778,8 +776,9 @@ def print_tables(
             ratio_first = f"{f50 / first_floor:.1f}x" if f50 and first_floor else "-"
             ratio_rew = f"{r50 / fc:.1f}x" if r50 and fc and len(cfg.writers) > 1 else "-"
             ready = statistics.mean(tl.ready for _, tl in rows)
+            f90 = percentile(firsts, 90) if firsts else None
             print(
-                f"{cfg.label:<24}{scenario:<8}{_ms(f50):>10}{_ms(pct(firsts, 90) if firsts else None):>6}"
+                f"{cfg.label:<24}{scenario:<8}{_ms(f50):>10}{_ms(f90):>6}"
                 f"{len(rows) - len(firsts):>5}{_ms(r50):>12}{f'{len(rewrites)}/{len(rows)}':>6}{ready:>6.1f}"
                 f"{_ms(fg):>8}{_ms(fc):>8}{ratio_first:>9}{ratio_rew:>8}"
             )
@@ -812,7 +811,7 @@ def print_tables(
             errs = sorted({r.error for r in runs if r.error})
             print(
                 f"{label:<24}{len(runs):>4}{_ms(statistics.median(secs) if secs else None):>8}"
-                f"{_ms(pct(secs, 90) if secs else None):>8}{_share([s.exact for s in sc]):>7}"
+                f"{_ms(percentile(secs, 90) if secs else None):>8}{_share([s.exact for s in sc]):>7}"
                 f"{_share([s.first for s in sc]):>10}{statistics.mean(s.sim for s in sc) if sc else 0:>6.2f}"
                 f"  {'; '.join(errs) or '-'}"
             )

@@ -1,6 +1,6 @@
 """Secret redaction: recall and false positives of lsp-assist's rules vs detect-secrets.
 
-    .venv/bin/python benchmarks/secrets_corpus.py [--real-mb 4] [--n 300]
+    .venv/bin/python -m benchmarks.secrets_corpus [--real-mb 4] [--n 300]
 
 Three measurements, each printed for every redactor on the same input:
 
@@ -30,11 +30,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from lsp_assist.governance.redaction import Redactor  # noqa: E402
-from tests.data.secrets_corpus import BENIGN, PLANTED, Case  # noqa: E402
+from benchmarks.common import ROOT, percentile
+from lsp_assist.governance.redaction import Redactor
+from tests.data.secrets_corpus import BENIGN, PLANTED, Case
 
 EXT = {
     "python": ".py", "javascript": ".js", "typescript": ".ts", "go": ".go", "java": ".java",
@@ -157,7 +155,7 @@ def timing(finders: dict[str, Find], n: int) -> None:
                 find(text, ".py")
                 samples.append((time.perf_counter() - t) * 1000)
             samples.sort()
-            row.append((statistics.median(samples), samples[int(0.95 * (len(samples) - 1))]))
+            row.append((statistics.median(samples), percentile(samples, 95)))
         if base is None:
             base = row[0][0]
         print(

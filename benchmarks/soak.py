@@ -1,7 +1,7 @@
 """Soak: thousands of completion requests with edits and cancellations; RSS every 1,000.
 
-    .venv/bin/python benchmarks/soak.py [--requests 10000] [--every 1000] [--no-baseline]
-    .venv/bin/python benchmarks/soak.py --documents 20 --requests 30000 [--seed 1] [--root PATH]
+    .venv/bin/python -m benchmarks.soak [--requests 10000] [--every 1000] [--no-baseline]
+    .venv/bin/python -m benchmarks.soak --documents 20 --requests 30000 [--seed 1] [--root PATH]
 
 The real `lsp-assist serve` over stdio against the loopback fake model (its own
 process). The quality tier is offline, so the embedded model (hundreds of MB, loaded at
@@ -45,17 +45,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.rpc_client import RpcClient, server_at, server_cmd  # noqa: E402
-from tests.fakes.fake_model_server import Script  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
+from benchmarks.common import ROOT, FakeModelProcess, Script
+from benchmarks.rpc_client import RpcClient, server_at, server_cmd
 
 LEAKY = [
     sys.executable,
     "-c",
-    "from lsp_assist.protocol.handlers import AssistProtocol\n"
+    "from lsp_assist.protocol.server import AssistProtocol\n"
     "AssistProtocol.forget_done_futures = False\n"
     "from lsp_assist.cli.main import main\n"
     "raise SystemExit(main(['serve']))\n",

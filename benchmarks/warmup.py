@@ -14,7 +14,7 @@
    that is not open (`ledger.py`) reached the prompt the fake received (cross-file context).
 Figures are printed, not asserted.
 
-Usage: python benchmarks/warmup.py [--ttft-ms 80] [--n 5] [--stdlib PATH]
+Usage: python -m benchmarks.warmup [--ttft-ms 80] [--n 5] [--stdlib PATH]
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import asyncio
 import os
 import shutil
 import statistics
-import sys
 import sysconfig
 import tempfile
 import time
@@ -33,13 +32,9 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.rpc_client import RpcClient, server_cmd  # noqa: E402
-from lsp_assist.workspace.index import WorkspaceIndex  # noqa: E402
-from tests.fakes.fake_model_server import Script, prompt_of  # noqa: E402
-from tests.fakes.process import FakeModelProcess  # noqa: E402
+from benchmarks.common import FakeModelProcess, Script, prompt_of
+from benchmarks.rpc_client import RpcClient, server_cmd
+from lsp_assist.workspace.index import WorkspaceIndex
 
 LEDGER = (
     "class Ledger:\n    entries: list[int]\n\n\n"

@@ -22,8 +22,8 @@ mix of sizes) and prints seconds and CPU per 1,000 files for each. `--baseline-s
 the same builds, in the same run, with the `lsp_assist` package found under DIR (for example
 an export of the previous commit) for before/after figures.
 
-Usage: flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --tree 19k
-       flock -x /tmp/lsp-cpu.lock python benchmarks/workspace_index.py --scaling [--baseline-src DIR]
+Usage: flock -x /tmp/lsp-cpu.lock python -m benchmarks.workspace_index --tree 19k
+       flock -x /tmp/lsp-cpu.lock python -m benchmarks.workspace_index --scaling [--baseline-src DIR]
            [--unique]   (also the 19k tree with one file per distinct content)
 """
 
@@ -47,8 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.common import ROOT, arg_parser, percentile
 
 WORK = Path(tempfile.gettempdir()) / "lsp-index-bench"
 PROBE_S = 0.02
@@ -212,13 +211,6 @@ def _rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
     return 0.0
 
 
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(q * len(s)))]
-
-
 async def _probe(rt: Any, doc: Any, cursor: Any, stop: asyncio.Event) -> dict[str, list[float]]:
     builds: list[float] = []
     lags: list[float] = []
@@ -234,10 +226,10 @@ async def _probe(rt: Any, doc: Any, cursor: Any, stop: asyncio.Event) -> dict[st
 
 def _stats(p: dict[str, list[float]]) -> dict[str, float]:
     return {
-        "build_p50": _pct(p["build"], 0.5),
-        "build_p90": _pct(p["build"], 0.9),
+        "build_p50": percentile(p["build"], 50),
+        "build_p90": percentile(p["build"], 90),
         "build_max": max(p["build"], default=float("nan")),
-        "lag_p90": _pct(p["lag"], 0.9),
+        "lag_p90": percentile(p["lag"], 90),
         "lag_max": max(p["lag"], default=float("nan")),
         "n": len(p["build"]),
     }
@@ -425,7 +417,7 @@ def report(name: str, root: Path, runs: dict[str, dict[str, Any]]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arg_parser(__doc__)
     ap.add_argument("--tree", choices=["19k", "100k"], default="19k")
     ap.add_argument("--files", type=int, default=100_000, help="files of the generated tree")
     ap.add_argument("--old-cap-s", type=float, default=240.0)

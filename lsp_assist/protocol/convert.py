@@ -83,29 +83,29 @@ def completion_list(
     """
     if not text:
         return types.InlineCompletionList(items=[])
-
-    def accepted(i: int) -> types.Command:
-        return types.Command(title="accepted", command="lspAssist.accepted", arguments=list(ids[i : i + 1]))
-
     if typed and start is not None:
         item = types.InlineCompletionItem(
             insert_text=typed + text,
             filter_text=typed + text,
             range=types.Range(start=start, end=position),
-            command=accepted(0),
+            command=_accepted(ids, 0),
         )
     else:
-        item = types.InlineCompletionItem(
-            insert_text=text,
-            range=types.Range(start=position, end=position),
-            command=accepted(0),
-        )
+        item = _item(text, position, _accepted(ids, 0))
     others = [
-        types.InlineCompletionItem(
-            insert_text=alt,
-            range=types.Range(start=position, end=position),
-            command=accepted(i),
-        )
+        _item(alt, position, _accepted(ids, i))
         for i, alt in enumerate((a for a in alternatives if a), start=1)
     ]
     return types.InlineCompletionList(items=[item, *others])
+
+
+def _item(text: str, position: types.Position, command: types.Command) -> types.InlineCompletionItem:
+    """An item inserting `text` at `position`."""
+    return types.InlineCompletionItem(
+        insert_text=text, range=types.Range(start=position, end=position), command=command
+    )
+
+
+def _accepted(ids: Sequence[str], i: int) -> types.Command:
+    """The `lspAssist.accepted` command of item `i` (its suggestion id, when it has one)."""
+    return types.Command(title="accepted", command="lspAssist.accepted", arguments=list(ids[i : i + 1]))

@@ -1,7 +1,7 @@
 """The workspace index and the client: file events in, `$/progress` out.
 
 `wire` (at `initialized`) registers for `workspace/didChangeWatchedFiles` when the client
-supports dynamic registration (the handler in `handlers.py` passes the paths to
+supports dynamic registration (the handler in `documents.py` passes the paths to
 `WorkspaceService.note_file_events`), and turns the background build's progress lines
 into one work-done progress ("indexing ws: 1200/19000 files", with a percentage).
 """

@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 
 from lsp_assist.domain import Cursor
 from lsp_assist.nextedit.service import Answer
+from lsp_assist.pipeline import client_args
 from lsp_assist.protocol import convert
 from lsp_assist.server import Runtime
 
@@ -41,27 +42,10 @@ CAPABILITY = {"method": METHOD, "version": 1}
 
 
 class Host(Protocol):
-    """What the handlers read of the server (the AssistServer in handlers.py)."""
+    """What the handlers read of the server (the AssistServer in protocol/server.py)."""
 
     runtime: Runtime
     encoding: str
-
-
-def _params(value: Any) -> tuple[str, int, types.Position] | None:
-    """(uri, version, position) from the request's params (pygls hands plain objects over)."""
-    try:
-        doc, pos = _get(value, "textDocument"), _get(value, "position")
-        uri, version = _get(doc, "uri"), _get(doc, "version")
-        line, character = int(_get(pos, "line")), int(_get(pos, "character"))
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return None
-    if not isinstance(uri, str) or not isinstance(version, int) or line < 0 or character < 0:
-        return None
-    return uri, version, types.Position(line=line, character=character)
-
-
-def _get(value: Any, key: str) -> Any:
-    return value[key] if isinstance(value, dict) else getattr(value, key)
 
 
 def _position(rt: Runtime, uri: str, cursor: Cursor, encoding: str) -> dict[str, int]:
@@ -84,36 +68,16 @@ def edit_item(rt: Runtime, answer: Answer, encoding: str) -> dict[str, Any]:
     }
 
 
-def _item_id(value: Any) -> str | None:
-    """The shown edit's id: `item.id`, else its command's argument (copilot-lsp sends
-    `{item: {command}}` only)."""
-    try:
-        item = _get(value, "item")
-    except (AttributeError, KeyError, TypeError):
-        return None
-    for path in (("id",), ("command", "arguments")):
-        try:
-            found = item
-            for key in path:
-                found = _get(found, key)
-        except (AttributeError, KeyError, TypeError):
-            continue
-        if isinstance(found, list) and found:
-            found = found[0]
-        if isinstance(found, str):
-            return found
-    return None
-
-
 def register(server: LanguageServer) -> None:
     """Add the next-edit request, notification and commands to `server`."""
 
     @server.feature(METHOD)
     async def copilot_inline_edit(ls: Host, params: Any) -> dict[str, Any]:
-        request = _params(params)
+        request = client_args.next_edit_request(params)
         if request is None or ls.runtime.store.get(request[0]) is None:
             return {"edits": []}
-        uri, version, position = request
+        uri, version, at = request
+        position = types.Position(line=at.line, character=at.character)
         cursor = convert.to_cursor(ls.runtime.store, uri, position, ls.encoding)
         try:
             answers = await ls.runtime.next_edit.suggest(uri, version, cursor)
@@ -126,16 +90,16 @@ def register(server: LanguageServer) -> None:
 
     @server.feature(NOTIFY_SHOWN)
     def did_show_inline_edit(ls: Host, params: Any) -> None:
-        sid = _item_id(params)
+        sid = client_args.shown_item_id(params)
         if sid is not None:
             ls.runtime.next_edit.event(sid, "shown")
 
     @server.command(CMD_ACCEPT)
     def accept(ls: Host, *args: Any) -> dict[str, bool]:
-        sid = args[0] if args and isinstance(args[0], str) else None
+        sid = client_args.suggestion_id(args)
         return {"ok": sid is not None and ls.runtime.next_edit.event(sid, "accepted")}
 
     @server.command(CMD_REJECT)
     def reject(ls: Host, *args: Any) -> dict[str, bool]:
-        sid = args[0] if args and isinstance(args[0], str) else None
+        sid = client_args.suggestion_id(args)
         return {"ok": sid is not None and ls.runtime.next_edit.event(sid, "dismissed")}

@@ -66,16 +66,16 @@ async def test_status_carries_the_last_latency_and_tier_and_is_throttled(
         last = [s for s in statuses if s.get("outcome") == "model"][-1]
         assert last["tier"] == "fast" and last["provider"] == "openai"
         assert last["lastLatencyMs"] >= 40  # the fake waits 40 ms before its first token
-        # A burst of answered requests (typing-through / cache, instant): a few updates a
-        # second at most, and the last one arrives after the burst.
+        # A burst of answered requests (typing-through / cache, instant): coalesced into
+        # fewer updates than answers. How many go out per window is checked on a fake clock
+        # (tests/unit/protocol/test_status.py), not against this machine's speed.
         before = len(statuses)
-        started = time.monotonic()
-        for _ in range(30):
+        burst = 30
+        for _ in range(burst):
             await inline(client, uri, 1, 4, invoked=False)
-        elapsed = time.monotonic() - started
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.4)  # past the throttle's window: its pending update has gone out
         during = len(statuses) - before
-        assert 1 <= during <= int(elapsed / 0.25) + 2, (during, elapsed)
+        assert 1 <= during < burst, during
         assert statuses[-1]["outcome"] in ("cache", "typing_through", "model")
 
 
@@ -86,21 +86,19 @@ def _closed_port() -> int:
     return port  # closed again: connecting is refused
 
 
-async def test_unreachable_endpoint_is_named_within_a_second_once(tmp_path: Path) -> None:
+async def test_unreachable_endpoint_is_named_at_the_first_failure_once(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     async with lsp_session(tmp_path, openai_tiers(url)) as client:
         statuses = track(client, "lspAssist/status")
         uri = doc_uri(tmp_path, "calc.py")
         open_doc(client, uri, SOURCE)
         wanted = f"cannot connect to {url}"
-        started = time.monotonic()
-        request = asyncio.ensure_future(inline(client, uri, 1, 4))  # answered by the fallback
-        assert await wait_until(lambda: any(wanted in m.message for m in client.messages), timeout=3)
-        # The request's first connection attempt fails at once on loopback: the message
-        # comes within a second of it (measured from sending the request).
-        assert time.monotonic() - started < 1.0
-        await request
+        await inline(client, uri, 1, 4)  # answered by the fallback
+        # The request's first connection attempt fails at once on loopback, and the failure
+        # names the endpoint before the fallback answers: the message is on the wire ahead
+        # of that request's answer.
         shown = [m for m in client.messages if wanted in m.message]
+        assert len(shown) == 1, client.messages
         assert any(s.get("state") == "warning" and wanted in str(s.get("message")) for s in statuses)
         # More failures: no more messages (rate-limited), the status item keeps the warning.
         for _ in range(5):

@@ -45,6 +45,32 @@ if env.LSP_ASSIST_BUDGET_MS then
   defs.budget_ms = tonumber(env.LSP_ASSIST_BUDGET_MS)
 end
 
+-- How many textDocument/definition requests were still unanswered when a run first sent its
+-- definitions (counted, not timed: a run that waited for the slow answer sends with none).
+local asked, answered = 0, 0
+local real_client_request = inline.client_request
+inline.client_request = function(client, method, params, handler, ...)
+  if method ~= "textDocument/definition" then
+    return real_client_request(client, method, params, handler, ...)
+  end
+  asked = asked + 1
+  return real_client_request(client, method, params, function(...)
+    answered = answered + 1
+    return handler(...)
+  end, ...)
+end
+local real_run = defs.run
+defs.run = function(b, on_done)
+  return real_run(b, function(params)
+    if params ~= nil and results.unanswered_at_send == nil then
+      results.unanswered_at_send = asked - answered
+    end
+    if on_done then
+      on_done(params)
+    end
+  end)
+end
+
 local function wait(name, pred, timeout, then_do)
   results.step = name
   local t0 = uv.now()

@@ -137,8 +137,8 @@ def test_definitions_from_another_language_server_reach_the_prompt(tmp_path: Pat
     names = [a["name"] for a in asked]
     assert {"make_invoice", "compute_vat", "items", "rate"} <= set(names) and len(asked) <= 8
     assert not {"def", "return", "from", "import"} & set(names)  # keywords are never asked
-    # The slow answer (5 s) was not waited for: sent at the idle delay + the 150 ms budget.
-    assert r["sent_after_ms"] < 3000, r["sent_after_ms"]
+    # The slow answer (5 s) was not waited for: sent at the 150 ms budget with it unanswered.
+    assert r["unanswered_at_send"] >= 1, r
     assert any(f"Path: {impl}" in p and SIGNATURE in p for p in prompts), prompts[-1:]
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
 from benchmarks.rpc_client import RpcClient, server_cmd
+from lsp_assist.pipeline.client_args import plain
 from tests.e2e.conftest import (
     client_capabilities,
     doc_uri,
@@ -31,10 +33,13 @@ async def test_every_request_is_answered_within_its_deadline(tmp_path: Path, fak
     async with lsp_session(tmp_path, opts) as client:
         uri = doc_uri(tmp_path, "slow.py")
         open_doc(client, uri, "def add(a, b):\n    \n")
-        t0 = time.perf_counter()
         res = await inline(client, uri, 1, 4, timeout=10)
         assert res is not None and texts(res) == []
-        assert time.perf_counter() - t0 < 3.0  # the 0.8 s deadline, plus process noise
+        # The model never sent a byte and its first-token timeout is 30 s: the 0.8 s
+        # deadline answered, and the server says so.
+        assert fake.stats.requests >= 1 and fake.stats.tokens_sent == 0
+        reached = "inline completion: deadline of 800 ms reached; answering empty"
+        assert await _logged(client, reached), [m.message for m in client.log_messages]
 
 
 async def test_utf8_positions_as_neovim_negotiates_them(tmp_path: Path, fake: FakeModelServer) -> None:
@@ -61,6 +66,7 @@ async def test_a_storm_of_cancelled_requests_leaves_the_server_responsive(
         uri = doc_uri(tmp_path, "storm.py")
         open_doc(client, uri, "x = 1\n\n")
         ids = []
+        replies: dict[str, Future[Any]] = {}  # pygls hands back concurrent futures
         for k in range(150):
             client.text_document_did_change(
                 types.DidChangeTextDocumentParams(
@@ -69,7 +75,7 @@ async def test_a_storm_of_cancelled_requests_leaves_the_server_responsive(
                 )
             )
             msg_id = f"storm-{k}"
-            client.protocol.send_request(
+            replies[msg_id] = client.protocol.send_request(
                 types.TEXT_DOCUMENT_INLINE_COMPLETION,
                 types.InlineCompletionParams(
                     text_document=types.TextDocumentIdentifier(uri=uri),
@@ -84,10 +90,17 @@ async def test_a_storm_of_cancelled_requests_leaves_the_server_responsive(
             if k % 3:
                 client.cancel_request(types.CancelParams(id=msg_id))
         await asyncio.sleep(0.5)
-        t0 = time.perf_counter()
         res = await inline(client, uri, 1, 0, timeout=10)
         assert res is not None
-        assert time.perf_counter() - t0 < 5.0
+        # Responsive: every request of the storm was answered (a result, or RequestCancelled
+        # for a cancelled one), and the server holds no future for any of them.
+        answers = asyncio.gather(*map(asyncio.wrap_future, replies.values()), return_exceptions=True)
+        await asyncio.wait_for(answers, timeout=10)
+        assert all(f.done() for f in replies.values())
+        stats_command = types.ExecuteCommandParams(command="lspAssist.stats")
+        held = plain(await asyncio.wait_for(client.workspace_execute_command_async(stats_command), 20))
+        # The stats request itself is pending while it runs (as in test_leaks.py).
+        assert held["protocol"]["pendingFutures"] < 10, held["protocol"]
         # No pile-up upstream: far fewer model calls than requests, and none left running.
         await asyncio.to_thread(
             fake.wait_for, lambda s: s.streams_started == s.streams_completed + s.streams_aborted, 5
@@ -95,6 +108,15 @@ async def test_a_storm_of_cancelled_requests_leaves_the_server_responsive(
         stats = fake.stats
         assert stats.streams_started < 20, stats
         assert stats.streams_started == stats.streams_completed + stats.streams_aborted
+
+
+async def _logged(client: Any, text: str, timeout: float = 5.0) -> bool:
+    """Whether the server logs `text` to the client (window/logMessage), waiting for it."""
+    for _ in range(int(timeout / 0.02)):
+        if any(text in m.message for m in client.log_messages):
+            return True
+        await asyncio.sleep(0.02)
+    return any(text in m.message for m in client.log_messages)
 
 
 def _random_value(rng: random.Random, depth: int = 0) -> object:

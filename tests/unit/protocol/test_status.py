@@ -25,13 +25,20 @@ def test_request_fields_for_shown_and_unshown_outcomes() -> None:
 
 async def test_a_burst_sends_the_first_at_once_and_the_last_at_the_window_end() -> None:
     sent: list[dict[str, Any]] = []
-    throttle = StatusThrottle(sent.append, interval_s=0.1)
+    now = [100.0]  # the throttle's clock: a burst of 20 updates 2 ms apart, within one window
+    throttle = StatusThrottle(sent.append, interval_s=0.1, clock=lambda: now[0])
     for i in range(20):
         throttle.update({"lastLatencyMs": i})
-        await asyncio.sleep(0.002)
+        now[0] += 0.002
     assert sent == [{"lastLatencyMs": 0}]  # the rest wait for the window's end
-    await asyncio.sleep(0.15)
-    assert sent[-1] == {"lastLatencyMs": 19} and len(sent) <= 2
+    for _ in range(100):  # the window's timer (on the loop) sends the newest pending one
+        if len(sent) > 1:
+            break
+        await asyncio.sleep(0.01)
+    assert sent == [{"lastLatencyMs": 0}, {"lastLatencyMs": 19}]
+    now[0] += 0.2  # a later update in a new window goes out at once
+    throttle.update({"lastLatencyMs": 20})
+    assert sent[-1] == {"lastLatencyMs": 20} and throttle.sent == 3
 
 
 async def test_health_changes_go_out_at_once_and_replace_a_pending_update() -> None:
