@@ -91,8 +91,18 @@ _IMPORTS: ByteLRU[tuple[tuple[str, ...], str], tuple[ImportRef, ...]] = ByteLRU(
 )
 
 
+# Each head row's matches, rule by rule, for the languages whose imports are read a line at
+# a time: a head that differs in one row (the cursor's own row is left out of it, so every
+# fresh position has its own head) is read again from these, not with every rule's regex.
+LINE_MEMO_BYTES = 1 << 20
+_PerRule = tuple[tuple[ImportRef, ...], ...]
+_LINES: ByteLRU[tuple[str, str], _PerRule] = ByteLRU(
+    LINE_MEMO_BYTES, lambda key, refs: sys.getsizeof(key[0]) + 120 + _REF_BYTES * sum(map(len, refs)), 8192
+)
+
+
 def imports_memo_bytes() -> int:
-    return _IMPORTS.nbytes
+    return _IMPORTS.nbytes + _LINES.nbytes
 
 
 def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...]:
@@ -100,6 +110,48 @@ def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...
     key = (head, language)
     got = _IMPORTS.get(key)
     if got is None:
-        got = tuple(parse_imports(head, language))
+        rules = _by_line(language)
+        got = tuple(parse_imports(head, language) if rules is None else _parse_lines(head, language, rules))
         _IMPORTS.put(key, got)
     return got
+
+
+def _by_line(language: str) -> tuple[ImportRule, ...] | None:
+    """The rules, when `language`'s imports are read one line at a time with no state
+    (no statement spanning lines, no import block); else None."""
+    all_rules = IMPORT_RULES.get(language, ())
+    spelled = profile(language)
+    if any(r.statement for r in all_rules) or (spelled is not None and spelled.import_block is not None):
+        return None
+    return all_rules
+
+
+def _parse_lines(lines: Iterable[str], language: str, rules: tuple[ImportRule, ...]) -> list[ImportRef]:
+    """`parse_imports` for a language `_by_line` accepts, each line's matches memoized."""
+    out: list[ImportRef] = []
+    for line in lines:
+        s = line.strip()
+        if not s:
+            continue
+        key = (line, language)
+        per_rule = _LINES.get(key)
+        if per_rule is None:
+            per_rule = _line_matches(line, s, rules)
+            _LINES.put(key, per_rule)
+        for refs in per_rule:  # as `parse_imports`: the rules in order, until one took the line
+            out.extend(refs)
+            if out and out[-1].line == s:
+                break
+    return out
+
+
+def _line_matches(line: str, s: str, rules: tuple[ImportRule, ...]) -> _PerRule:
+    per_rule: list[tuple[ImportRef, ...]] = []
+    for rule in rules:
+        refs: list[ImportRef] = []
+        for m in rule.pattern.finditer(line):
+            raw_names = m.groupdict().get("names") or ""
+            names = tuple(n for n in _NAME.findall(raw_names) if n not in ("as", "type"))
+            refs.extend(rule.style.line_refs(m.group("module"), names, s))
+        per_rule.append(tuple(refs))
+    return () if not any(per_rule) else tuple(per_rule)

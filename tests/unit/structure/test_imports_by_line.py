@@ -1,0 +1,43 @@
+"""A head's imports read line by line (each row's matches memoized) are `parse_imports`'s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lsp_assist.structure import imports
+
+JS = """import x from './x';
+import { a, b as c } from "../lib/a";
+import { a, b as c } from "../lib/a";
+const y = require('./y');
+export * from './z';
+"""
+
+
+def _heads() -> list[tuple[str, ...]]:
+    lib = Path(json.__file__).resolve().parents[1]
+    files = sorted(lib.glob("*.py"))[:40]
+    heads = [tuple(p.read_text(encoding="utf-8").split("\n")[: imports.HEAD_ROWS]) for p in files]
+    return [*heads, tuple(JS.split("\n"))]
+
+
+def test_every_line_based_language_reads_the_same_imports_as_the_full_parse() -> None:
+    for language in imports.IMPORT_RULES:
+        rules = imports._by_line(language)
+        if rules is None:
+            continue  # statements over several lines or an import block: the full parse
+        for head in _heads():
+            expected = imports.parse_imports(head, language)
+            assert imports._parse_lines(head, language, rules) == expected
+            assert imports._parse_lines(head, language, rules) == expected  # from the memo
+
+
+def test_a_head_without_the_cursor_row_is_read_from_the_rows_memo() -> None:
+    head = tuple(JS.split("\n"))
+    imports.cached_imports(head, "javascript")
+    before = len(imports._LINES._data)
+    without = head[:1] + head[2:]
+    expected = tuple(imports.parse_imports(without, "javascript"))
+    assert imports.cached_imports(without, "javascript") == expected
+    assert len(imports._LINES._data) == before  # no row read again
