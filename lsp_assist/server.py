@@ -573,6 +573,7 @@ class Runtime:
         if self._prefill_timer is not None:  # the rest's own position is the better guess
             self._prefill_timer.cancel()
             self._prefill_timer = None
+        self.prebuilder.note_rest(uri, version, cursor)  # a request there finds its prompt built
         return self.prefiller.cursor_rest(uri, version, cursor)
 
     def _load_progress(self, event: LoadEvent) -> None:

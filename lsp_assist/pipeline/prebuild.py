@@ -12,6 +12,12 @@ delay lets a request that comes with the edit (a client that sends both at once)
 first: it may need no prompt at all (typing-through), and when it does, it builds it
 itself and the queued build finds it in the memo.
 
+A request at a fresh position of an unchanged document (the user clicked elsewhere and
+asks with Alt+\\, or a client asks on cursor moves) has no edit to guess from; but the
+cursor-rest notification editors already send (`lspAssist/cursorRest`) says where the
+cursor rests: `note_rest` queues the same build there, so that request too finds its
+prompt built and only looks it up (`built_at_rest` counts those builds).
+
 Edits that come faster than that are coalesced: one build per document, at the last
 edit. Nothing is built for a document that is excluded, too large, of a disabled
 language, or replaced whole (no cursor to guess), nor where the user is typing what a
@@ -27,6 +33,7 @@ from collections.abc import Callable
 
 from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import Document, DocumentStore
+from lsp_assist.domain import Cursor
 from lsp_assist.pipeline.prompt import PromptBuilder
 from lsp_assist.pipeline.typing_index import TypingIndex
 
@@ -54,6 +61,7 @@ class PromptPrebuilder:
         self.delay_s = delay_s
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self.built = 0
+        self.built_at_rest = 0
 
     def note_change(self, doc: Document) -> None:
         """A store `on_change` hook: queue a build at the end of the edit (runs per keystroke,
@@ -67,20 +75,43 @@ class PromptPrebuilder:
         old = self._pending.pop(doc.uri, None)
         if old is not None:
             old.cancel()
-        self._pending[doc.uri] = loop.call_later(self.delay_s, self._build, doc.uri)
+        self._pending[doc.uri] = loop.call_later(self.delay_s, self._build, doc.uri, None)
+
+    def note_rest(self, uri: str, version: int | None, cursor: Cursor) -> None:
+        """`lspAssist/cursorRest`: the cursor rests at `cursor` of `uri` at `version` (None:
+        the current one); queue the build there, after what is already queued for it."""
+        doc = self.store.get(uri)
+        if doc is None or (version is not None and version != doc.version):
+            return  # the user typed since: the edit's own build is queued
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        old = self._pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self._pending[uri] = loop.call_later(self.delay_s, self._build, uri, (doc.version, cursor))
 
     def forget(self, uri: str) -> None:
         handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
 
-    def _build(self, uri: str) -> None:
+    def _build(self, uri: str, rest: tuple[int, Cursor] | None) -> None:
+        """Build at the end of the last edit, or at `rest` (the version it was for, the cursor)."""
         self._pending.pop(uri, None)
         prompts = self._prompts()
         doc = self.store.get(uri)
-        if prompts is None or doc is None or doc.edit_end is None:
+        if prompts is None or doc is None:
             return
-        cursor = doc.edit_end
+        if rest is None:
+            if doc.edit_end is None:
+                return
+            cursor = doc.edit_end
+        elif rest[0] != doc.version:
+            return
+        else:
+            cursor = doc.clamp(rest[1])
         if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
             return
         hit = None
@@ -94,6 +125,8 @@ class PromptPrebuilder:
             log.debug("prebuilding the prompt failed: %s", exc)
             return
         self.built += 1
+        if rest is not None:
+            self.built_at_rest += 1
 
 
 def _wanted(config: Config, doc: Document) -> bool:

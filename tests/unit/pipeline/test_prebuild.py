@@ -100,3 +100,40 @@ async def test_a_huge_document_is_left_to_its_requests(monkeypatch: pytest.Monke
     store.change("file:///a.py", 2, [TextChange(Cursor(3, 9), Cursor(3, 9), "\n    ")])
     await asyncio.sleep(0.05)
     assert context.builds == 0
+
+
+def _setup_rest() -> tuple[PromptBuilder, DocumentStore, CountingContext, PromptPrebuilder]:
+    store, context = DocumentStore(), CountingContext()
+    store.on_change.append(context.index_document)
+    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
+    pre = PromptPrebuilder(store, lambda: prompts)
+    store.on_change.append(pre.note_change)
+    return prompts, store, context, pre
+
+
+async def test_a_request_where_the_cursor_rests_does_no_build_on_the_request_path() -> None:
+    prompts, store, context, pre = _setup_rest()
+    store.open("file:///a.py", "python", 1, TEXT, "/a.py")
+    await asyncio.sleep(0.02)
+    assert context.builds == 0  # opened: no cursor to build at
+    pre.note_rest("file:///a.py", 1, Cursor(2, 9))  # a click at the end of `def f(x):`
+    await asyncio.sleep(0.05)
+    assert context.builds == 1 and pre.built_at_rest == 1
+    # The request there (Alt+\ after the click, no edit) only looks the prompt up.
+    built = prompts.for_open("file:///a.py", Cursor(2, 9), "fast")
+    assert built is not None and context.builds == 1 and prompts.reused == 1
+    assert built.context.prefix.endswith("def f(x):")
+
+
+async def test_a_rest_at_an_older_version_or_a_closed_document_builds_nothing() -> None:
+    _, store, _context, pre = _setup_rest()
+    store.open("file:///a.py", "python", 1, TEXT, "/a.py")
+    store.change("file:///a.py", 2, [TextChange(Cursor(4, 12), Cursor(4, 12), " ")])
+    pre.note_rest("file:///a.py", 1, Cursor(2, 9))  # typed since: that edit's request is coming
+    pre.note_rest("file:///b.py", None, Cursor(0, 0))  # not open
+    await asyncio.sleep(0.05)
+    assert pre.built == 1 and pre.built_at_rest == 0  # the edit's build only
+    pre.note_rest("file:///a.py", None, Cursor(2, 9))
+    store.change("file:///a.py", 3, [TextChange(Cursor(4, 13), Cursor(4, 13), " ")])  # before it ran
+    await asyncio.sleep(0.05)
+    assert pre.built == 2 and pre.built_at_rest == 0  # the edit's build replaced the rest's
