@@ -28,6 +28,7 @@ from typing import Any
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.pipeline import choices
+from lsp_assist.pipeline.after_reply import after_reply
 from lsp_assist.pipeline.answers import AnswerStore, ReadyListener
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.escalation import Escalator
@@ -172,8 +173,15 @@ class CompletionEngine:
             log.exception("inline completion failed; answering empty")
             outcome = Outcome.ERROR
             result = Suggestion(text="", outcome=outcome, tier=req.tier)
-        result.stages = self._record(outcome, req, clock, model_call=result.outcome == Outcome.MODEL)
-        self.answers.answered(result.stages.get("total", 0.0), result.tier, outcome.value)
+        stages = clock.finish()
+        result.stages = stages
+        model_call, tier = result.outcome == Outcome.MODEL, result.tier
+
+        def bookkeeping() -> None:  # nothing in the reply depends on it
+            self.c.stats.record(outcome.value, req.tier, stages, feature=req.feature, model_call=model_call)
+            self.answers.answered(stages.get("total", 0.0), tier, outcome.value)
+
+        after_reply(bookkeeping)
         return result
 
     def _admitted(self, state: RequestState) -> bool:
