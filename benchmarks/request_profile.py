@@ -6,16 +6,20 @@ files, two of them open, and requests at many fresh positions of those unchanged
 (the user moved there, no edit in between: a click then Alt+\\, or a client that asks on
 cursor moves). Per request it records the CPU time (the event loop's thread) of each
 pipeline stage (gate, typing_through, debounce, typed_meanwhile, prompt, cached, attach,
-generate, answer) and, inside `prompt`, of the context build's steps (the cross-file step,
-the local window, the far rows and names line, the mode, the layout), the boundary gate,
-the redaction and the cache key; then the p50 of each, and a cProfile top list of the
-prompt stage at fresh positions.
+generate, answer), inside `prompt` of the context build's steps (the cross-file step, the
+local window, the far rows and names line, the mode), the boundary gate, the redaction and
+the cache key, and from the token the request needed (the stream's first answer) to
+`complete`'s return ("after the token"); then the p50 of each, and a cProfile top list
+(`--cprofile-of`: a fresh prompt build, or a whole request at a rested position).
 
 Scenarios (`--scenario`, repeatable):
 - `fresh`: a request at a fresh position, nothing prebuilt (what a request pays today);
 - `rest`: the cursor-rest notification first (`lspAssist/cursorRest`), the request after
   the background work it queues has run;
-- `idle`: the document's version precomputed while idle (after didOpen), then the request.
+- `jump`: a click (the cursor rests there), then the first key: a space typed at the
+  cursor, its request sent with the edit (it races the edit's own prebuild), the key then
+  taken back;
+- `idle`: an idle wait before the request (what background work after didOpen leaves).
 
 Timings are CPU time of this thread (`time.thread_time`), so a busy machine changes them
 less than wall time; still, compare two checkouts in the same sitting, under a lock:
@@ -44,6 +48,7 @@ from typing import Any
 
 from benchmarks.common import FakeModelServer, arg_parser
 from lsp_assist.config.loader import ConfigLayers
+from lsp_assist.documents.store import TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.pipeline import stages as stage_pkg
 from lsp_assist.pipeline.request import CompletionRequest
@@ -68,6 +73,7 @@ class Recorder:
         self.requests: list[dict[str, float]] = []
         self.current: dict[str, float] = defaultdict(float)
         self.on = False
+        self.token_at: float | None = None  # this thread's CPU clock when `quick` got its answer
 
     @contextmanager
     def span(self, label: str) -> Iterator[None]:
@@ -79,6 +85,9 @@ class Recorder:
                 self.current[label] += (time.thread_time() - t0) * 1000.0
 
     def end_request(self) -> None:
+        if self.token_at is not None:
+            self.current["after the token"] = (time.thread_time() - self.token_at) * 1000.0
+        self.token_at = None
         self.requests.append(dict(self.current))
         self.current = defaultdict(float)
 
@@ -99,6 +108,29 @@ def _wrap_method(rec: Recorder, owner: Any, name: str, label: str) -> Callable[[
     return lambda: setattr(owner, name, orig)
 
 
+def _time_the_token(rec: Recorder) -> Callable[[], None]:
+    """Mark when a stream's first answer (`quick`) is set: the token the request needed.
+    From there to `complete`'s return is the answer path (post-processing, the stream's
+    own bookkeeping that runs before the request resumes, the answer stage, the engine's
+    tail)."""
+    from lsp_assist.pipeline import inflight
+
+    class Marked(asyncio.Future[str]):
+        def set_result(self, result: str) -> None:
+            if rec.on and rec.token_at is None:
+                rec.token_at = time.thread_time()
+            super().set_result(result)
+
+    orig = inflight.InflightStream.__init__
+
+    def init(self: Any, *a: Any, **k: Any) -> None:
+        orig(self, *a, **k)
+        self.quick = Marked(loop=asyncio.get_running_loop())
+
+    inflight.InflightStream.__init__ = init  # type: ignore[method-assign]
+    return lambda: setattr(inflight.InflightStream, "__init__", orig)
+
+
 def _instrument(rec: Recorder) -> list[Callable[[], None]]:
     """Timers around the stages and the prompt's steps (class attributes: every instance)."""
     from lsp_assist.context import assembler as asm
@@ -107,6 +139,7 @@ def _instrument(rec: Recorder) -> list[Callable[[], None]]:
     from lsp_assist.pipeline import prompt as pr
 
     undo: list[Callable[[], None]] = []
+    undo.append(_time_the_token(rec))
     wrapped_stages = []
     for st in stage_pkg.STAGES:
 
@@ -211,16 +244,24 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
             label = f"{scenario} {'Invoked' if invoked else 'Automatic'}"
             for uri, cursor in todo[g * per : (g + 1) * per]:
                 fake.push(text="x = 1")
-                if scenario == "rest":
+                c = Cursor(cursor.line, cursor.character)
+                if scenario in ("rest", "jump"):
                     rt.note_cursor_rest(uri, None, cursor)
                     await asyncio.sleep(0.03)
                 elif scenario == "idle":
                     await asyncio.sleep(0.03)
-                c = Cursor(cursor.line, cursor.character)
+                doc = rt.store.get(uri)
+                assert doc is not None
+                if scenario == "jump":  # the first key there: the request comes with the edit
+                    rt.store.change(uri, doc.version + 1, [TextChange(cursor, cursor, " ")])
+                    c = Cursor(cursor.line, cursor.character + 1)
                 rec.on = True
                 await engine.complete(CompletionRequest(uri, c, invoked=invoked))
                 rec.on = False
                 rec.end_request()
+                if scenario == "jump":  # the key taken back: the same text for the next ones
+                    rt.store.change(uri, doc.version + 1, [TextChange(cursor, c, "")])
+                    await asyncio.sleep(0.01)
                 await asyncio.sleep(0.002)
             out[label] = rec.medians()
             out[label]["n"] = per
@@ -239,6 +280,9 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
                 engine.answers.forget(uri)
                 rt.note_cursor_rest(uri, None, cursor)
                 await asyncio.sleep(0.03)
+                built = engine.prompts.for_open(uri, cursor, "fast")
+                if built is not None:  # asked before in a scenario: not from the cache now
+                    engine.answers.cache.delete(built.key)
                 prof.enable()
                 await engine.complete(CompletionRequest(uri, cursor, invoked=True))
                 prof.disable()
@@ -256,7 +300,7 @@ def main() -> None:
     ap = arg_parser(__doc__)
     ap.add_argument("--positions", type=int, default=240, help="fresh positions, split among the scenarios")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--scenario", action="append", choices=["fresh", "rest", "idle"], default=None)
+    ap.add_argument("--scenario", action="append", choices=["fresh", "rest", "jump", "idle"], default=None)
     ap.add_argument("--cprofile", type=int, default=25, help="rows of the cProfile top list (0: none)")
     ap.add_argument(
         "--cprofile-of",
@@ -266,7 +310,7 @@ def main() -> None:
     )
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args()
-    args.scenario = args.scenario or ["fresh", "rest"]
+    args.scenario = args.scenario or ["fresh", "rest", "jump"]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("LSP_ASSIST_CACHE_DIR", str(Path(tmp) / "cache"))
         os.environ.setdefault("LSP_ASSIST_CONFIG", str(Path(tmp) / "no-user-config.toml"))
