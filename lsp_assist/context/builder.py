@@ -39,7 +39,7 @@ from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor, PromptContext, Snippet
 from lsp_assist.languages import profile
 from lsp_assist.memory import ByteLRU
-from lsp_assist.structure.imports import imports_memo_bytes
+from lsp_assist.structure.imports import import_rows_memo_bytes, imports_memo_bytes
 from lsp_assist.structure.outline import name_memo_bytes
 from lsp_assist.structure.symbols import SymbolIndex
 
@@ -203,17 +203,20 @@ class ContextEngine:
         self.assembler.prose.forget(doc.uri)
         self.assembler.layout.forget(doc.uri)
         self.editor_definitions.forget(doc.uri)
+        self.lexicon.forget(doc.uri)
         self.files.forget(doc)
 
     def memory(self) -> dict[str, int]:
         """Estimated bytes of the memos bounded in bytes (each under its named constant)."""
         return {
             "context.idents": self.lexicon.memo.nbytes,
+            "context.row_names": self.lexicon.tables_bytes,
             "context.windows": self._windows.nbytes,
             "context.similar": self.ranker.nbytes,
             "context.layout": self.layout.nbytes,
             "context.names": name_memo_bytes(),
             "context.imports": imports_memo_bytes(),
+            "context.import_rows": import_rows_memo_bytes(),
         }
 
     # -- building ------------------------------------------------------------------------------

@@ -102,7 +102,11 @@ _LINES: ByteLRU[tuple[str, str], _PerRule] = ByteLRU(
 
 
 def imports_memo_bytes() -> int:
-    return _IMPORTS.nbytes + _LINES.nbytes
+    return _IMPORTS.nbytes
+
+
+def import_rows_memo_bytes() -> int:
+    return _LINES.nbytes
 
 
 def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...]:

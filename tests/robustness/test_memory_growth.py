@@ -17,13 +17,13 @@ from benchmarks.rpc_client import server_cmd
 from benchmarks.soak import soak_spread
 from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
-from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.typing_index import TYPING_BYTES
-from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES
+from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES, LINE_MEMO_BYTES
 from lsp_assist.structure.outline import NAME_MEMO_BYTES
 from lsp_assist.telemetry.events import EVENTS_BYTES
 from lsp_assist.telemetry.stats import WINDOW_BYTES as STATS_BYTES
@@ -37,6 +37,8 @@ BOUNDS = {
     "context.layout": LAYOUT_BYTES,
     "context.names": 2 * NAME_MEMO_BYTES,
     "context.imports": IMPORTS_MEMO_BYTES,
+    "context.import_rows": LINE_MEMO_BYTES,
+    "context.row_names": ROW_TABLES_BYTES,
     "typing": TYPING_BYTES,
     "prompts": PROMPT_MEMO_BYTES,
     "suggestions": SUGGESTION_BYTES,

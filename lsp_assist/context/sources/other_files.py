@@ -251,10 +251,9 @@ class OtherFiles:
         else:
             lo, hi = max(0, row - reach[0]), min(doc.line_count, row + reach[1])
         out: set[str] = set()
-        idents = self.lexicon.line
-        for r, text in enumerate(doc.lines(lo, hi), lo):
+        for r, names in enumerate(self.lexicon.rows(doc, lo, hi), lo):
             if r != row:
-                out |= idents(text)
+                out |= names
         return out
 
     @staticmethod

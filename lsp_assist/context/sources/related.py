@@ -62,8 +62,7 @@ class RelatedLines:
         """Window starts sharing a name with `query`, best first (ties: nearest the cursor)."""
         lo, hi = reach
         row = place.cursor_row
-        idents = self.lexicon.line
-        per = [idents(t) for t in doc.lines(lo, hi)]
+        per = self.lexicon.rows(doc, lo, hi)
         scored: list[tuple[float, int]] = []
         windows = self.windows
         kept = place.kept

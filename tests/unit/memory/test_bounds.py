@@ -16,7 +16,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.context.crossfile import RANKER_BYTES, CrossFileRanker, SourceDoc
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.layout import StableLayout
-from lsp_assist.context.lexicon import IDENTS_BYTES
+from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.context.trimming import LineSelection
 from lsp_assist.documents.store import Document
@@ -28,7 +28,7 @@ from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
 from lsp_assist.pipeline.prompt_memo import PromptMemo
 from lsp_assist.pipeline.typing_index import TYPING_BYTES, TypingIndex
 from lsp_assist.structure import imports, outline
-from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES, cached_imports
+from lsp_assist.structure.imports import IMPORTS_MEMO_BYTES, LINE_MEMO_BYTES, cached_imports
 from lsp_assist.structure.outline import NAME_MEMO_BYTES, family_of, tail_words
 from lsp_assist.structure.symbols import SymbolIndex
 from lsp_assist.telemetry.stats import WINDOW_BYTES, StatsCollector
@@ -70,6 +70,22 @@ def test_related_windows_memo() -> None:
     assert kept <= (WINDOWS_BYTES + IDENTS_BYTES) * SLACK
 
 
+def test_row_name_tables_of_document_versions() -> None:
+    engine = ContextEngine()
+
+    def fill() -> None:
+        for d in range(24):  # 24 documents of 3,000 rows, each read whole
+            doc = Document(
+                f"file:///w/d{d}.py", "python", 1, "\n".join(_row(i + 3000 * d, 80) for i in range(3000))
+            )
+            engine.lexicon.rows(doc, 0, doc.line_count)
+
+    engine._line_idents("warm")
+    kept = retained_bytes(fill)
+    assert engine.lexicon.tables_bytes <= ROW_TABLES_BYTES
+    assert kept <= (ROW_TABLES_BYTES + IDENTS_BYTES) * SLACK
+
+
 def test_similar_windows_of_other_documents() -> None:
     ranker = CrossFileRanker()
     text = "\n".join(_row(i, 80) for i in range(800))  # ~80 KB
@@ -102,8 +118,9 @@ def test_parsed_import_heads() -> None:
         for i in range(60):  # a row added or removed in the head: a new one each time
             cached_imports((f"# {i}", *head[:-1]), "python")
 
-    assert retained_bytes(fill) <= IMPORTS_MEMO_BYTES * SLACK
+    assert retained_bytes(fill) <= (IMPORTS_MEMO_BYTES + LINE_MEMO_BYTES) * SLACK
     assert imports.imports_memo_bytes() <= IMPORTS_MEMO_BYTES
+    assert imports.import_rows_memo_bytes() <= LINE_MEMO_BYTES
 
 
 def test_name_family_and_tail_memos() -> None:
