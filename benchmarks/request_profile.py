@@ -287,7 +287,7 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
                 await engine.complete(CompletionRequest(uri, cursor, invoked=True))
                 prof.disable()
             s = io.StringIO()
-            pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(args.cprofile)
+            pstats.Stats(prof, stream=s).sort_stats(args.cprofile_sort).print_stats(args.cprofile)
             out["cprofile"] = s.getvalue()
     finally:
         for u in undo:
@@ -308,6 +308,7 @@ def main() -> None:
         default="prompt",
         help="what the top list profiles: a fresh prompt build, or a whole request at a rested position",
     )
+    ap.add_argument("--cprofile-sort", default="cumulative", help="cumulative, tottime, ... (pstats)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args()
     args.scenario = args.scenario or ["fresh", "rest", "jump"]

@@ -58,6 +58,8 @@ class Lines(Protocol):
 
     def line(self, line: int) -> str: ...
 
+    def row_lengths(self) -> list[int]: ...
+
 
 def is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
@@ -127,7 +129,7 @@ class LineSelection:
         self._runs = 1
         self.line_chars = 0  # chars of kept rows other than the cursor row (with newlines)
         self.cursor_chars = 0  # set by the caller: the cursor row's kept prefix + suffix
-        self._len: dict[int, int] = {}
+        self._row_lengths = lines.row_lengths()  # the version's, worked out once
         #: The label rows are added under (for `parts`); "*x" means prefix.x / suffix.x by side.
         self.label = ""
         self.owner: dict[int, str] = {}
@@ -137,11 +139,9 @@ class LineSelection:
         self.skipped: set[int] = set()
 
     def row_cost(self, row: int) -> int:
-        c = self._len.get(row)
-        if c is None:
-            c = len(self.lines.line(row)) + 1
-            self._len[row] = c
-        return c
+        if 0 <= row < self.n:
+            return self._row_lengths[row] + 1
+        return 1  # past the end: an empty row
 
     @property
     def cost(self) -> int:

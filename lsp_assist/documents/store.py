@@ -10,6 +10,7 @@ clamp, they never raise.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -88,6 +89,7 @@ class Document:
         self.path = path if path is not None else path_from_uri(uri)
         self._text = text
         self._starts: list[int] | None = None
+        self._lengths: list[int] | None = None
         self._bytes: bytes | None = None
         self._max_syntax_chars = max_syntax_chars
         self.syntax: SyntaxState | None = None
@@ -149,6 +151,21 @@ class Document:
             end -= 1
         return end - starts[line]
 
+    def row_lengths(self) -> list[int]:
+        """`line_length` of every row, worked out once per text (the context build's row
+        costs, at every position of a version)."""
+        if self._lengths is None:
+            starts, text = self._line_starts(), self._text
+            lengths = [b - a - 1 for a, b in itertools.pairwise(starts)]
+            lengths.append(len(text) - starts[-1])
+            if "\r" in text:
+                for row, a in enumerate(starts):
+                    end = a + lengths[row]
+                    if end > a and text[end - 1] == "\r":
+                        lengths[row] -= 1
+            self._lengths = lengths
+        return self._lengths
+
     def lines(self, start: int, stop: int) -> list[str]:
         """The texts of rows `start`..`stop` (exclusive, clamped), without line endings.
 
@@ -207,6 +224,7 @@ class Document:
     def _replace_all(self, text: str) -> None:
         self._text = text
         self._starts = None
+        self._lengths = None
         self._bytes = None
         self._setup_syntax()
 
@@ -237,6 +255,7 @@ class Document:
                 new_end_point = (a.line + ins.count("\n"), _blen(ins[nl + 1 :]))
         self._text = text[:s] + ins + text[e:]
         self._bytes = None
+        self._lengths = None
         last_nl = ins.rfind("\n")
         if ins in _AUTO_CLOSED:  # the editor closed the bracket or quote the user typed
             self.edit_end = Cursor(a.line, a.character + 1)
