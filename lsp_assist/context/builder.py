@@ -60,6 +60,11 @@ class BuildOptions(TypedDict, total=False):
     layout: str  # "trimmed", or "stable" (the embedded model's KV-cache-friendly prefix)
 
 
+# A larger file's rows are read as builds ask for them: its whole table would crowd the
+# other documents' out of `lexicon.ROW_TABLES_BYTES`.
+WARM_ROWS = 2000
+
+
 def _request(doc: Document, cursor: Cursor, budget: int, options: BuildOptions) -> BuildRequest:
     return BuildRequest(
         doc,
@@ -197,6 +202,14 @@ class ContextEngine:
     def refresh_document(self, doc: Document) -> None:
         """Bring the symbol index up to date with one open document now."""
         self.files.refresh_document(doc)
+
+    def warm(self, doc: Document) -> None:
+        """What a build at any position of this version reads first, read now (the prompt
+        prebuilder, after didOpen or a whole replacement): each row's names and length
+        (`Lexicon.rows`, `Document.row_lengths`), for a file within `WARM_ROWS`."""
+        if doc.line_count <= WARM_ROWS:
+            doc.row_lengths()
+            self.lexicon.rows(doc, 0, doc.line_count)
 
     def forget_document(self, doc: Document) -> None:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""

@@ -18,6 +18,10 @@ cursor-rest notification editors already send (`lspAssist/cursorRest`) says wher
 cursor rests: `note_rest` queues the same build there, so that request too finds its
 prompt built and only looks it up (`built_at_rest` counts those builds).
 
+A document opened or replaced whole gives no cursor to guess: then what every build of
+that version reads first at any position (each row's names and length,
+`ContextEngine.warm`) is read a little later, so a request anywhere in it finds them.
+
 Edits that come faster than that are coalesced: one build per document, at the last
 edit. Nothing is built for a document that is excluded, too large, of a disabled
 language, or replaced whole (no cursor to guess), nor where the user is typing what a
@@ -41,6 +45,7 @@ log = logging.getLogger(__name__)
 
 TIER = "fast"  # Automatic requests ask the fast tier
 DELAY_S = 0.003  # after the edit: a request sent with it runs first (VS Code asks 50 ms later)
+WARM_DELAY_S = 0.05  # after didOpen: the requests an editor sends with it run first
 # Larger documents are built by their requests only: on a huge file (minified, generated)
 # a build per keystroke could cost more than the requests that actually come.
 MAX_CHARS = 512_000
@@ -62,12 +67,12 @@ class PromptPrebuilder:
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self.built = 0
         self.built_at_rest = 0
+        self.warmed = 0
 
     def note_change(self, doc: Document) -> None:
         """A store `on_change` hook: queue a build at the end of the edit (runs per keystroke,
-        so it only queues)."""
-        if doc.edit_end is None:
-            return
+        so it only queues); after didOpen or a whole replacement (no cursor to guess), the
+        version's warm-up a little later, once the editor's own burst of requests is over."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (the CLI, in-process tools): nothing to overlap
@@ -75,7 +80,8 @@ class PromptPrebuilder:
         old = self._pending.pop(doc.uri, None)
         if old is not None:
             old.cancel()
-        self._pending[doc.uri] = loop.call_later(self.delay_s, self._build, doc.uri, None)
+        delay = self.delay_s if doc.edit_end is not None else WARM_DELAY_S
+        self._pending[doc.uri] = loop.call_later(delay, self._build, doc.uri, None)
 
     def note_rest(self, uri: str, version: int | None, cursor: Cursor) -> None:
         """`lspAssist/cursorRest`: the cursor rests at `cursor` of `uri` at `version` (None:
@@ -106,6 +112,7 @@ class PromptPrebuilder:
             return
         if rest is None:
             if doc.edit_end is None:
+                self._warm(prompts, doc)
                 return
             cursor = doc.edit_end
         elif rest[0] != doc.version:
@@ -127,6 +134,17 @@ class PromptPrebuilder:
         self.built += 1
         if rest is not None:
             self.built_at_rest += 1
+
+    def _warm(self, prompts: PromptBuilder, doc: Document) -> None:
+        """No cursor: what a build at any position of this version reads first, read now."""
+        if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
+            return
+        try:
+            prompts.context.warm(doc)
+        except Exception as exc:  # the first request reads them itself
+            log.debug("warming the document failed: %s", exc)
+            return
+        self.warmed += 1
 
 
 def _wanted(config: Config, doc: Document) -> bool:

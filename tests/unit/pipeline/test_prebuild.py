@@ -137,3 +137,20 @@ async def test_a_rest_at_an_older_version_or_a_closed_document_builds_nothing() 
     store.change("file:///a.py", 3, [TextChange(Cursor(4, 13), Cursor(4, 13), " ")])  # before it ran
     await asyncio.sleep(0.05)
     assert pre.built == 2 and pre.built_at_rest == 0  # the edit's build replaced the rest's
+
+
+async def test_an_opened_document_is_warmed_while_idle_and_excluded_ones_are_not() -> None:
+    _, store, context = _setup(Excluding())
+    doc = store.open("file:///a.py", "python", 1, TEXT, "/a.py")
+    store.open("file:///secret.py", "python", 1, TEXT, "/secret.py")
+    await asyncio.sleep(0.15)
+    assert context.builds == 0  # no cursor to build at: only what every position reads
+    read: list[str] = []
+    line = context.lexicon.line
+    context.lexicon.line = lambda text: read.append(text) or line(text)  # type: ignore[method-assign]
+    assert len(context.lexicon.rows(doc, 0, doc.line_count)) == doc.line_count
+    assert read == []  # every row's names were read before any request
+    secret = store.get("file:///secret.py")
+    assert secret is not None
+    context.lexicon.rows(secret, 0, 2)
+    assert read != []  # the excluded document was not read ahead
