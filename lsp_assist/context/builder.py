@@ -217,6 +217,7 @@ class ContextEngine:
         self.assembler.layout.forget(doc.uri)
         self.editor_definitions.forget(doc.uri)
         self.lexicon.forget(doc.uri)
+        self.other_files.head_imports.forget(doc.uri)
         self.files.forget(doc)
 
     def memory(self) -> dict[str, int]:

@@ -20,6 +20,7 @@ from lsp_assist.context.import_paths import PathResolver, resolved_imports, tran
 from lsp_assist.context.package_prior import PackagePrior, package_prior
 from lsp_assist.context.scores import WEIGHTS
 from lsp_assist.languages import HEADER_EXTENSIONS, profile, tuning_for
+from lsp_assist.languages.imports import ImportRef
 from lsp_assist.structure.imports import TRANSITIVE_IMPORTS, cached_imports
 from lsp_assist.structure.symbols import SymbolIndex
 
@@ -60,6 +61,7 @@ class CandidateQuery:
     defined_here: frozenset[str]
     deadline: float
     mentioned: frozenset[str] = frozenset()  # every name the current file spells
+    imports: tuple[ImportRef, ...] | None = None  # those of `head_lines`, when known already
 
 
 class _Pool:
@@ -107,7 +109,8 @@ def gather_candidates(q: CandidateQuery) -> list[Candidate]:
 def _add_imported(pool: _Pool, resolver: PathResolver, q: CandidateQuery) -> None:
     """The modules this file imports (and, in C and C++, what those include)."""
     direct: list[str] = []
-    resolved = resolved_imports(resolver, cached_imports(q.head_lines, q.language), q.path, q.language)
+    refs = q.imports if q.imports is not None else cached_imports(q.head_lines, q.language)
+    resolved = resolved_imports(resolver, refs, q.path, q.language)
     for ref, targets, moved in resolved:
         direct += targets
         for target in targets:

@@ -95,8 +95,8 @@ _IMPORTS: ByteLRU[tuple[tuple[str, ...], str], tuple[ImportRef, ...]] = ByteLRU(
 # a time: a head that differs in one row (the cursor's own row is left out of it, so every
 # fresh position has its own head) is read again from these, not with every rule's regex.
 LINE_MEMO_BYTES = 1 << 20
-_PerRule = tuple[tuple[ImportRef, ...], ...]
-_LINES: ByteLRU[tuple[str, str], _PerRule] = ByteLRU(
+PerRule = tuple[tuple[ImportRef, ...], ...]  # a row's matches, rule by rule
+_LINES: ByteLRU[tuple[str, str], PerRule] = ByteLRU(
     LINE_MEMO_BYTES, lambda key, refs: sys.getsizeof(key[0]) + 120 + _REF_BYTES * sum(map(len, refs)), 8192
 )
 
@@ -114,13 +114,13 @@ def cached_imports(head: tuple[str, ...], language: str) -> tuple[ImportRef, ...
     key = (head, language)
     got = _IMPORTS.get(key)
     if got is None:
-        rules = _by_line(language)
+        rules = line_rules(language)
         got = tuple(parse_imports(head, language) if rules is None else _parse_lines(head, language, rules))
         _IMPORTS.put(key, got)
     return got
 
 
-def _by_line(language: str) -> tuple[ImportRule, ...] | None:
+def line_rules(language: str) -> tuple[ImportRule, ...] | None:
     """The rules, when `language`'s imports are read one line at a time with no state
     (no statement spanning lines, no import block); else None."""
     all_rules = IMPORT_RULES.get(language, ())
@@ -130,26 +130,36 @@ def _by_line(language: str) -> tuple[ImportRule, ...] | None:
     return all_rules
 
 
-def _parse_lines(lines: Iterable[str], language: str, rules: tuple[ImportRule, ...]) -> list[ImportRef]:
-    """`parse_imports` for a language `_by_line` accepts, each line's matches memoized."""
+def row_matches(line: str, s: str, language: str, rules: tuple[ImportRule, ...]) -> PerRule:
+    """What each of `rules` (`line_rules(language)`) finds on `line` (`s`: it stripped),
+    memoized; () when none finds anything."""
+    key = (line, language)
+    per_rule = _LINES.get(key)
+    if per_rule is None:
+        per_rule = _line_matches(line, s, rules)
+        _LINES.put(key, per_rule)
+    return per_rule
+
+
+def join_rows(rows: Iterable[tuple[str, PerRule]]) -> list[ImportRef]:
+    """The imports of rows in order, from each row's (stripped text, `row_matches`): as
+    `parse_imports`, the rules in order until one took the row."""
     out: list[ImportRef] = []
-    for line in lines:
-        s = line.strip()
-        if not s:
-            continue
-        key = (line, language)
-        per_rule = _LINES.get(key)
-        if per_rule is None:
-            per_rule = _line_matches(line, s, rules)
-            _LINES.put(key, per_rule)
-        for refs in per_rule:  # as `parse_imports`: the rules in order, until one took the line
+    for s, per_rule in rows:
+        for refs in per_rule:
             out.extend(refs)
             if out and out[-1].line == s:
                 break
     return out
 
 
-def _line_matches(line: str, s: str, rules: tuple[ImportRule, ...]) -> _PerRule:
+def _parse_lines(lines: Iterable[str], language: str, rules: tuple[ImportRule, ...]) -> list[ImportRef]:
+    """`parse_imports` for a language `line_rules` accepts, each line's matches memoized."""
+    stripped = ((line, line.strip()) for line in lines)
+    return join_rows((s, row_matches(line, s, language, rules)) for line, s in stripped if s)
+
+
+def _line_matches(line: str, s: str, rules: tuple[ImportRule, ...]) -> PerRule:
     per_rule: list[tuple[ImportRef, ...]] = []
     for rule in rules:
         refs: list[ImportRef] = []

@@ -21,6 +21,7 @@ from lsp_assist.context.candidates import CandidateQuery, gather_candidates
 from lsp_assist.context.cross_ranking import Gathered, Here, assemble
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.editor_definitions import EditorDefinition, EditorDefinitionStore, EditorFiles
+from lsp_assist.context.head_imports import HeadImports
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.open_files import OpenFiles
 from lsp_assist.context.outline_rank import Relevance
@@ -117,6 +118,7 @@ class OtherFiles:
         self.editor_definitions = EditorDefinitionStore()
         self.editor_files = EditorFiles()  # files they point into, outlined like indexed ones
         self.editor = EditorDefinitions()
+        self.head_imports = HeadImports()  # the head's import rows per document version
         self.cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
 
@@ -179,11 +181,13 @@ class OtherFiles:
         if req.tree is not None:
             found = self.files.tree_symbols(doc).find(req.tree, req.data, inputs.used, typing_row=req.row)
             defined_here = frozenset(s.name for s in found)
+        imports = self.head_imports.without_row(doc, req.row, req.lang)
         cands = gather_candidates(
             CandidateQuery(
                 path=doc.display_path,
                 language=req.lang,
-                head_lines=self._head(doc, req.row),
+                head_lines=self._head(doc, req.row) if imports is None else (),
+                imports=imports,
                 open_paths=inputs.open_paths,
                 recent=inputs.recent,
                 index=symbols,

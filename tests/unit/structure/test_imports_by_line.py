@@ -24,7 +24,7 @@ def _heads() -> list[tuple[str, ...]]:
 
 def test_every_line_based_language_reads_the_same_imports_as_the_full_parse() -> None:
     for language in imports.IMPORT_RULES:
-        rules = imports._by_line(language)
+        rules = imports.line_rules(language)
         if rules is None:
             continue  # statements over several lines or an import block: the full parse
         for head in _heads():
@@ -41,3 +41,21 @@ def test_a_head_without_the_cursor_row_is_read_from_the_rows_memo() -> None:
     expected = tuple(imports.parse_imports(without, "javascript"))
     assert imports.cached_imports(without, "javascript") == expected
     assert len(imports._LINES._data) == before  # no row read again
+
+
+def test_a_versions_import_rows_give_the_head_without_any_row() -> None:
+    from lsp_assist.context.head_imports import HeadImports
+    from lsp_assist.documents.store import Document
+
+    table = HeadImports()
+    py = "import os\nfrom a.b import (c,\n    d)\nimport os\n\nx = 1\nfrom e import f as g\n"
+    for language, text in (("javascript", JS), ("python", py), ("go", 'import (\n  "fmt"\n)\n')):
+        doc = Document("file:///a", language, 1, text, "/a")
+        rows = text.split("\n")
+        for row in range(-1, len(rows) + 1):
+            head = tuple(t for r, t in enumerate(rows) if r != row)
+            got = table.without_row(doc, row, language)
+            if language == "go":
+                assert got is None  # an import block: the full parse
+            else:
+                assert got == imports.cached_imports(head, language)
