@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from lsp_assist.composition.configuration import local_model_available, resolve_configuration, resolve_tier
+from lsp_assist.composition.configuration import local_model_available, resolve_configuration
 from lsp_assist.composition.context import build_context, memory_report
 from lsp_assist.composition.editor_feed import EditorDefinitions
 from lsp_assist.composition.governance import build_governance, policy_files_changed, team_attribution
@@ -43,8 +43,7 @@ from lsp_assist.telemetry.stats import StatsCollector
 from lsp_assist.workspace.warmup import run_warmup
 
 # What callers import from here besides the runtime.
-__all__ = ["Runtime", "build_runtime", "effective_url", "local_model_available", "resolve_tier"]
-__all__ += ["team_attribution"]
+__all__ = ["Runtime", "build_runtime", "effective_url", "local_model_available", "team_attribution"]
 
 log = logging.getLogger(__name__)
 
