@@ -32,7 +32,7 @@ async def test_requests_during_the_load_are_answered_offline_without_waiting(
     provider = rt.providers["fast"]
     assert isinstance(provider, local_mod.LocalProvider)
     events: list[local_mod.LoadEvent] = []
-    rt.on_load_progress = events.append
+    rt.listeners.load_progress = events.append
     try:
         rt.start_model_load()
         assert not provider.available_now()
