@@ -155,9 +155,6 @@ class Surroundings:
     on_breaker_change: StateListener | None = None
 
 
-PROCESS_SURROUNDINGS = Surroundings()
-
-
 class Governance:
     """Data boundaries, credentials, breakers, limits, quotas and audit for one server."""
 
@@ -169,7 +166,7 @@ class Governance:
         *,
         locked_keys: set[str] | frozenset[str] = frozenset(),
         team: TeamGovernance | None = None,
-        surroundings: Surroundings = PROCESS_SURROUNDINGS,
+        surroundings: Surroundings = Surroundings(),
     ) -> None:
         self.settings = settings
         self.team = team
