@@ -47,8 +47,9 @@ from lsp_assist.workspace.parse_worker import (
     set_boundary,
     set_known,
 )
+from lsp_assist.workspace.rows import Copy, FileRow
 from lsp_assist.workspace.scanner import FileEntry, scan
-from lsp_assist.workspace.store import Copy, FileRow, Store, build_lock, open_store, remove_database
+from lsp_assist.workspace.store import Store, build_lock, open_store, remove_database
 
 log = logging.getLogger(__name__)
 
