@@ -48,7 +48,7 @@ from lsp_assist.workspace.parse_worker import (
     set_known,
 )
 from lsp_assist.workspace.rows import Copy, FileRow
-from lsp_assist.workspace.scanner import FileEntry, scan
+from lsp_assist.workspace.scanner import FileEntry, ScanLimits, scan
 from lsp_assist.workspace.store import Store, build_lock, open_store, remove_database
 
 log = logging.getLogger(__name__)
@@ -202,10 +202,12 @@ def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
         return out, True
     found = scan(
         opts.root,
-        max_files=10_000_000,
-        max_file_bytes=opts.max_file_bytes,
-        time_budget_s=opts.scan_time_budget_s,
-        max_entries=100_000_000,
+        limits=ScanLimits(
+            max_files=10_000_000,
+            max_file_bytes=opts.max_file_bytes,
+            time_budget_s=opts.scan_time_budget_s,
+            max_entries=100_000_000,
+        ),
         progress=lambda n: report("scanning", n, 0),
         should_stop=stop,
     )
