@@ -11,6 +11,7 @@ first line and read -> last token, on its own records.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,8 +71,18 @@ def stream_of(records: list[StreamRecord], answer: Answer) -> StreamRecord | Non
     return max(found, key=lambda r: r.t_first_line or 0.0) if found else None
 
 
-def calls_since(records: list[StreamRecord], since: float) -> int:
-    return sum(1 for r in records if r.t_read >= since)
+def calls_since(
+    records: list[StreamRecord], since: float, background: Callable[[dict[str, Any]], bool]
+) -> Calls:
+    """Model requests read since `since`: all of them, and those `background` marks."""
+    late = [r for r in records if r.t_read >= since]
+    return Calls(len(late), sum(1 for r in late if background(r.body)))
+
+
+@dataclass(frozen=True)
+class Calls:
+    all: int
+    background: int  # of them, made for no request of the editor's (a prefetch)
 
 
 @dataclass
@@ -83,12 +94,14 @@ class Figures:
     after: list[float] = field(default_factory=list)  # first line's last token -> answer parsed
     overhead: list[float] = field(default_factory=list)  # the answer less the model's own time
     calls: list[int] = field(default_factory=list)  # model calls per trial
+    background: list[int] = field(default_factory=list)  # of them, in the background
     empty: int = 0  # answers with no text
     unanswered: int = 0  # requests that got no answer in time
 
-    def add(self, answer: Answer, records: list[StreamRecord], calls: int) -> None:
+    def add(self, answer: Answer, records: list[StreamRecord], calls: Calls) -> None:
         self.answer.append(answer.ms)
-        self.calls.append(calls)
+        self.calls.append(calls.all)
+        self.background.append(calls.background)
         if not answer.text.strip():
             self.empty += 1
         stream = stream_of(records, answer)
@@ -108,6 +121,9 @@ class Floor:
 
     first_line: list[float] = field(default_factory=list)
     full: list[float] = field(default_factory=list)
+    # The full stream as the model's settings make it: shown when no stream was read to its
+    # end (a Tabby answer ends at the first line).
+    expected_full: float | None = None
 
     @classmethod
     def of(cls, records: list[StreamRecord]) -> Floor:

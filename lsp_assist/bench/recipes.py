@@ -25,6 +25,7 @@ from typing import Any
 REQUESTS = {"inline": "textDocument/inlineCompletion", "completion": "textDocument/completion"}
 APIS = ("openai", "tabby")
 TABBY_CLI = Path("node_modules") / "tabby-agent" / "dist" / "cli.js"
+PREFETCH_TOKENS = 31  # lsp-assist's prefetch calls, told apart by this max_tokens
 
 
 @dataclass
@@ -36,7 +37,9 @@ class Recipe:
     build: Callable[[str, Path], tuple[list[str], dict[str, str], dict[str, Any] | None]] = field(
         default=lambda base_url, home: ([], {}, None)
     )
-    note: str = ""  # shown under the table
+    # Marks a model request the server made for no request of the editor's (a prefetch), by
+    # its body: counted apart in the model calls.
+    background: Callable[[dict[str, Any]], bool] = field(default=lambda body: False)
 
     @property
     def method(self) -> str:
@@ -57,6 +60,7 @@ def lsp_assist_recipe() -> Recipe:
             "first_token_timeout_ms = 5000\ntotal_timeout_ms = 10000\n\n"
             '[tiers.quality]\nprovider = "offline"\n\n[tiers.backup]\nprovider = "offline"\n\n'
             "[completion]\ndebounce_min_ms = 0\ndebounce_max_ms = 0\ninvoked_choices = 1\n"
+            f"prefetch_max_tokens = {PREFETCH_TOKENS}\n"
         )
         env = {
             "LSP_ASSIST_CONFIG": str(config),
@@ -66,7 +70,10 @@ def lsp_assist_recipe() -> Recipe:
         }
         return [sys.executable, "-m", "lsp_assist", "serve"], env, None
 
-    return Recipe("lsp-assist", "openai", "inline", build)
+    def prefetch(body: dict[str, Any]) -> bool:
+        return body.get("max_tokens") == PREFETCH_TOKENS
+
+    return Recipe("lsp-assist", "openai", "inline", build, prefetch)
 
 
 def find_tabby_agent(explicit: str = "") -> Path | None:

@@ -76,7 +76,7 @@ async def bench(recipes: list[Recipe], settings: Settings, skipped: list[ServerR
     listed under it with why)."""
     script = Script(COMPLETION, settings.ttft_ms, settings.tokens_per_s)
     results: list[ServerResult] = []
-    floor = Floor()
+    floor = Floor(expected_full=script.token_at_s(TOKENS - 1) * 1000.0)
     with ModelProcess(script) as model:
         for recipe in recipes:
             result, seen = await bench_server(recipe, model, settings)

@@ -97,7 +97,8 @@ class Session:
             fig.unanswered += 1
             return None
         await asyncio.sleep(SETTLE_S)
-        fig.add(answer, self.model.records(), calls_since(self.model.records(), answer.sent))
+        records = self.model.records()
+        fig.add(answer, records, calls_since(records, answer.sent, self.recipe.background))
         return answer
 
     def accepted(self, answer: Answer | None) -> None:
@@ -218,7 +219,8 @@ async def burst(s: Session, seed: int) -> None:
     item = first_item(response)
     last = Answer(s.client.sent_at[pending[0]], s.client.received_at[pending[0]], item_text(item), item)
     await asyncio.sleep(0.5)  # streams of cancelled keys show in the records
-    fig.add(last, s.model.records(), calls_since(s.model.records(), first_sent))
+    records = s.model.records()
+    fig.add(last, records, calls_since(records, first_sent, s.recipe.background))
     s.client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
 

@@ -45,9 +45,11 @@ _FOLLOW_ROWS: tuple[tuple[str, Cell, str], ...] = (
     ("answer", lambda f: ms(f.answer), ""),
     ("server overhead", lambda f: ms(f.overhead), "0"),
     ("model calls, mean (max)", lambda f: calls(f.calls), ""),
+    ("  of them prefetch", lambda f: calls(f.background), ""),
 )
 _BURST_ROWS: tuple[tuple[str, Cell, str], ...] = (
     ("model calls per burst, mean (max)", lambda f: calls(f.calls), ""),
+    ("  of them prefetch", lambda f: calls(f.background), ""),
     ("the last key's answer", lambda f: ms(f.answer), "answer"),
 )
 
@@ -64,8 +66,7 @@ def _line(label: str, cells: list[str]) -> str:
 
 def format_table(results: list[ServerResult], floor: Floor, header: str) -> str:
     ran = [r for r in results if not r.why_not]
-    first, full = p50(floor.first_line), p50(floor.full)
-    answer_floor = "-" if first is None else f"{first:.1f}" + ("" if full is None else f" / {full:.1f}")
+    answer_floor = _floor(floor)
     out = [header, "p50 (p90) in ms; floor: the model's own first line / full stream"]
     out.append(_line("", [r.name for r in ran] + ["floor"]))
     for scenario in SCENARIOS:
@@ -74,12 +75,23 @@ def format_table(results: list[ServerResult], floor: Floor, header: str) -> str:
             value = answer_floor if floor_kind == "answer" else floor_kind
             out.append(_line("  " + label, [cell(r.figures[scenario]) for r in ran] + [value]))
     out.append(_line("model: first line / full stream", [] if not ran else [""] * len(ran) + [answer_floor]))
-    out.extend(_notes(results))
+    out.extend(_notes(results, floor))
     return "\n".join(out)
 
 
-def _notes(results: list[ServerResult]) -> list[str]:
+def _floor(floor: Floor) -> str:
+    first, full = p50(floor.first_line), p50(floor.full)
+    if first is None:
+        return "-"
+    if full is None:
+        return f"{first:.1f}" + ("" if floor.expected_full is None else f" / {floor.expected_full:.1f}*")
+    return f"{first:.1f} / {full:.1f}"
+
+
+def _notes(results: list[ServerResult], floor: Floor) -> list[str]:
     notes: list[str] = []
+    if not floor.full and floor.expected_full is not None:
+        notes.append("* the full stream from the model's settings: no stream was read to its end")
     for r in results:
         if r.why_not:
             notes.append(f"{r.name}: not run ({r.why_not})")
