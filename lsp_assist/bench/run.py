@@ -29,7 +29,7 @@ class Settings:
 
 async def bench_server(recipe: Recipe, model: ModelProcess, settings: Settings) -> tuple[ServerResult, Floor]:
     """The scenarios against one server; the model's own times while it ran."""
-    result = ServerResult(recipe.name, recipe.request)
+    result = ServerResult(recipe.name, recipe.request, api=recipe.api)
     model.reset()
     with tempfile.TemporaryDirectory(prefix=f"lsp-assist-bench-{recipe.name}-") as td:
         home = Path(td)
@@ -52,7 +52,9 @@ async def bench_server(recipe: Recipe, model: ModelProcess, settings: Settings) 
             return result, Floor()
         finally:
             await client.close()
-        return result, Floor.of(model.records())
+        records = model.records()
+        result.called = tuple(sorted({r.api for r in records}))
+        return result, Floor.of(records)
 
 
 def _tail(stderr: Path) -> str:

@@ -22,6 +22,8 @@ class ServerResult:
     request: str  # "inline" | "completion"
     figures: dict[str, Figures] = field(default_factory=dict)
     why_not: str = ""  # set when the server was not run (or failed)
+    api: str = "openai"  # the model API it was expected to call
+    called: tuple[str, ...] = ()  # the model APIs it called ("completions", "chat", "tabby")
 
 
 def ms(values: list[float]) -> str:
@@ -96,6 +98,9 @@ def _notes(results: list[ServerResult], floor: Floor) -> list[str]:
         if r.why_not:
             notes.append(f"{r.name}: not run ({r.why_not})")
             continue
+        expected = ("tabby",) if r.api == "tabby" else ("completions", "chat")
+        if any(api not in expected for api in r.called):
+            notes.append(f"{r.name}: expected to call the {r.api} API, called {', '.join(r.called)}")
         if r.request == "completion":
             notes.append(f"{r.name}: textDocument/completion, one kind of request (Automatic = Invoked)")
         for scenario in SCENARIOS:

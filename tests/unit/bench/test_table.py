@@ -64,3 +64,10 @@ def test_the_full_stream_floor_falls_back_to_the_settings() -> None:
     floor.extend(Floor.of([StreamRecord("tabby", t_read=0.0, t_first_line=0.2)]))
     out = format_table([result("one", 205.0)], floor, "H")
     assert "200.0 / 312.0*" in out and "* the full stream from the model's settings" in out
+
+
+def test_a_server_calling_another_api_than_expected_is_noted() -> None:
+    r = result("mine", 205.0)
+    r.api, r.called = "tabby", ("completions",)
+    out = format_table([r], Floor(), "H")
+    assert "mine: expected to call the tabby API, called completions" in out
