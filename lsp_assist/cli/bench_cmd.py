@@ -1,5 +1,9 @@
 """`lsp-assist bench`: the standard latency scenarios against lsp-assist, tabby-agent and any
-language server given, one loopback model, the figures side by side (docs/bench.md)."""
+language server given, one loopback model, the figures side by side (docs/bench.md).
+
+The bench itself (asyncio, the model, the client) is imported when the command runs, not
+when the parser is built: every `lsp-assist serve` builds it.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,6 @@ from lsp_assist.bench.recipes import (
     lsp_assist_recipe,
     tabby_agent_recipe,
 )
-from lsp_assist.bench.run import Settings, bench
-from lsp_assist.bench.table import ServerResult
 
 BUILT_IN = ("lsp-assist", "tabby-agent")
 MAX_N = 200  # bounded: a run never plays more trials than this per scenario
@@ -83,17 +85,18 @@ def add_parser(sub: Any) -> None:
         help="initializationOptions for the --server before",
     )
     p.add_argument("--tabby-agent", default="", metavar="CLI_JS", help="tabby-agent's dist/cli.js")
-    p.add_argument("--n", type=int, default=Settings.n, help="trials per scenario")
-    p.add_argument("--bursts", type=int, default=Settings.bursts, help="typing bursts of 12 keys")
-    p.add_argument("--ttft-ms", type=float, default=Settings.ttft_ms, help="the model's time to first token")
-    p.add_argument("--tokens-per-s", type=float, default=Settings.tokens_per_s, help="the model's token rate")
+    # The defaults are lsp_assist.bench.run.Settings' (a run of both servers: ~2 minutes).
+    p.add_argument("--n", type=int, default=10, help="trials per scenario")
+    p.add_argument("--bursts", type=int, default=4, help="typing bursts of 12 keys")
+    p.add_argument("--ttft-ms", type=float, default=120.0, help="the model's time to first token")
+    p.add_argument("--tokens-per-s", type=float, default=125.0, help="the model's token rate")
     p.set_defaults(run=run)
 
 
-def recipes(args: argparse.Namespace) -> tuple[list[Recipe], list[ServerResult]]:
-    """The servers to run, and those asked for that cannot be (with why)."""
+def recipes(args: argparse.Namespace) -> tuple[list[Recipe], list[tuple[str, str]]]:
+    """The servers to run, and those asked for that cannot be: (name, why)."""
     chosen: list[Recipe] = []
-    skipped: list[ServerResult] = []
+    skipped: list[tuple[str, str]] = []
     for name in (n.strip() for n in str(args.servers).split(",") if n.strip()):
         if name == "lsp-assist":
             chosen.append(lsp_assist_recipe())
@@ -101,7 +104,7 @@ def recipes(args: argparse.Namespace) -> tuple[list[Recipe], list[ServerResult]]
             cli = find_tabby_agent(args.tabby_agent)
             if cli is None:
                 why = "not found: `npm install --prefix benchmarks/.peers tabby-agent@1.5.0` or --tabby-agent"
-                skipped.append(ServerResult(name, "completion", why_not=why))
+                skipped.append((name, why))
             else:
                 chosen.append(tabby_agent_recipe(cli))
         else:
@@ -115,10 +118,14 @@ def recipes(args: argparse.Namespace) -> tuple[list[Recipe], list[ServerResult]]
                 spec.get("init_options", ""),
             )
         )
+    if not chosen and not skipped:
+        raise ValueError("no server to run: --servers NAME,... or --server NAME=COMMAND")
     return chosen, skipped
 
 
-def settings(args: argparse.Namespace) -> Settings:
+def settings(args: argparse.Namespace) -> Any:
+    from lsp_assist.bench.run import Settings
+
     for name in ("n", "bursts"):
         value = getattr(args, name)
         if not 0 <= value <= MAX_N:
@@ -129,11 +136,15 @@ def settings(args: argparse.Namespace) -> Settings:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lsp_assist.bench.run import bench
+    from lsp_assist.bench.table import ServerResult
+
     try:
         chosen, skipped = recipes(args)
         chosen_settings = settings(args)
     except ValueError as exc:
         print(f"lsp-assist bench: {exc}")
         return 2
-    print(asyncio.run(bench(chosen, chosen_settings, skipped)))
+    not_run = [ServerResult(name, "", why_not=why) for name, why in skipped]
+    print(asyncio.run(bench(chosen, chosen_settings, not_run)))
     return 0
