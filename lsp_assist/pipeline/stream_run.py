@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
-from lsp_assist.domain import ModelRequest, Usage
+from lsp_assist.domain import ModelRequest, PromptContext, Usage
 from lsp_assist.errors import StreamAborted
 from lsp_assist.governance.record import CallRecord
-from lsp_assist.pipeline.inflight import InflightStream, ReadPolicy, StreamResult, read_stream
+from lsp_assist.pipeline.answers import AnswerStore
+from lsp_assist.pipeline.inflight import Assembler, InflightStream, ReadPolicy, StreamResult, read_stream
 from lsp_assist.pipeline.ports import Permit
-from lsp_assist.pipeline.refinement import refine_rest
+from lsp_assist.pipeline.refinement import Refinements, refine_rest
+from lsp_assist.pipeline.stream_registry import StreamRegistry
 from lsp_assist.pipeline.stream_spec import StreamSpec
 from lsp_assist.providers.base import Provider
+from lsp_assist.telemetry.stats import StatsCollector
 
-if TYPE_CHECKING:
-    from lsp_assist.pipeline.launcher import StreamLauncher
+
+class RunOwner(Protocol):
+    """What a stream's task needs of the launcher that started it."""
+
+    registry: StreamRegistry
+    stats: StatsCollector
+    answers: AnswerStore
+    refinements: Refinements
+
+    def assembler(self, ctx: PromptContext, /) -> Assembler: ...
 
 
 class StreamRun:
@@ -30,7 +41,7 @@ class StreamRun:
 
     def __init__(
         self,
-        owner: StreamLauncher,
+        owner: RunOwner,
         spec: StreamSpec,
         flight: InflightStream,
         permit: Permit,
