@@ -19,27 +19,6 @@ MAX_PARAMETERS = 6
 # with a one-line reason. At most three.
 EXCEPTIONS: dict[str, str] = {}
 
-# --- PENDING_ELSEWHERE: temporary, emptied when issue 39 parts 2/3 are merged ---------
-# Violations in providers/ and pipeline/{launcher,inflight,tiers}.py
-# that other branches are splitting at the same time. Treated like EXCEPTIONS.
-PENDING_ELSEWHERE: dict[str, str] = {
-    key: "split in issue 39 part 2/3"
-    for key in (
-        "pipeline/inflight.py:read_stream",
-        "pipeline/launcher.py:StreamLauncher",
-        "pipeline/launcher.py:StreamLauncher.__init__",
-        "pipeline/launcher.py:StreamLauncher.launch",
-        "pipeline/tiers.py:TierRunner.__init__",
-        "pipeline/tiers.py:TierRunner.run",
-        "providers/llama_engine.py:LlamaEngine.run",
-        "providers/local.py:LocalProvider",
-        "providers/local.py:LocalProvider.stream",
-        "providers/openai.py:OpenAIProvider.__init__",
-        "providers/registry.py:build_provider",
-        "providers/streaming.py:StreamingProvider.__init__",
-    )
-}
-# --- end PENDING_ELSEWHERE ------------------------------------------------------------
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
@@ -100,21 +79,19 @@ def _package_violations() -> dict[str, str]:
 
 
 def test_no_class_function_or_parameter_list_in_the_package_over_its_limit() -> None:
-    allowed = EXCEPTIONS.keys() | PENDING_ELSEWHERE.keys()
-    unlisted = {k: v for k, v in _package_violations().items() if k not in allowed}
+    unlisted = {k: v for k, v in _package_violations().items() if k not in EXCEPTIONS}
     assert unlisted == {}
 
 
 def test_each_listed_exception_still_breaks_a_limit() -> None:
     found = _package_violations()
-    stale = sorted(k for k in (*EXCEPTIONS, *PENDING_ELSEWHERE) if k not in found)
+    stale = sorted(k for k in EXCEPTIONS if k not in found)
     assert stale == []
 
 
 def test_the_exception_list_stays_short_and_each_entry_says_why() -> None:
     assert len(EXCEPTIONS) <= 3
     assert all(reason.strip() and "\n" not in reason for reason in EXCEPTIONS.values())
-    assert not EXCEPTIONS.keys() & PENDING_ELSEWHERE.keys()
 
 
 def test_the_size_check_sees_each_kind_of_violation() -> None:
