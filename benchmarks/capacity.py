@@ -31,6 +31,7 @@ from benchmarks.rpc_client import RpcClient, server_cmd
 from lsp_assist.capacity.report import format_report
 from lsp_assist.capacity.sim import (
     InProcessEditor,
+    Workload,
     auto_workers,
     build_developer_runtime,
     endpoint_options,
@@ -208,7 +209,9 @@ async def main() -> int:
             t0 = time.perf_counter()
             workers = args.workers or auto_workers(n)
             levels.append(
-                await run_level(n, args.duration, opts, seed=1, cache_root=tmp / f"lv{n}", workers=workers)
+                await run_level(
+                    n, Workload(args.duration, opts, seed=1, cache_root=tmp / f"lv{n}"), workers=workers
+                )
             )
             st = fake.stats
             took = time.perf_counter() - t0

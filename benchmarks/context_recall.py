@@ -640,7 +640,7 @@ def _store_index(root: str, files: dict[str, str]) -> SymbolIndex:
     import atexit
 
     from lsp_assist.workspace.indexer import BuildOptions, build
-    from lsp_assist.workspace.scanner import scan
+    from lsp_assist.workspace.scanner import ScanLimits, scan
     from lsp_assist.workspace.store import Store
     from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
 
@@ -648,7 +648,7 @@ def _store_index(root: str, files: dict[str, str]) -> SymbolIndex:
         _STORES.append(tempfile.mkdtemp(prefix="recall-stores-"))
         atexit.register(shutil.rmtree, _STORES[0], True)
     db = Path(_STORES[0]) / f"{len(os.listdir(_STORES[0]))}.sqlite3"
-    wanted = sorted(e.path for e in scan(root, max_files=5000).files if e.path in files)
+    wanted = sorted(e.path for e in scan(root, limits=ScanLimits(max_files=5000)).files if e.path in files)
     build(BuildOptions(root=root, db=str(db), paths=wanted, boundary=False, workers=1))
     return StoredSymbolIndex([Store(db, root)])
 

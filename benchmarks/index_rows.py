@@ -40,9 +40,11 @@ BATCH = 32
 
 def jobs_of(root: Path, sample: int, seed: int) -> list[tuple[str, str, int, str]]:
     """`sample` files of the scanner's candidates (all when 0), as the indexer's jobs."""
-    from lsp_assist.workspace.scanner import scan
+    from lsp_assist.workspace.scanner import ScanLimits, scan
 
-    found = scan(str(root), max_files=10_000_000, max_entries=100_000_000, time_budget_s=600)
+    found = scan(
+        str(root), limits=ScanLimits(max_files=10_000_000, max_entries=100_000_000, time_budget_s=600)
+    )
     files = sorted(found.files, key=lambda e: e.path)
     if 0 < sample < len(files):
         files = sorted(random.Random(seed).sample(files, sample), key=lambda e: e.path)

@@ -50,6 +50,8 @@ from benchmarks.common import ROOT, FakeModelProcess, Script, arg_parser, percen
 from benchmarks.positions import FILES, KINDS, Position, stdlib_positions
 from benchmarks.rpc_client import RpcClient, server_cmd
 from benchmarks.typing_trace import PROFILES, RECORDED_DIR, burst_gaps, recorded_bursts
+from lsp_assist.bench.figures import first_item, item_text
+from lsp_assist.bench.recipes import tabby_agent_recipe
 
 COMPLETION = "return compute_total(items, tax_rate)\n    # more lines follow\n    return None\n"
 NEWLINE_TOKEN = next(i for i, t in enumerate(split_tokens(COMPLETION)) if "\n" in t)
@@ -119,21 +121,14 @@ def lsp_peer(kind: str, base_url: str, cache_dir: Path, completion: dict[str, An
 
 
 def tabby_peer(base_url: str, home: Path) -> tuple[Peer | None, str]:
-    """tabby-agent 1.5.0 pointed at the fake's Tabby API, or None and why not."""
-    node = shutil.which("node")
-    if node is None:
+    """tabby-agent 1.5.0 pointed at the fake's Tabby API (the recipe `lsp-assist bench`
+    ships: debounce 0 ms), or None and why not."""
+    if shutil.which("node") is None:
         return None, "node is not installed"
     if not TABBY_CLI.is_file():
         return None, f"not installed ({TABBY_CLI} missing): run `sh benchmarks/setup_peers.sh`"
-    conf = home / ".tabby-client" / "agent"
-    conf.mkdir(parents=True, exist_ok=True)
-    endpoint = base_url.removesuffix("/v1")
-    (conf / "config.toml").write_text(
-        f'[server]\nendpoint = "{endpoint}"\n\n'
-        '[completion.debounce]\nmode = "fixed"\ninterval = 0\n\n'
-        "[anonymousUsageTracking]\ndisable = true\n"
-    )
-    peer = Peer("tabby-agent", [node, str(TABBY_CLI), "--lsp", "--stdio"], {"HOME": str(home)})
+    cmd, env, _ = tabby_agent_recipe(TABBY_CLI).build(base_url, home)
+    peer = Peer("tabby-agent", cmd, env)
     peer.method = "textDocument/completion"
     return peer, ""
 
@@ -185,15 +180,7 @@ def params(peer: Peer, uri: str, line: int, ch: int, invoked: bool = True) -> di
 
 
 def first_text(resp: dict[str, Any]) -> str:
-    res = resp.get("result") or {}
-    items = res.get("items", res) if isinstance(res, dict) else res
-    if not items:
-        return ""
-    item = items[0]
-    if "insertText" in item:
-        return str(item["insertText"])
-    edit = item.get("textEdit") or {}
-    return str(edit.get("newText") or item.get("label") or "")
+    return item_text(first_item(resp))
 
 
 @dataclass

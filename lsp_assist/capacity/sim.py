@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -259,22 +259,28 @@ def summarize(developers: int, raw: RawLevel) -> LevelReport:
     )
 
 
-async def simulate(
-    indices: Sequence[int],
-    duration_s: float,
-    options: Mapping[str, Any],
-    *,
-    seed: int = 1,
-    typing: TypingModel | None = None,
-    cache_root: Path | None = None,
-    start_at: float | None = None,
-) -> RawLevel:
-    """Developers `indices` type for `duration_s` s (from `start_at`, a time.monotonic())."""
-    model = typing or TypingModel()
+@dataclass(frozen=True)
+class Workload:
+    """What every simulated developer of a load level does, and where its server keeps its
+    cache (a temporary folder when `cache_root` is None)."""
+
+    duration_s: float
+    options: Mapping[str, Any]
+    seed: int = 1
+    typing: TypingModel | None = None
+    cache_root: Path | None = None
+
+
+async def simulate(indices: Sequence[int], work: Workload, *, start_at: float | None = None) -> RawLevel:
+    """Developers `indices` type for `work.duration_s` s (from `start_at`, a time.monotonic())."""
+    duration_s, options, seed = work.duration_s, work.options, work.seed
+    model = work.typing or TypingModel()
     col = LoadCollector()
     editors: list[InProcessEditor] = []
     with contextlib.ExitStack() as stack:
-        root = cache_root or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-")))
+        root = work.cache_root or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-"))
+        )
         for i in indices:
             opts = {**options, "cache": {**dict(options.get("cache") or {}), "dir": str(root / f"dev{i}")}}
             rt = build_developer_runtime(opts)
@@ -310,16 +316,12 @@ async def simulate(
     return RawLevel(col, [t.counts for t in typists], mono0, mono1)
 
 
-def _worker(args: tuple[list[int], float, dict[str, Any], int, TypingModel | None, str, float]) -> RawLevel:
-    indices, duration, options, seed, typing, root, start_at = args
+def _worker(args: tuple[list[int], Workload, float]) -> RawLevel:
+    indices, work, start_at = args
     from lsp_assist.logs import setup_logging
 
     setup_logging("error", None)
-    return asyncio.run(
-        simulate(
-            indices, duration, options, seed=seed, typing=typing, cache_root=Path(root), start_at=start_at
-        )
-    )
+    return asyncio.run(simulate(indices, work, start_at=start_at))
 
 
 def _merge(raws: list[RawLevel]) -> RawLevel:
@@ -335,42 +337,23 @@ def _merge(raws: list[RawLevel]) -> RawLevel:
     return RawLevel(col, counts, min(r.t0 for r in raws), max(r.t1 for r in raws))
 
 
-async def run_level(
-    developers: int,
-    duration_s: float,
-    options: Mapping[str, Any],
-    *,
-    seed: int = 1,
-    typing: TypingModel | None = None,
-    cache_root: Path | None = None,
-    workers: int = 1,
-) -> LevelReport:
-    """Simulate `developers` typing for `duration_s` seconds; every server is closed after.
+async def run_level(developers: int, work: Workload, *, workers: int = 1) -> LevelReport:
+    """Simulate `developers` doing `work`; every server is closed after.
 
     `workers` > 1 spreads the developers over that many processes (one event loop each), so
     the simulator itself does not become the bottleneck at a few hundred developers.
     """
     workers = max(1, min(workers, developers))
     if workers == 1:
-        raw = await simulate(range(developers), duration_s, options, seed=seed, typing=typing,
-                             cache_root=cache_root)  # fmt: skip
-        return summarize(developers, raw)
+        return summarize(developers, await simulate(range(developers), work))
     with contextlib.ExitStack() as stack:
-        root = cache_root or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-")))
+        root = work.cache_root or Path(
+            stack.enter_context(tempfile.TemporaryDirectory(prefix="lsp-capacity-"))
+        )
+        shared = replace(work, options=dict(work.options), cache_root=root)
         # Every worker builds its servers first, then all start typing together.
         start_at = time.monotonic() + 2.0 + 0.03 * developers
-        jobs = [
-            (
-                list(range(w, developers, workers)),
-                duration_s,
-                dict(options),
-                seed,
-                typing,
-                str(root),
-                start_at,
-            )
-            for w in range(workers)
-        ]
+        jobs = [(list(range(w, developers, workers)), shared, start_at) for w in range(workers)]
         ctx = multiprocessing.get_context("spawn")
         loop = asyncio.get_running_loop()
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
@@ -399,6 +382,6 @@ def find_knee(levels: list[LevelReport], concurrency_limit: int | None = None) -
 
 
 __all__ = [
-    "InProcessEditor", "LevelReport", "LoadCollector", "RawLevel", "auto_workers", "endpoint_options",
-    "find_knee", "run_level", "simulate",
+    "InProcessEditor", "LevelReport", "LoadCollector", "RawLevel", "Workload", "auto_workers",
+    "endpoint_options", "find_knee", "run_level", "simulate",
 ]  # fmt: skip

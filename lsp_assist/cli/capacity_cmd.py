@@ -8,7 +8,14 @@ import json
 from typing import Any
 
 from lsp_assist.capacity.report import format_report
-from lsp_assist.capacity.sim import LevelReport, auto_workers, endpoint_options, find_knee, run_level
+from lsp_assist.capacity.sim import (
+    LevelReport,
+    Workload,
+    auto_workers,
+    endpoint_options,
+    find_knee,
+    run_level,
+)
 from lsp_assist.logs import setup_logging
 
 
@@ -38,7 +45,7 @@ async def simulate(args: argparse.Namespace) -> list[LevelReport]:
     levels: list[LevelReport] = []
     for n in [int(x) for x in str(args.developers).split(",") if x.strip()]:
         workers = args.workers or auto_workers(n)
-        levels.append(await run_level(n, args.duration, opts, seed=args.seed, workers=workers))
+        levels.append(await run_level(n, Workload(args.duration, opts, seed=args.seed), workers=workers))
         if args.until_knee and find_knee(levels, args.concurrency_limit) is not None:
             break
     return levels

@@ -33,13 +33,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: int) -> int:
-    from lsp_assist.cli.session import complete_text, open_runtime, wait_for_model
+    from lsp_assist.cli.session import complete_at, open_runtime, open_text, wait_for_model
 
     rt = open_runtime(path.parent)
     try:
         rt.start_model_load()
         await wait_for_model(rt)
-        result = await complete_text(rt, path, text, line, col, tier=args.tier)
+        result = await complete_at(rt, open_text(rt, path, text), line, col, tier=args.tier)
     finally:
         await rt.aclose()
     stages = {k: round(v, 2) for k, v in result.stages.items()}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +137,44 @@ def _load_definitions(engine: ContextEngine, file: Path, uri: str) -> None:
         print(f"lsp-assist context: --definitions: {bad} malformed entries ignored", file=sys.stderr)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What `context` found at the position, ready to print."""
+
+    ctx: PromptContext
+    engine: ContextEngine
+    tier: str
+    budget: int
+    rendered: dict[str, Any]
+    governed: str
+    excluded: str | None
+
+
+def _open_others(names: list[str]) -> list[Document]:
+    """The `--with` files as open documents (an unreadable one is skipped)."""
+    others: list[Document] = []
+    for other in names:
+        op = Path(other)
+        try:
+            otext = op.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        others.append(Document(op.resolve().as_uri(), language_of(op), 0, otext, str(op.resolve())))
+    return others
+
+
+def _engine(args: argparse.Namespace, path: Path, others: list[Document]) -> ContextEngine:
+    """A context engine over the workspace index (unless `--no-index`) and the open tabs."""
+    symbols = None
+    if not args.no_index:
+        root = Path(args.index) if args.index else path.resolve().parent
+        symbols = _index_of(root)
+    engine = ContextEngine(symbol_index=symbols)
+    for o in others:
+        engine.index_document(o)  # as didOpen does
+    return engine
+
+
 def run(args: argparse.Namespace) -> int:
     path, line, col = args.location
     try:
@@ -147,21 +185,8 @@ def run(args: argparse.Namespace) -> int:
     budget, template, model = _tier_settings(args.tier, path.resolve().parent)
     if args.budget is not None:
         budget = max(0, args.budget)
-    others: list[Document] = []
-    for other in args.others:
-        op = Path(other)
-        try:
-            otext = op.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        others.append(Document(op.resolve().as_uri(), language_of(op), 0, otext, str(op.resolve())))
-    symbols = None
-    if not args.no_index:
-        root = Path(args.index) if args.index else path.resolve().parent
-        symbols = _index_of(root)
-    engine = ContextEngine(symbol_index=symbols)
-    for o in others:
-        engine.index_document(o)  # as didOpen does
+    others = _open_others(args.others)
+    engine = _engine(args, path, others)
     uri = path.resolve().as_uri()
     if args.definitions:
         try:
@@ -180,31 +205,43 @@ def run(args: argparse.Namespace) -> int:
     rendered = _render(ctx, template, model)
     folders = args.workspace or [Path(args.index) if args.index else path.resolve().parent]
     governed, excluded = _governance(path, [f.resolve() for f in folders])
+    shown = _Shown(ctx, engine, args.tier, budget, rendered, governed, excluded)
     if args.json:
-        out = {
-            "path": ctx.path,
-            "language": ctx.language,
-            "tier": args.tier,
-            "budget": budget,
-            "size": ctx.size,
-            "mode": ctx.mode,
-            "max_tokens": ctx.max_tokens,
-            "stop": list(ctx.stop),
-            "parts": [asdict(p) for p in ctx.parts],
-            "snippets": [{**asdict(s), "why": _why(engine, s)} for s in ctx.snippets],
-            "prefix": ctx.prefix,
-            "suffix": ctx.suffix,
-            "rendered": rendered,
-            "governed_by": governed,
-            "excluded": excluded,
-        }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
-    print(f"# {ctx.path} ({ctx.language}) tier={args.tier} budget={budget} chars, used {ctx.size}")
+        _print_json(shown)
+    else:
+        _print_text(shown)
+    return 0
+
+
+def _print_json(shown: _Shown) -> None:
+    ctx, engine = shown.ctx, shown.engine
+    out = {
+        "path": ctx.path,
+        "language": ctx.language,
+        "tier": shown.tier,
+        "budget": shown.budget,
+        "size": ctx.size,
+        "mode": ctx.mode,
+        "max_tokens": ctx.max_tokens,
+        "stop": list(ctx.stop),
+        "parts": [asdict(p) for p in ctx.parts],
+        "snippets": [{**asdict(s), "why": _why(engine, s)} for s in ctx.snippets],
+        "prefix": ctx.prefix,
+        "suffix": ctx.suffix,
+        "rendered": shown.rendered,
+        "governed_by": shown.governed,
+        "excluded": shown.excluded,
+    }
+    print(json.dumps(out, ensure_ascii=False, indent=2))
+
+
+def _print_text(shown: _Shown) -> None:
+    ctx, engine, rendered = shown.ctx, shown.engine, shown.rendered
+    print(f"# {ctx.path} ({ctx.language}) tier={shown.tier} budget={shown.budget} chars, used {ctx.size}")
     print(f"# mode={ctx.mode} max_tokens={ctx.max_tokens} stop={list(ctx.stop)!r}")
-    print(f"# governed by: {governed}")
-    if excluded:
-        print(f"# EXCLUDED from models: {excluded} (the server sends nothing for this file)")
+    print(f"# governed by: {shown.governed}")
+    if shown.excluded:
+        print(f"# EXCLUDED from models: {shown.excluded} (the server sends nothing for this file)")
     print("# parts:")
     for p in ctx.parts:
         print(f"#   {p.label:<22} {p.chars:>6} chars  {p.reason}")
@@ -221,4 +258,3 @@ def run(args: argparse.Namespace) -> int:
         print("# ---- suffix (sent as its own field) ----")
         print(rendered["suffix"])
     print(f"# ---- stop: {rendered['stop']!r}")
-    return 0

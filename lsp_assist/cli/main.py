@@ -21,6 +21,7 @@ _MODULES = (
     "lsp_assist.cli.usage_cmd",
     "lsp_assist.cli.warmup_cmd",
     "lsp_assist.cli.capacity_cmd",
+    "lsp_assist.cli.bench_cmd",
 )
 
 

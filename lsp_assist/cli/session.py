@@ -38,15 +38,25 @@ async def wait_for_model(rt: Runtime, *, quiet: bool = False) -> None:
         print(f"lsp-assist: local model {what} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
 
-async def complete_text(
-    rt: Runtime, path: Path, text: str, line: int, col: int, *, version: int = 1, tier: str = "fast"
-) -> Suggestion:
-    """Open `text` as `path` (absolute) and complete at the 0-based code-point position."""
+def open_text(rt: Runtime, path: Path, text: str, *, version: int = 1) -> str:
+    """Open `text` as `path` (absolute), replacing any open copy; its URI."""
     uri = "file://" + str(path)
     if rt.store.get(uri) is not None:
         rt.store.close(uri)
     rt.store.open(uri, language_of(path), version, text, str(path))
+    return uri
+
+
+async def complete_at(rt: Runtime, uri: str, line: int, col: int, *, tier: str = "fast") -> Suggestion:
+    """An invoked completion at the 0-based code-point position of the open document `uri`."""
     assert rt.engine is not None
     return await rt.engine.complete(
         CompletionRequest(uri=uri, cursor=Cursor(line, col), invoked=True, tier=tier)
     )
+
+
+async def complete_text(
+    rt: Runtime, path: Path, text: str, line: int, col: int, *, version: int = 1
+) -> Suggestion:
+    """Open `text` as `path` (absolute) and complete at the 0-based code-point position."""
+    return await complete_at(rt, open_text(rt, path, text, version=version), line, col)

@@ -32,13 +32,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from lsp_assist.config.loader import FolderLayer
 from lsp_assist.config.schema import Config, TierConfig
-from lsp_assist.domain import PromptContext, Usage
+from lsp_assist.domain import PromptContext
 from lsp_assist.errors import (
     BreakerOpen,
     EndpointRefused,
@@ -50,15 +51,16 @@ from lsp_assist.errors import (
 )
 from lsp_assist.governance.audit import AuditLog
 from lsp_assist.governance.boundaries import DataBoundary
-from lsp_assist.governance.breaker import BreakerState, CircuitBreaker, StateListener, counts_as_failure
+from lsp_assist.governance.breaker import CircuitBreaker, StateListener, counts_as_failure
 from lsp_assist.governance.credentials import key_status, resolve_api_key
 from lsp_assist.governance.folders import folder_rules, governed_by
 from lsp_assist.governance.limits import Lease, ProviderLimits
 from lsp_assist.governance.policy import Policy, apply_policy, load_policy
 from lsp_assist.governance.quota import QuotaStore
-from lsp_assist.governance.record import CallRecord
+from lsp_assist.governance.record import CallKey, CallRecord, audit_line
 from lsp_assist.governance.redaction import redact, redact_context
 from lsp_assist.governance.settings import FEATURES, GovernanceSettings, parse_settings
+from lsp_assist.governance.upstreams import Upstreams
 
 if TYPE_CHECKING:  # the team modules import redis (extra `team`): only when a store is configured
     from lsp_assist.governance.shared_store import SharedLease
@@ -81,19 +83,10 @@ class Permit:
     """An admitted model call. Call `finish(...)` exactly once when it ends."""
 
     def __init__(
-        self,
-        gov: Governance,
-        feature: str,
-        tier: str,
-        provider_key: str,
-        breaker: CircuitBreaker,
-        limits: ProviderLimits,
-        lease: Lease,
+        self, gov: Governance, key: CallKey, breaker: CircuitBreaker, limits: ProviderLimits, lease: Lease
     ) -> None:
         self.gov = gov
-        self.feature = feature
-        self.tier = tier
-        self.provider_key = provider_key
+        self.key = key
         self.breaker = breaker
         self.limits = limits
         self.lease = lease
@@ -133,7 +126,7 @@ class Permit:
         usage = record.usage
         tokens = 0 if usage is None else usage.prompt_tokens + usage.completion_tokens
         if usage is not None:
-            self.gov.quota.add_tokens(self.feature, self.tier, tokens)
+            self.gov.quota.add_tokens(self.key.feature, self.key.tier, tokens)
         if self.shared is not None:
             self.shared.release(tokens)
         self.gov._audit_call(self, record)
@@ -150,6 +143,18 @@ class Permit:
             self.finish(CallRecord("cancelled" if cancelled else "error", error=ev))
 
 
+@dataclass(frozen=True)
+class Surroundings:
+    """What governance reads from the process around it: the clocks (a test's fake one), the
+    environment variables keys resolve from (None: `os.environ`), and who hears of a
+    breaker changing state (the status bar)."""
+
+    clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time
+    environ: Mapping[str, str] | None = None
+    on_breaker_change: StateListener | None = None
+
+
 class Governance:
     """Data boundaries, credentials, breakers, limits, quotas and audit for one server."""
 
@@ -160,20 +165,16 @@ class Governance:
         workspace_roots: Sequence[str] = (),
         *,
         locked_keys: set[str] | frozenset[str] = frozenset(),
-        clock: Callable[[], float] = time.monotonic,
-        wall_clock: Callable[[], float] = time.time,
-        on_breaker_change: StateListener | None = None,
-        environ: Mapping[str, str] | None = None,
         team: TeamGovernance | None = None,
+        surroundings: Surroundings = Surroundings(),
     ) -> None:
         self.settings = settings
         self.team = team
         self.locked_keys = frozenset(locked_keys)
         self.cache_dir = Path(cache_dir)
         self.workspace_roots = list(workspace_roots)
-        self._clock = clock
-        self._environ = environ
-        self._on_breaker_change = on_breaker_change
+        self._environ = surroundings.environ
+        self.upstreams = Upstreams(settings, surroundings.clock, surroundings.on_breaker_change)
         self.boundary = DataBoundary(
             workspace_roots,
             exclude=settings.exclude,
@@ -181,15 +182,13 @@ class Governance:
             allowed_hosts=settings.allowed_hosts,
             verdict_ttl_s=BOUNDARY_TTL_S,
         )
-        self.quota = QuotaStore(self.cache_dir / "quota", settings.quotas, wall_clock=wall_clock)
+        self.quota = QuotaStore(self.cache_dir / "quota", settings.quotas, wall_clock=surroundings.wall_clock)
         audit_path = (
             Path(settings.audit.path).expanduser() if settings.audit.path else default_audit_path(cache_dir)
         )
         self.audit = AuditLog(
             audit_path, settings.audit.max_bytes, settings.audit.backups, enabled=settings.audit.enabled
         )
-        self._breakers: dict[str, CircuitBreaker] = {}
-        self._limits: dict[str, ProviderLimits] = {}
         self._workspace_hash = self.audit.workspace_hash(workspace_roots[0] if workspace_roots else None)
         self.refusals: dict[str, int] = {}
         self.policy: Policy | None = None  # the admin policy applied (each folder's layer gets it too)
@@ -224,8 +223,8 @@ class Governance:
             cache_dir,
             workspace_roots,
             locked_keys=locked,
-            on_breaker_change=on_breaker_change,
             team=team,
+            surroundings=Surroundings(on_breaker_change=on_breaker_change),
         )
         gov.policy = policy
         return gov, errors
@@ -291,29 +290,14 @@ class Governance:
     # --- breakers, limits, admission ----------------------------------------------------
 
     def breaker_for(self, provider_key: str) -> CircuitBreaker:
-        b = self._breakers.get(provider_key)
-        if b is None:
-            b = CircuitBreaker(
-                provider_key, self.settings.breaker, clock=self._clock, on_change=self._on_breaker_change
-            )
-            self._breakers[provider_key] = b
-        return b
+        return self.upstreams.breaker_for(provider_key)
 
     def limits_for(self, provider_key: str, tier: str | None = None) -> ProviderLimits:
-        lim = self._limits.get(provider_key)
-        if lim is None:
-            lim = ProviderLimits(
-                provider_key, self.settings.rate_limit_for(provider_key, tier), clock=self._clock
-            )
-            self._limits[provider_key] = lim
-        return lim
+        return self.upstreams.limits_for(provider_key, tier)
 
     def would_admit(self, provider_key: str, tier: str | None = None) -> bool:
         """Cheap pre-check for hedging/fallback decisions (no quota read, takes nothing)."""
-        return (
-            self.breaker_for(provider_key).would_allow()
-            and self.limits_for(provider_key, tier).refusal() is None
-        )
+        return self.upstreams.would_admit(provider_key, tier)
 
     async def admit_async(self, feature: str, tier: str, provider_key: str) -> Permit:
         """`admit`, with the team's shared store when one is configured.
@@ -369,7 +353,7 @@ class Governance:
             taken = breaker.allow()
             lease = limits.try_acquire() if local_limits else limits.track()
             if taken and lease is not None:
-                return Permit(self, feature, tier, provider_key, breaker, limits, lease)
+                return Permit(self, CallKey(feature, tier, provider_key), breaker, limits, lease)
             if lease is not None:  # pragma: no cover - defensive
                 lease.release()
             if taken:  # pragma: no cover - defensive
@@ -394,31 +378,7 @@ class Governance:
     def _audit_call(self, permit: Permit, record: CallRecord) -> None:
         if not self.audit.enabled and not self.call_observers:
             return
-        u = record.usage or Usage()
-        error = record.error
-        line: dict[str, object] = {
-            "environment": self.settings.environment,
-            "feature": permit.feature,
-            "tier": permit.tier,
-            "provider": record.provider or permit.provider_key,
-            "model": record.model,
-            "endpoint_host": record.endpoint_host,
-            "request_bytes": int(record.request_bytes),
-            "prompt_tokens": int(u.prompt_tokens),
-            "completion_tokens": int(u.completion_tokens),
-            "tokens_estimated": bool(u.estimated),
-            "stages_ms": dict(record.stages),
-            "outcome": record.outcome,
-            "error_class": None if error is None else type(error).__name__,
-            "http_status": record.status,
-            "fallback_from": record.fallback_from,
-            "hedged": record.hedged,
-            "retries": record.retries,
-            "redactions": record.redactions,
-            "workspace": self._workspace_hash,
-        }
-        if record.language:
-            line["language"] = record.language
+        line = audit_line(permit.key, record, self.settings.environment, self._workspace_hash)
         if self.audit.enabled:
             self.audit.write(line)
         for observe in self.call_observers:
@@ -439,7 +399,7 @@ class Governance:
         """For the status bar and `doctor`: breaker states, spent quotas, skips. No secrets."""
         spent = [f for f in FEATURES if self.quota.limits.features.get(f) and self.quota.remaining(f).spent]
         spent_tiers = [t for t in self.quota.limits.tiers if self.quota.remaining("", t).spent]
-        failing = [k for k, b in self._breakers.items() if b.state is not BreakerState.CLOSED]
+        failing = self.upstreams.failing()
         # One line for the status bar: empty when all is well.
         warning = ""
         if failing:
@@ -451,9 +411,9 @@ class Governance:
         return {
             "environment": self.settings.environment,
             "warning": warning,
-            "breakers": {k: b.snapshot() for k, b in self._breakers.items()},
+            "breakers": {k: b.snapshot() for k, b in self.upstreams.breakers.items()},
             "open_breakers": failing,
-            "limits": {k: lim.snapshot() for k, lim in self._limits.items()},
+            "limits": {k: lim.snapshot() for k, lim in self.upstreams.limits.items()},
             "quota_spent_features": spent,
             "quota_spent_tiers": spent_tiers,
             "quota_errors": self.quota.errors,
@@ -490,4 +450,4 @@ class Governance:
 _CLOSING: set[asyncio.Task[None]] = set()
 
 
-__all__ = ["CallRecord", "Governance", "Permit", "counts_as_failure", "default_audit_path"]
+__all__ = ["CallRecord", "Governance", "Permit", "Surroundings", "counts_as_failure", "default_audit_path"]

@@ -147,11 +147,21 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
     """Combine user settings with the policy so that nothing the policy sets is loosened."""
     if policy is None:
         return settings, set()
-    p = policy.settings
-    keys = policy.keys
     locked: set[str] = set()
-    s = settings
+    s = _apply_boundaries(settings, policy, locked)
+    s = _apply_audit(s, policy, locked)
+    s = _apply_limits(s, policy, locked)
+    p, keys = policy.settings, policy.keys
+    for k in ("breaker", "hedging", "prices", "environments"):
+        if k in keys:
+            s = dataclasses.replace(s, **{k: getattr(p, k)})
+            locked.add(f"governance.{k}")
+    return s, locked
 
+
+def _apply_boundaries(s: GovernanceSettings, policy: Policy, locked: set[str]) -> GovernanceSettings:
+    """Hosts, exclusions, tiers and the environment: the policy narrows, adds in, or pins."""
+    p, keys = policy.settings, policy.keys
     if "allowed_hosts" in keys:
         ph = p.allowed_hosts if p.allowed_hosts is not None else None
         if ph is not None:
@@ -180,7 +190,12 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
     if "strict_environment" in keys and p.strict_environment:
         s = dataclasses.replace(s, strict_environment=True)
         locked.add("governance.strict_environment")
+    return s
 
+
+def _apply_audit(s: GovernanceSettings, policy: Policy, locked: set[str]) -> GovernanceSettings:
+    """The policy may turn the audit log on (never off) and pin where and how much it keeps."""
+    p, keys = policy.settings, policy.keys
     audit = s.audit
     if "audit.enabled" in keys and p.audit.enabled:
         audit = dataclasses.replace(audit, enabled=True)
@@ -189,8 +204,12 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
         if f"audit.{k}" in keys:
             audit = dataclasses.replace(audit, **{k: getattr(p.audit, k)})
             locked.add(f"governance.audit.{k}")
-    s = dataclasses.replace(s, audit=audit)
+    return dataclasses.replace(s, audit=audit)
 
+
+def _apply_limits(s: GovernanceSettings, policy: Policy, locked: set[str]) -> GovernanceSettings:
+    """Quotas and rate limits: the lower of the user's and the policy's value wins."""
+    p, keys = policy.settings, policy.keys
     if "quotas" in keys:
         feats = stricter_limits(s.quotas.features, p.quotas.features)
         tiers_q = stricter_limits(s.quotas.tiers, p.quotas.tiers)
@@ -202,11 +221,7 @@ def apply_policy(settings: GovernanceSettings, policy: Policy | None) -> tuple[G
     if "rate_limits" in keys:
         s = dataclasses.replace(s, rate_limits=stricter_limits(s.rate_limits, p.rate_limits))
         locked |= {f"governance.rate_limits.{name}" for name in p.rate_limits}
-    for k in ("breaker", "hedging", "prices", "environments"):
-        if k in keys:
-            s = dataclasses.replace(s, **{k: getattr(p, k)})
-            locked.add(f"governance.{k}")
-    return s, locked
+    return s
 
 
 def _quota_keys(prefix: str, q: QuotaLimit) -> set[str]:

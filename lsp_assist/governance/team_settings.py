@@ -134,18 +134,8 @@ def parse_team(
 ) -> tuple[TeamSettings, list[str]]:
     """Typed team settings from the config table and the policy's `[team]` table."""
     errors: list[str] = []
-    values: dict[str, Any] = {k: getattr(cfg, k) for k in _PINNED}
     locked: set[str] = set()
-    for k in _PINNED:
-        if policy and k in policy:
-            if isinstance(policy[k], str):
-                values[k] = policy[k]
-                locked.add(f"team.{k}")
-            else:
-                errors.append(f"policy team.{k}: expected a string")
-    if values["on_unavailable"] not in ON_UNAVAILABLE:
-        errors.append(f"team.on_unavailable: expected one of {', '.join(ON_UNAVAILABLE)}; using 'local'")
-        values["on_unavailable"] = "local"
+    values = _pinned_values(cfg, policy, errors, locked)
     store = values["store"].strip()
     if store:
         why = check_store_url(store)
@@ -156,7 +146,47 @@ def parse_team(
     if pw and not pw.replace("_", "").isalnum():
         errors.append("team.password_env: expected the NAME of an environment variable (value hidden)")
         values["password_env"] = ""
+    limits = _scope_limits(cfg, policy, errors, locked)
+    timeout = cfg.timeout_ms if cfg.timeout_ms > 0 else 250
+    return (
+        TeamSettings(
+            store=store,
+            password_env=values["password_env"],
+            namespace=values["namespace"] or "lsp-assist",
+            on_unavailable=values["on_unavailable"],
+            timeout_ms=timeout,
+            business_line=values["business_line"],
+            user=cfg.user or default_user(environ),
+            limits=limits,
+            attribution=cfg.attribution,
+            locked=frozenset(locked),
+        ),
+        errors,
+    )
 
+
+def _pinned_values(
+    cfg: TeamConfig, policy: Mapping[str, Any] | None, errors: list[str], locked: set[str]
+) -> dict[str, Any]:
+    """The `_PINNED` keys: the config's, or the policy's where it sets one (then locked)."""
+    values: dict[str, Any] = {k: getattr(cfg, k) for k in _PINNED}
+    for k in _PINNED:
+        if policy and k in policy:
+            if isinstance(policy[k], str):
+                values[k] = policy[k]
+                locked.add(f"team.{k}")
+            else:
+                errors.append(f"policy team.{k}: expected a string")
+    if values["on_unavailable"] not in ON_UNAVAILABLE:
+        errors.append(f"team.on_unavailable: expected one of {', '.join(ON_UNAVAILABLE)}; using 'local'")
+        values["on_unavailable"] = "local"
+    return values
+
+
+def _scope_limits(
+    cfg: TeamConfig, policy: Mapping[str, Any] | None, errors: list[str], locked: set[str]
+) -> ScopeLimits:
+    """Per business line and per user quotas and rate limits; the policy's are stricter."""
     quotas = _per_scope(QuotaLimit, cfg.quotas, "team.quotas", errors)
     rates = _per_scope(RateLimit, cfg.rate_limits, "team.rate_limits", errors)
     if policy:
@@ -170,26 +200,11 @@ def parse_team(
             for kind, rtable in _per_scope(RateLimit, pr, "policy team.rate_limits", errors).items():
                 rates[kind] = stricter_limits(rates[kind], rtable)
                 locked |= {f"team.rate_limits.{kind}.{name}" for name in rtable}
-    timeout = cfg.timeout_ms if cfg.timeout_ms > 0 else 250
-    return (
-        TeamSettings(
-            store=store,
-            password_env=values["password_env"],
-            namespace=values["namespace"] or "lsp-assist",
-            on_unavailable=values["on_unavailable"],
-            timeout_ms=timeout,
-            business_line=values["business_line"],
-            user=cfg.user or default_user(environ),
-            limits=ScopeLimits(
-                business_lines=quotas["business_lines"],
-                users=quotas["users"],
-                business_line_rates=rates["business_lines"],
-                user_rates=rates["users"],
-            ),
-            attribution=cfg.attribution,
-            locked=frozenset(locked),
-        ),
-        errors,
+    return ScopeLimits(
+        business_lines=quotas["business_lines"],
+        users=quotas["users"],
+        business_line_rates=rates["business_lines"],
+        user_rates=rates["users"],
     )
 
 

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -182,20 +182,12 @@ def deadline_answer(text: str) -> str:
     return early_answer(text, "")
 
 
-async def read_stream(
-    flight: InflightStream,
-    chunks: AsyncIterator[StreamChunk],
-    assembler: Assembler,
-    *,
-    first_token_timeout_s: float,
-    total_timeout_s: float,
-    quick_on_first_line: bool,
-    on_first_token: Callable[[], None] | None = None,
-    answer_budget_s: float = 0.0,
-    answer_from: float | None = None,
-) -> StreamResult:
-    """Consume `chunks` into `flight`, honouring the first-token and total timeouts.
+@dataclass(frozen=True)
+class ReadPolicy:
+    """When a stream's reader answers and when it gives up.
 
+    `first_token_timeout_s` and `total_timeout_s` end the stream (`ProviderTimeout`).
+    `quick_on_first_line`: `quick` gets the first complete line as soon as it exists.
     `answer_budget_s` > 0: when the first line is not complete that long after the start,
     `quick` gets the text so far as soon as it ends at a boundary that reads as code (see
     `early_answer`); the stream goes on and its full text becomes the longer suggestion. When
@@ -203,55 +195,116 @@ async def read_stream(
     not after the next token (~20 ms on the embedded model). The budget counts from
     `answer_from` (the request's arrival, on the loop's clock) when given, else from the
     stream's start: it is what the user waits, debounce and context included."""
-    t0 = time.perf_counter()
-    stages: dict[str, float] = {}
-    usage = Usage()
-    tokens = 0
-    error: BaseException | None = None
-    first = True
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    # One timer for the whole stream instead of a wait_for per chunk (which costs a task
-    # per token): it cancels this task at the first-token deadline, then at the total one.
-    watchdog = _Watchdog(start + min(first_token_timeout_s, total_timeout_s))
-    iterator = chunks.__aiter__()
-    partial = ""
-    grew_at = start
 
-    def at_deadline() -> None:
+    first_token_timeout_s: float
+    total_timeout_s: float
+    quick_on_first_line: bool = True
+    answer_budget_s: float = 0.0
+    answer_from: float | None = None
+
+
+async def read_stream(
+    flight: InflightStream,
+    chunks: AsyncIterator[StreamChunk],
+    assembler: Assembler,
+    policy: ReadPolicy,
+    on_first_token: Callable[[], None] | None = None,
+) -> StreamResult:
+    """Consume `chunks` into `flight`, honouring `policy`'s timeouts and answer budget."""
+    return await _StreamReader(flight, assembler, policy, on_first_token).read(chunks)
+
+
+class _StreamReader:
+    """One stream's reading: the loop over its chunks, and the figures it keeps."""
+
+    def __init__(
+        self,
+        flight: InflightStream,
+        assembler: Assembler,
+        policy: ReadPolicy,
+        on_first_token: Callable[[], None] | None,
+    ) -> None:
+        self.flight = flight
+        self.assembler = assembler
+        self.policy = policy
+        self.on_first_token = on_first_token
+        self.t0 = time.perf_counter()
+        self.stages: dict[str, float] = {}
+        self.usage = Usage()
+        self.tokens = 0
+        self.first = True  # no text yet
+        self.start = asyncio.get_running_loop().time()
+        answer_from = policy.answer_from
+        self.budget_start = self.start if answer_from is None else min(answer_from, self.start)
+
+    async def read(self, chunks: AsyncIterator[StreamChunk]) -> StreamResult:
+        policy, flight = self.policy, self.flight
+        # One timer for the whole stream instead of a wait_for per chunk (which costs a task
+        # per token): it cancels this task at the first-token deadline, then at the total one.
+        watchdog = _Watchdog(self.start + min(policy.first_token_timeout_s, policy.total_timeout_s))
+        iterator = chunks.__aiter__()
+        deadline = None
+        if policy.answer_budget_s > 0:
+            deadline = asyncio.get_running_loop().call_at(
+                self.budget_start + policy.answer_budget_s, self._at_deadline
+            )
+        error: BaseException | None = None
+        try:
+            try:
+                await self._consume(iterator, watchdog)
+            except asyncio.CancelledError:
+                if not watchdog.fired:
+                    raise
+                watchdog.uncancel()
+                raise ProviderTimeout(
+                    "no first token within the first-token timeout" if self.first else "model total timeout",
+                    first_token=self.first,
+                ) from None
+            finally:
+                watchdog.close()
+                if deadline is not None:
+                    deadline.cancel()
+        except asyncio.CancelledError:
+            flight.aborted = True
+            raise
+        except Exception as exc:  # provider errors and timeouts go to the caller's fallback
+            error = exc
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
+            result = self._settle(error)
+        return result
+
+    def _at_deadline(self) -> None:
+        flight = self.flight
         if flight.quick.done():
             return
-        shown = deadline_answer(assembler.text())
+        shown = deadline_answer(self.assembler.text())
         if shown:
             flight.early = True
             flight.quick.set_result(shown)
 
-    budget_start = start if answer_from is None else min(answer_from, start)
-    deadline = loop.call_at(budget_start + answer_budget_s, at_deadline) if answer_budget_s > 0 else None
-    try:
+    async def _consume(self, iterator: AsyncIterator[StreamChunk], watchdog: _Watchdog) -> None:
+        """The per-token loop: its state lives in locals, as the hot path it is."""
+        flight, assembler = self.flight, self.assembler
+        quick_on_first_line = self.policy.quick_on_first_line
+        answer_budget_s, budget_start = self.policy.answer_budget_s, self.budget_start
+        loop = asyncio.get_running_loop()
+        first = True
+        tokens = 0
+        partial = ""
+        grew_at = self.start
         try:
             async for chunk in iterator:
                 if chunk.usage is not None:
-                    usage = chunk.usage
+                    self.usage = chunk.usage
                 if chunk.meta:
-                    meta = dict(chunk.meta)
-                    status = meta.pop("status", None)  # for the audit line, not a stage
-                    if status is not None:
-                        flight.http_status = int(status)
-                    cut = meta.pop("prompt_cut", None)  # a fact about the prompt, not a stage
-                    if cut is not None:
-                        flight.prompt_cut = int(cut)
-                    stages.update(meta)
-                    if "connect" in meta:
-                        flight.connect_ms = meta["connect"]
+                    self._note_meta(chunk.meta)
                 if not chunk.text:
                     continue
                 if first:
                     first = False
-                    watchdog.move(start + total_timeout_s)
-                    stages["ttft"] = (time.perf_counter() - t0) * 1000.0
-                    if on_first_token is not None:
-                        on_first_token()
+                    self._first_token(watchdog)
                 tokens += 1
                 if flight.orphaned and not flight.answered:
                     flight.wasted_tokens += 1  # read after its request was cancelled
@@ -281,35 +334,42 @@ async def read_stream(
                     flight.on_grow(assembler.text())
                 if stop:
                     break
-        except asyncio.CancelledError:
-            if not watchdog.fired:
-                raise
-            watchdog.uncancel()
-            raise ProviderTimeout(
-                "no first token within the first-token timeout" if first else "model total timeout",
-                first_token=first,
-            ) from None
         finally:
-            watchdog.close()
-            if deadline is not None:
-                deadline.cancel()
-    except asyncio.CancelledError:
-        flight.aborted = True
-        raise
-    except Exception as exc:  # provider errors and timeouts go to the caller's fallback
-        error = exc
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(iterator.aclose(), timeout=1.0)  # type: ignore[attr-defined]
+            self.tokens = tokens
+
+    def _note_meta(self, chunk_meta: Mapping[str, float]) -> None:
+        flight = self.flight
+        meta = dict(chunk_meta)
+        status = meta.pop("status", None)  # for the audit line, not a stage
+        if status is not None:
+            flight.http_status = int(status)
+        cut = meta.pop("prompt_cut", None)  # a fact about the prompt, not a stage
+        if cut is not None:
+            flight.prompt_cut = int(cut)
+        self.stages.update(meta)
+        if "connect" in meta:
+            flight.connect_ms = meta["connect"]
+
+    def _first_token(self, watchdog: _Watchdog) -> None:
+        self.first = False
+        watchdog.move(self.start + self.policy.total_timeout_s)
+        self.stages["ttft"] = (time.perf_counter() - self.t0) * 1000.0
+        if self.on_first_token is not None:
+            self.on_first_token()
+
+    def _settle(self, error: BaseException | None) -> StreamResult:
+        """The result, published on `flight` (`quick` too when no line came)."""
+        flight, stages = self.flight, self.stages
         # A failed or aborted stream's output may be cut mid-token: never serve it, not as
         # the quick answer of a request still waiting, nor as a cached full answer.
         cut = error is not None or flight.aborted
         t_post = time.perf_counter()
-        text = "" if cut else assembler.text()
+        text = "" if cut else self.assembler.text()
         flight.post_ms += (time.perf_counter() - t_post) * 1000.0
         stages["postprocess"] = flight.post_ms
         gen_start = stages.get("ttft", 0.0)
-        stages["generation"] = max(0.0, (time.perf_counter() - t0) * 1000.0 - gen_start)
+        stages["generation"] = max(0.0, (time.perf_counter() - self.t0) * 1000.0 - gen_start)
+        usage = self.usage
         if usage.completion_tokens == 0:
             usage = Usage(
                 prompt_tokens=estimate_tokens(flight.context.prefix + flight.context.suffix),
@@ -317,18 +377,24 @@ async def read_stream(
                 estimated=True,
             )
         result = StreamResult(text=text, usage=usage, stages=stages, error=error, aborted=flight.aborted)
-        result.tokens = tokens
-        if not flight.quick.done():
-            if error is not None:
-                flight.quick.set_exception(error)
-            elif flight.aborted:
-                flight.quick.set_exception(StreamAborted("the stream was closed before its first line"))
-            else:
-                flight.quick.set_result(text)
-        if not flight.final.done():
-            flight.final.set_result(result)
-        flight.note_progress()
-        # Futures nobody awaited must not log "exception was never retrieved".
-        if flight.quick.done() and not flight.quick.cancelled():
-            flight.quick.exception()
-    return result
+        result.tokens = self.tokens
+        _publish(flight, result)
+        return result
+
+
+def _publish(flight: InflightStream, result: StreamResult) -> None:
+    """Resolve `flight`'s futures with `result` (those still open)."""
+    error = result.error
+    if not flight.quick.done():
+        if error is not None:
+            flight.quick.set_exception(error)
+        elif flight.aborted:
+            flight.quick.set_exception(StreamAborted("the stream was closed before its first line"))
+        else:
+            flight.quick.set_result(result.text)
+    if not flight.final.done():
+        flight.final.set_result(result)
+    flight.note_progress()
+    # Futures nobody awaited must not log "exception was never retrieved".
+    if flight.quick.done() and not flight.quick.cancelled():
+        flight.quick.exception()

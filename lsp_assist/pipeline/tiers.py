@@ -16,7 +16,8 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypedDict
 
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import Outcome, PromptContext, Suggestion
@@ -30,11 +31,28 @@ from lsp_assist.pipeline.resilience import first_success, hedge_after, retry_del
 from lsp_assist.pipeline.state import RequestState
 from lsp_assist.telemetry.latency import StageClock
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 log = logging.getLogger(__name__)
 
 OfflineAnswer = Callable[[PromptContext], Awaitable[str]]
 #: (tier name, error) of a failed attempt on a tier.
 FailureListener = Callable[[str, BaseException], None]
+
+
+class TierRoutes(TypedDict):
+    """Where a request may go (the keywords of `TierRunner`)."""
+
+    chain: Callable[[str], Sequence[str]]  # a tier's chain: itself, then its fallbacks
+    offline_answer: OfflineAnswer  # the floor's instant answer
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    """A tier that gave no answer: the chain goes on to the next one."""
+
+    error: BaseException
 
 
 class TierRunner:
@@ -45,17 +63,15 @@ class TierRunner:
         answers: AnswerStore,
         prompts: PromptBuilder,
         governance: GovernancePort,
-        *,
-        chain: Callable[[str], Sequence[str]],
-        offline_answer: OfflineAnswer,
+        **routes: Unpack[TierRoutes],
     ) -> None:
         self.config = config
         self.launcher = launcher
         self.answers = answers
         self.prompts = prompts
         self.governance = governance
-        self.chain = chain
-        self.offline_answer = offline_answer
+        self.chain = routes["chain"]
+        self.offline_answer = routes["offline_answer"]
         self.hedges = 0
         self._ttft: dict[str, deque[float]] = {}
         # Told about every failed attempt on a tier (before any retry), so the user hears
@@ -68,67 +84,85 @@ class TierRunner:
         chain = list(self.chain(s.req.tier))
         last_error: BaseException | None = None
         for index, tier_name in enumerate(chain):
-            tier = self.config.tier(tier_name)
             if self.launcher.is_offline(tier_name):
                 # The offline floor makes no model call: no quota, limiter, breaker or audit line.
                 break
-            hedge_with = chain[index + 1] if index + 1 < len(chain) else None
-            # Every tier of the chain answers the request's own key: the next request there
-            # finds the answer whichever tier gave it.
-            prompt = s.prompt if tier_name == s.prompt.tier else replace(s.prompt, tier=tier_name)
-            retried = False
-            while True:
-                spec = StreamSpec(
-                    s.target,
-                    prompt,
-                    feature=s.req.feature,
-                    fallback_from=chain[0] if index else None,
-                    retries=int(retried),
-                )
-                try:
-                    flight = await self.launcher.launch(spec, s.clock)
-                except PolicyError as exc:
-                    log.info("tier %s skipped: %s", tier_name, exc)
-                    last_error = exc
-                    break
-                try:
-                    s.flight, s.text = await self._first_answer(flight, spec, hedge_with)
-                except StreamAborted:
-                    # Closed for a newer request: its text is cut and nobody will see an
-                    # answer here; no other tier is asked on its behalf.
-                    return Suggestion("", Outcome.CANCELLED, tier_name)
-                except asyncio.TimeoutError:
-                    # First token too slow: answer from the fallback now; the stream may still
-                    # finish into the cache for the next request.
-                    log.info(
-                        "tier %s: no first token in %d ms; falling back",
-                        tier_name,
-                        tier.first_token_timeout_ms,
-                    )
-                    provider = self.launcher.provider(tier_name)
-                    if provider is not None and provider.single_slot:
-                        # One slot: a stream left running would delay the next request.
-                        self.launcher.abort_later(flight, grace_s=0.0)
-                    return await self.floor(s, reason="first-token timeout")
-                except (ProviderError, PolicyError) as exc:
-                    last_error = exc
-                    if self.on_failure is not None:
-                        self.on_failure(tier_name, exc)
-                    delay = self._retry_delay(exc, flight, retried, s.clock)
-                    if delay is None:
-                        log.warning("tier %s failed: %s", tier_name, exc)
-                        break
-                    retried = True
-                    log.info(
-                        "tier %s failed before any token (%s); one retry in %.0f ms",
-                        tier_name,
-                        exc,
-                        delay * 1000,
-                    )
-                    await asyncio.sleep(delay)
-                    continue
-                return None
+            outcome = await self._on_tier(s, chain, index)
+            if not isinstance(outcome, _Skipped):
+                return outcome
+            last_error = outcome.error
         return await self.floor(s, reason=str(last_error or "no tier available"))
+
+    async def _on_tier(self, s: RequestState, chain: list[str], index: int) -> Suggestion | _Skipped | None:
+        """Ask the chain's tier `index` (retried once): None when it answered (`s.flight`,
+        `s.text`), a suggestion that ends the request, or `_Skipped` for the next tier."""
+        tier_name = chain[index]
+        hedge_with = chain[index + 1] if index + 1 < len(chain) else None
+        # Every tier of the chain answers the request's own key: the next request there
+        # finds the answer whichever tier gave it.
+        prompt = s.prompt if tier_name == s.prompt.tier else replace(s.prompt, tier=tier_name)
+        retried = False
+        while True:
+            spec = StreamSpec(
+                s.target,
+                prompt,
+                feature=s.req.feature,
+                fallback_from=chain[0] if index else None,
+                retries=int(retried),
+            )
+            try:
+                flight = await self.launcher.launch(spec, s.clock)
+            except PolicyError as exc:
+                log.info("tier %s skipped: %s", tier_name, exc)
+                return _Skipped(exc)
+            try:
+                s.flight, s.text = await self._first_answer(flight, spec, hedge_with)
+            except StreamAborted:
+                # Closed for a newer request: its text is cut and nobody will see an
+                # answer here; no other tier is asked on its behalf.
+                return Suggestion("", Outcome.CANCELLED, tier_name)
+            except asyncio.TimeoutError:
+                return await self._too_slow(s, flight, tier_name)
+            except (ProviderError, PolicyError) as exc:
+                delay = self._after_failure(exc, flight, retried, s.clock, tier_name)
+                if delay is None:
+                    return _Skipped(exc)
+                retried = True
+                await asyncio.sleep(delay)
+                continue
+            return None
+
+    async def _too_slow(self, s: RequestState, flight: InflightStream, tier_name: str) -> Suggestion:
+        """First token too slow: answer from the fallback now; the stream may still finish
+        into the cache for the next request."""
+        log.info(
+            "tier %s: no first token in %d ms; falling back",
+            tier_name,
+            self.config.tier(tier_name).first_token_timeout_ms,
+        )
+        provider = self.launcher.provider(tier_name)
+        if provider is not None and provider.single_slot:
+            # One slot: a stream left running would delay the next request.
+            self.launcher.abort_later(flight, grace_s=0.0)
+        return await self.floor(s, reason="first-token timeout")
+
+    def _after_failure(
+        self, exc: BaseException, flight: InflightStream, retried: bool, clock: StageClock, tier_name: str
+    ) -> float | None:
+        """Report a failed attempt; the delay before its one retry, or None for none."""
+        if self.on_failure is not None:
+            self.on_failure(tier_name, exc)
+        delay = self._retry_delay(exc, flight, retried, clock)
+        if delay is None:
+            log.warning("tier %s failed: %s", tier_name, exc)
+            return None
+        log.info(
+            "tier %s failed before any token (%s); one retry in %.0f ms",
+            tier_name,
+            exc,
+            delay * 1000,
+        )
+        return delay
 
     def _retry_delay(
         self, exc: BaseException, flight: InflightStream, retried: bool, clock: StageClock

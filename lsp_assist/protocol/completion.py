@@ -107,10 +107,8 @@ async def _escalate(ls: AssistServer, args: tuple[Any, ...], recompute: bool) ->
 
 
 def wire_engine(ls: AssistServer) -> None:
-    """The engine's callbacks: suggestionReady, choices ready, a failed model call."""
-    engine = ls.rt.engine
-    if engine is None:
-        return
+    """The engine's listeners: suggestionReady, choices ready, a failed model call. Held by
+    the runtime (`composition/listeners.py`): every engine a rebuild makes has them too."""
 
     def ready(uri: str, version: int, cursor: Cursor) -> None:
         notify_ready(ls, uri, version, cursor)
@@ -118,9 +116,12 @@ def wire_engine(ls: AssistServer) -> None:
     def choices_ready(uri: str, version: int, cursor: Cursor, items: int) -> None:
         notify_ready(ls, uri, version, cursor, choices=items)
 
-    engine.on_suggestion_ready = ready
-    engine.on_choices_ready = choices_ready
-    engine.tiers.on_failure = ls.note_failure
+    listeners = ls.rt.listeners
+    listeners.suggestion_ready = ready
+    listeners.choices_ready = choices_ready
+    listeners.model_failure = ls.note_failure
+    if ls.rt.engine is not None:
+        listeners.attach(ls.rt.engine)
 
 
 def ask_again_after_load(ls: AssistServer) -> None:

@@ -45,9 +45,9 @@ def initialize(ls: AssistServer, params: types.InitializeParams) -> None:
     except Exception as exc:
         log.warning("local model: cannot start loading: %s", exc)
     # Breaker transitions (open, half-open, closed) update the status bar at once.
-    ls.runtime.on_breaker_change = lambda name, old, new: ls.status()
+    ls.runtime.listeners.breaker_change = lambda name, old, new: ls.status()
     # A team store outage changes what limits apply: say so once, not only in the log.
-    ls.runtime.on_team_store_change = lambda message, up: _team_store_changed(ls, message, up)
+    ls.runtime.listeners.team_store_change = lambda message, up: _team_store_changed(ls, message, up)
 
 
 async def initialized(ls: AssistServer, params: types.InitializedParams) -> None:
@@ -70,8 +70,7 @@ async def initialized(ls: AssistServer, params: types.InitializedParams) -> None
 
 async def did_change_configuration(ls: AssistServer, params: types.DidChangeConfigurationParams) -> None:
     ls.rt.layers.client = unwrap_client_settings(params.settings)
-    errors = ls.rt.build()
-    completion.wire_engine(ls)
+    errors = ls.rt.build()  # the new engine has the listeners `completion.wire_engine` set
     await ls.rt.retire_old()
     if errors:
         ls.show(_PROBLEMS + "; ".join(errors[:5]))
@@ -96,9 +95,8 @@ def workspace_roots(params: types.InitializeParams) -> list[Path]:
 
 
 def rebuilt(ls: AssistServer, errors: list[str]) -> None:
-    """After a synchronous rebuild: rewire the new engine now; close what it replaced, report
-    problems and warm up in the background."""
-    completion.wire_engine(ls)
+    """After a synchronous rebuild (the new engine has the runtime's listeners): close what
+    it replaced, report problems and warm up in the background."""
 
     async def settle() -> None:
         await ls.rt.retire_old()
@@ -118,12 +116,12 @@ def _team_store_changed(ls: AssistServer, message: str, up: bool) -> None:
 def _wire_load_progress(ls: AssistServer) -> None:
     """`$/progress` for loading the embedded model ("loading the local model", percent)."""
     events: asyncio.Queue[LoadEvent] = asyncio.Queue()
-    state = ls.rt.load_state
+    state = ls.rt.listeners.load_state
     if not ls.rt.local_models():
         return
     if state is not None and not state.done:
         events.put_nowait(state)
-    ls.rt.on_load_progress = events.put_nowait
+    ls.rt.listeners.load_progress = events.put_nowait
     background(_pump_load_progress(ls, events))
 
 

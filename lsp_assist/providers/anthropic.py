@@ -38,6 +38,7 @@ from lsp_assist.errors import (
 from lsp_assist.providers.http import ClientPool, parse_json_object, sse_events
 from lsp_assist.providers.native import NativeProvider, count_of, strip_suffix, usage_of
 from lsp_assist.providers.openai import FenceStripper
+from lsp_assist.providers.streaming import Endpoint
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -73,7 +74,7 @@ class AnthropicProvider(NativeProvider):
         if api_key:
             headers["x-api-key"] = api_key
         root = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1")
-        super().__init__(tier, clients, api_key, api_base=root, headers=headers, name=name)
+        super().__init__(tier, clients, api_key, Endpoint(root, headers, name))
 
     def _auth_headers(self) -> dict[str, str]:
         return {k: v for k, v in self._headers.items() if k in ("x-api-key", "anthropic-version")}

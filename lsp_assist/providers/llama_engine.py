@@ -347,6 +347,19 @@ class LlamaEngine:
             st.cancelled, st.stop_reason = True, "cancel"
             return st
         t0 = time.perf_counter()
+        pending = self._read_prompt(job)
+        if pending is None:
+            return st
+        st.prompt_ms = (time.perf_counter() - t0) * 1000.0
+        t1 = time.perf_counter()
+        self._generate(job, pending)
+        st.generation_ms = (time.perf_counter() - t1) * 1000.0
+        return st
+
+    def _read_prompt(self, job: Job) -> int | None:
+        """Read the job's prompt (what the cache lacks of it) and choose the first token;
+        None when the job was cancelled meanwhile."""
+        st = job.stats
         tokens = job.tokens
         room = self.n_ctx - job.max_tokens - 4
         if len(tokens) > room:  # keep the BOS and the end nearest the cursor
@@ -357,41 +370,20 @@ class LlamaEngine:
         if job.cancel.is_set():
             st.evaluated_tokens = evaluated
             st.cancelled, st.stop_reason = True, "cancel"
-            return st
+            return None
         self._decode(tokens[-1:], logits_from=0)
         st.evaluated_tokens = evaluated + 1
         enders = self.line_enders if job.line_goes_on else None
-        pending = self._choose(0, job.temperature, exclude=enders, constraint=job.constraint)
-        st.prompt_ms = (time.perf_counter() - t0) * 1000.0
-        t1 = time.perf_counter()
+        return self._choose(0, job.temperature, exclude=enders, constraint=job.constraint)
+
+    def _generate(self, job: Job, pending: int) -> None:
+        """Generate from the chosen first token `pending` until `give` says to stop,
+        decoding drafted tokens (`lookup_draft`) in one batch when speculating."""
+        st = job.stats
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stopper = StopMatcher(job.stop)
+        give = _giver(job, self._is_eog, self._piece, decoder, stopper)
         speculate = job.draft_tokens > 0 and job.temperature < GREEDY_BELOW
-
-        def give(token: int) -> bool:
-            """Emit one generated token; False when generation must end."""
-            if self._is_eog(token):
-                st.stop_reason = "eog"
-                return False
-            st.generated_tokens += 1
-            if job.constraint is not None:
-                job.constraint.accept(token)
-            text, stopped = stopper.feed(decoder.decode(self._piece(token)))
-            if text and not job.emit(text):
-                st.cancelled = job.cancel.is_set()
-                st.stop_reason = "cancel" if st.cancelled else "consumer"
-                return False
-            if stopped:
-                st.stop_reason = "stop"
-                return False
-            if job.cancel.is_set():
-                st.cancelled, st.stop_reason = True, "cancel"
-                return False
-            if st.generated_tokens >= job.max_tokens:
-                st.stop_reason = "length"
-                return False
-            return True
-
         while give(pending):
             draft = lookup_draft([*self._tokens, pending], job.draft_tokens) if speculate else []
             draft = draft[: max(0, job.max_tokens - st.generated_tokens - 1)]
@@ -421,8 +413,6 @@ class LlamaEngine:
         tail = stopper.flush() + decoder.decode(b"", final=True)
         if tail and st.stop_reason not in ("stop", "consumer", "cancel"):
             job.emit(tail)
-        st.generation_ms = (time.perf_counter() - t1) * 1000.0
-        return st
 
     def close(self) -> None:
         batch, self._batch = self._batch, None
@@ -431,6 +421,42 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
+
+
+def _giver(
+    job: Job,
+    is_eog: Callable[[int], bool],
+    piece: Callable[[int], bytes],
+    decoder: codecs.IncrementalDecoder,
+    stopper: StopMatcher,
+) -> Callable[[int], bool]:
+    """`give(token)`: emit one generated token of `job`; False when generation must end."""
+    st = job.stats
+
+    def give(token: int) -> bool:
+        if is_eog(token):
+            st.stop_reason = "eog"
+            return False
+        st.generated_tokens += 1
+        if job.constraint is not None:
+            job.constraint.accept(token)
+        text, stopped = stopper.feed(decoder.decode(piece(token)))
+        if text and not job.emit(text):
+            st.cancelled = job.cancel.is_set()
+            st.stop_reason = "cancel" if st.cancelled else "consumer"
+            return False
+        if stopped:
+            st.stop_reason = "stop"
+            return False
+        if job.cancel.is_set():
+            st.cancelled, st.stop_reason = True, "cancel"
+            return False
+        if st.generated_tokens >= job.max_tokens:
+            st.stop_reason = "length"
+            return False
+        return True
+
+    return give
 
 
 def line_goes_on(line_prefix: str) -> bool:

@@ -26,7 +26,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import BadResponse
 from lsp_assist.providers.http import ClientPool, parse_json_object, sse_events
 from lsp_assist.providers.native import NativeProvider, strip_suffix, usage_of
-from lsp_assist.providers.streaming import bearer_headers
+from lsp_assist.providers.streaming import Endpoint, bearer_headers
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
@@ -52,7 +52,7 @@ class LlamaCppProvider(NativeProvider):
     ) -> None:
         headers = bearer_headers(api_key)
         root = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1")
-        super().__init__(tier, clients, api_key, api_base=root, headers=headers, name=name)
+        super().__init__(tier, clients, api_key, Endpoint(root, headers, name))
         self._max_predict_ms = (
             max_predict_ms
             if max_predict_ms is not None

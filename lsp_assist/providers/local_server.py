@@ -41,7 +41,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import ProviderError, Unavailable
 from lsp_assist.providers.http import ClientPool
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
-from lsp_assist.providers.openai import OpenAIProvider
+from lsp_assist.providers.openai import OpenAIProvider, ServerFlavor
 
 # Runs llama_cpp.server and exits as soon as the parent's end of stdin closes.
 _LAUNCHER = """
@@ -248,10 +248,7 @@ class LocalServerProvider:
         )
         # Gemma 3 / SmolLM2 have no FIM tokens: "auto" means prefix-only for them.
         fim = is_fim_model(path.name)
-        return OpenAIProvider(
-            tier,
-            self._clients,
-            None,
+        flavor = ServerFlavor(
             name="local",
             default_template="plain" if fim else "none",
             template_model=path.name,
@@ -260,6 +257,7 @@ class LocalServerProvider:
             # that never touches the model (FastAPI's docs page).
             warm_path="/../docs",
         )
+        return OpenAIProvider(tier, self._clients, None, flavor=flavor)
 
     async def _wait_ready(self, base_url: str) -> None:
         """Poll GET /models until 200, the child exits, or startup_timeout_s passes."""

@@ -24,7 +24,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import BadResponse
 from lsp_assist.providers.http import ClientPool, parse_json_object, sse_events
 from lsp_assist.providers.native import NativeProvider, strip_suffix, usage_of
-from lsp_assist.providers.streaming import bearer_headers
+from lsp_assist.providers.streaming import Endpoint, bearer_headers
 
 DEFAULT_BASE_URL = "https://codestral.mistral.ai/v1"
 
@@ -44,7 +44,7 @@ class MistralProvider(NativeProvider):
     ) -> None:
         headers = bearer_headers(api_key)
         base = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1") + "/v1"
-        super().__init__(tier, clients, api_key, api_base=base, headers=headers, name=name)
+        super().__init__(tier, clients, api_key, Endpoint(base, headers, name))
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         rendered = render_completion(request.context, "codestral", self._tier.model)

@@ -32,7 +32,7 @@ from lsp_assist.domain import ModelRequest, StreamChunk
 from lsp_assist.errors import BadResponse
 from lsp_assist.providers.http import WARM_TIMEOUT, ClientPool, ndjson_objects
 from lsp_assist.providers.native import NativeProvider, strip_suffix, usage_of
-from lsp_assist.providers.streaming import bearer_headers
+from lsp_assist.providers.streaming import Endpoint, bearer_headers
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 DEFAULT_KEEP_ALIVE = "30m"
@@ -55,7 +55,7 @@ class OllamaProvider(NativeProvider):
     ) -> None:
         headers = bearer_headers(api_key, "application/x-ndjson")
         root = strip_suffix(tier.base_url or DEFAULT_BASE_URL, "/v1", "/api")
-        super().__init__(tier, clients, api_key, api_base=root, headers=headers, name=name)
+        super().__init__(tier, clients, api_key, Endpoint(root, headers, name))
         self._keep_alive = keep_alive
 
     async def warm(self) -> None:

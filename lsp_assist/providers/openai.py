@@ -14,7 +14,8 @@ Streaming rules (see reference.md §5-6):
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -28,7 +29,7 @@ from lsp_assist.providers.http import (
     parse_json_object,
     sse_events,
 )
-from lsp_assist.providers.streaming import StreamingProvider, bearer_headers
+from lsp_assist.providers.streaming import Endpoint, StreamingProvider, bearer_headers
 
 # api.openai.com accepts at most 4 stop sequences; other servers take more.
 _OPENAI_MAX_STOPS = 4
@@ -113,16 +114,31 @@ def strip_fences(text: str) -> str:
     return s.feed(text) + s.finish()
 
 
+@dataclass(frozen=True)
+class ServerFlavor:
+    """How an OpenAI-compatible server differs from the OpenAI API itself.
+
+    `name` is the provider's name in logs and errors. `default_template` is the FIM template
+    "auto" falls back to for unknown model names: "plain" (the server does FIM from prompt +
+    suffix) or "none" (prefix only). `extra_body` is merged into every request body (e.g.
+    ``{"cache_prompt": True}``). `template_model` is the name "auto" template resolution
+    looks at when the API model name says nothing (the local server's alias); it defaults
+    to `tier.model`. `warm_path` is the route `warm` opens a connection on.
+    """
+
+    name: str = "openai"
+    default_template: str = "plain"
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    template_model: str | None = None
+    warm_path: str = "/models"
+
+
 class OpenAIProvider(StreamingProvider):
     """A `Provider` for OpenAI-compatible servers.
 
     `api_key` is the key itself (the caller reads it from the environment variable named
     by `tier.api_key_env`); it is sent as ``Authorization: Bearer`` and never logged.
-    `default_template` is the FIM template "auto" falls back to for unknown model names:
-    "plain" (the server does FIM from prompt + suffix) or "none" (prefix only).
-    `extra_body` is merged into every request body (e.g. ``{"cache_prompt": True}``).
-    `template_model` is the name "auto" template resolution looks at when the API model
-    name says nothing (the local server's alias); it defaults to `tier.model`.
+    `flavor`: what sets the server apart (`ServerFlavor`; the OpenAI API's by default).
     """
 
     family = "openai"
@@ -133,23 +149,18 @@ class OpenAIProvider(StreamingProvider):
         clients: ClientPool,
         api_key: str | None = None,
         *,
-        name: str = "openai",
-        default_template: str = "plain",
-        extra_body: dict[str, Any] | None = None,
-        template_model: str | None = None,
-        warm_path: str = "/models",
+        flavor: ServerFlavor | None = None,
     ) -> None:
         if tier.api not in ("completions", "chat"):
             raise ConfigError(f"unknown api {tier.api!r}: expected 'completions' or 'chat'")
         if not tier.base_url:
             raise ConfigError("a base_url is required for an OpenAI-compatible tier")
-        headers = bearer_headers(api_key)
-        super().__init__(
-            tier, clients, api_key, api_base=tier.base_url, headers=headers, name=name, warm_path=warm_path
-        )
-        self._default_template = default_template
-        self._extra = dict(extra_body or {})
-        self._template_model = template_model or tier.model
+        flavor = flavor or ServerFlavor()
+        endpoint = Endpoint(tier.base_url, bearer_headers(api_key), flavor.name, flavor.warm_path)
+        super().__init__(tier, clients, api_key, endpoint)
+        self._default_template = flavor.default_template
+        self._extra = dict(flavor.extra_body)
+        self._template_model = flavor.template_model or tier.model
 
     def body(self, request: ModelRequest) -> tuple[str, dict[str, Any]]:
         """The URL and JSON body for `request` (public for tests and `lsp-assist context`)."""
@@ -259,4 +270,4 @@ def _choice(chunk: dict[str, Any], chat: bool) -> tuple[str, str | None]:
     return (text if isinstance(text, str) else ""), (finish if isinstance(finish, str) else None)
 
 
-__all__ = ["FenceStripper", "OpenAIProvider", "strip_fences"]
+__all__ = ["FenceStripper", "OpenAIProvider", "ServerFlavor", "strip_fences"]

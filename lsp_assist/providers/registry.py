@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.errors import ConfigError
 from lsp_assist.providers.base import Provider
 from lsp_assist.providers.http import ClientPool
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 @dataclass(frozen=True)
@@ -101,15 +105,17 @@ def register(name: str, factory: Factory) -> None:
     FACTORIES[name] = factory
 
 
+class ProviderOptions(TypedDict, total=False):
+    """The optional inputs of `build_provider` (its keywords); each family takes what it uses."""
+
+    local_config: LocalConfig | None  # the embedded model's settings (default: LocalConfig())
+    cache_dir: Path | str  # where models and rates live (default: ~/.cache/lsp-assist)
+    corpus: Callable[[], Iterable[str]] | None  # the offline engine's text
+    api_key: str | None
+
+
 def build_provider(
-    tier_name: str,
-    tier: TierConfig,
-    *,
-    clients: ClientPool,
-    local_config: LocalConfig | None = None,
-    cache_dir: Path | str = "",
-    corpus: Callable[[], Iterable[str]] | None = None,
-    api_key: str | None = None,
+    tier_name: str, tier: TierConfig, *, clients: ClientPool, **options: Unpack[ProviderOptions]
 ) -> Provider:
     """The provider for one tier. Raises ConfigError naming `tiers.<name>.provider` when
     the family is unknown. No I/O happens here (the local server starts on first use)."""
@@ -117,16 +123,18 @@ def build_provider(
     if factory is None:
         known = ", ".join(sorted(FACTORIES))
         raise ConfigError(f"tiers.{tier_name}.provider: unknown provider {tier.provider!r} (known: {known})")
+    cache_dir = options.get("cache_dir") or ""
+    corpus = options.get("corpus")
     deps = ProviderDeps(
         tier_name=tier_name,
         tier=tier,
         clients=clients,
-        local_config=local_config or LocalConfig(),
+        local_config=options.get("local_config") or LocalConfig(),
         cache_dir=Path(cache_dir) if cache_dir else Path.home() / ".cache" / "lsp-assist",
         corpus=corpus or (lambda: ()),
-        api_key=api_key,
+        api_key=options.get("api_key"),
     )
     return factory(deps)
 
 
-__all__ = ["FACTORIES", "Factory", "ProviderDeps", "build_provider", "register"]
+__all__ = ["FACTORIES", "Factory", "ProviderDeps", "ProviderOptions", "build_provider", "register"]

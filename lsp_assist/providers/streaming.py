@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -52,32 +53,36 @@ def bearer_headers(api_key: str | None, accept: str = "text/event-stream") -> di
     return headers
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a family's requests go and how they are sent: `base` is the root its paths are
+    appended to, `headers` go with every request, `name` is the provider's name in logs and
+    errors (the family's by default), `warm_path` is the route `warm` opens a connection on."""
+
+    base: str
+    headers: Mapping[str, str]
+    name: str | None = None
+    warm_path: str = "/models"
+
+
 class StreamingProvider:
     """Base class: subclasses set `family` and implement `body` and `parse`."""
 
     family = "http"
 
     def __init__(
-        self,
-        tier: TierConfig,
-        clients: ClientPool,
-        api_key: str | None,
-        *,
-        api_base: str,
-        headers: dict[str, str],
-        name: str | None = None,
-        warm_path: str = "/models",
+        self, tier: TierConfig, clients: ClientPool, api_key: str | None, endpoint: Endpoint
     ) -> None:
-        if not api_base:
+        if not endpoint.base:
             raise ConfigError(f"a base_url is required for provider {self.family!r}")
         self._tier = tier
         self._clients = clients
         self._api_key = api_key or None
-        self._name = name or self.family
-        self._base = api_base.rstrip("/")  # where the family's paths are appended
+        self._name = endpoint.name or self.family
+        self._base = endpoint.base.rstrip("/")  # where the family's paths are appended
         self._host = host_of(self._base)
-        self._headers = dict(headers)
-        self._warm_path = warm_path
+        self._headers = dict(endpoint.headers)
+        self._warm_path = endpoint.warm_path
         # Set by the server when [team] is configured: labels every call for gateways.
         self.attribution: Attribution | None = None
         # `read` is the longest gap between chunks; the pipeline enforces the first-token
@@ -176,4 +181,4 @@ class StreamingProvider:
                 self._clients.replenish(self._base, self.warm)
 
 
-__all__ = ["ConnectTimer", "StreamingProvider", "bearer_headers"]
+__all__ = ["ConnectTimer", "Endpoint", "StreamingProvider", "bearer_headers"]

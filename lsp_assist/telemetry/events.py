@@ -108,6 +108,16 @@ class EventCounts:
     unknown: int = 0  # events for ids this process does not know (restarted, forgotten)
 
 
+@dataclass(frozen=True)
+class EventBounds:
+    """How much the recorder remembers and for how long: suggestions at once, an unresolved
+    one's lifetime, and the checkpoints at which an accepted span is measured."""
+
+    max_issued: int = MAX_ISSUED
+    ttl_s: float = TTL_S
+    checkpoints: tuple[float, ...] = CHECKPOINTS_S
+
+
 class SuggestionEvents:
     """The ledger of answered suggestions, the event recorder and the retention tracker."""
 
@@ -118,21 +128,19 @@ class SuggestionEvents:
         *,
         clock: Callable[[], float] = time.monotonic,
         schedule: Scheduler = loop_scheduler,
-        checkpoints: tuple[float, ...] = CHECKPOINTS_S,
-        max_issued: int = MAX_ISSUED,
-        ttl_s: float = TTL_S,
         new_id: Callable[[], str] | None = None,
+        bounds: EventBounds = EventBounds(),
     ) -> None:
         self._write = write
         self._read = read_text
         self._clock = clock
-        self.max_issued = max_issued
-        self.ttl_s = ttl_s
+        self.max_issued = bounds.max_issued
+        self.ttl_s = bounds.ttl_s
         self._new_id = new_id or (lambda: "s" + secrets.token_hex(8))
         self._issued: OrderedDict[str, Issued] = OrderedDict()
         self.counts = EventCounts()
         self.retention = RetentionTracker(
-            read_text, self._retained, schedule=schedule, checkpoints=checkpoints
+            read_text, self._retained, schedule=schedule, checkpoints=bounds.checkpoints
         )
 
     # --- the ledger ---------------------------------------------------------------------

@@ -48,11 +48,17 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from lsp_assist.config.schema import TelemetryConfig
 from lsp_assist.telemetry.latency import STAGES
 from lsp_assist.telemetry.stats import RequestRecord
+
+if TYPE_CHECKING:  # extra `otel`: imported when a Telemetry is built
+    from opentelemetry.metrics import Meter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
 
 log = logging.getLogger(__name__)
 
@@ -74,47 +80,42 @@ def _scalar(v: object) -> str | int | float | bool | None:
     return v if isinstance(v, (str, int, float, bool)) else None
 
 
-class Telemetry:
-    """The tracer and meter of one server; `observe_request` and `observe_call` are the hooks."""
+def _providers(cfg: TelemetryConfig, environment: str) -> tuple[TracerProvider, MeterProvider]:
+    """A tracer provider and a meter provider exporting over OTLP/HTTP, each from its thread."""
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    def __init__(
-        self,
-        cfg: TelemetryConfig,
-        *,
-        business_line: str = "",
-        environment: str = "",
-        cost_of: Callable[[Mapping[str, object]], float] | None = None,
-    ) -> None:
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    endpoint = cfg.otlp_endpoint.rstrip("/")
+    headers = _headers(cfg.headers_env)
+    interval = max(100, cfg.export_interval_ms)
+    resource = Resource.create(
+        {"service.name": cfg.service_name or "lsp-assist", "deployment.environment.name": environment}
+    )
+    # Private providers (not the global ones): a reconfiguration replaces them cleanly.
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces", headers=headers, timeout=5),
+            schedule_delay_millis=min(interval, 2000),
+            max_queue_size=4096,
+        )
+    )
+    reader = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=f"{endpoint}/v1/metrics", headers=headers, timeout=5),
+        export_interval_millis=interval,
+    )
+    return tracer_provider, MeterProvider(resource=resource, metric_readers=[reader])
 
-        self.endpoint = cfg.otlp_endpoint.rstrip("/")
-        headers = _headers(cfg.headers_env)
-        interval = max(100, cfg.export_interval_ms)
-        resource = Resource.create(
-            {"service.name": cfg.service_name or "lsp-assist", "deployment.environment.name": environment}
-        )
-        # Private providers (not the global ones): a reconfiguration replaces them cleanly.
-        self.tracer_provider = TracerProvider(resource=resource)
-        self.tracer_provider.add_span_processor(
-            BatchSpanProcessor(
-                OTLPSpanExporter(endpoint=f"{self.endpoint}/v1/traces", headers=headers, timeout=5),
-                schedule_delay_millis=min(interval, 2000),
-                max_queue_size=4096,
-            )
-        )
-        reader = PeriodicExportingMetricReader(
-            OTLPMetricExporter(endpoint=f"{self.endpoint}/v1/metrics", headers=headers, timeout=5),
-            export_interval_millis=interval,
-        )
-        self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-        self.tracer = self.tracer_provider.get_tracer("lsp_assist")
-        meter = self.meter_provider.get_meter("lsp_assist")
+
+class Instruments:
+    """The metrics of the module docstring's table, created on one meter."""
+
+    def __init__(self, meter: Meter) -> None:
         self.duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration"
         )
@@ -162,6 +163,44 @@ class Telemetry:
             unit="{char}",
             description="Accepted characters still present at a retention checkpoint",
         )
+
+
+@dataclass(frozen=True)
+class _CallNumbers:
+    """The token counts and timings of one model call's governance record."""
+
+    prompt: int
+    completion: int
+    total_ms: float
+    ttft_ms: str | int | float | bool | None
+
+    @classmethod
+    def of(cls, record: Mapping[str, object]) -> _CallNumbers:
+        stages = record.get("stages_ms")
+        stages = stages if isinstance(stages, Mapping) else {}
+        return cls(
+            prompt=int(_scalar(record.get("prompt_tokens")) or 0),
+            completion=int(_scalar(record.get("completion_tokens")) or 0),
+            total_ms=float(_scalar(stages.get("total")) or 0.0),
+            ttft_ms=_scalar(stages.get("ttft")),
+        )
+
+
+class Telemetry:
+    """The tracer and meter of one server; `observe_request` and `observe_call` are the hooks."""
+
+    def __init__(
+        self,
+        cfg: TelemetryConfig,
+        *,
+        business_line: str = "",
+        environment: str = "",
+        cost_of: Callable[[Mapping[str, object]], float] | None = None,
+    ) -> None:
+        self.endpoint = cfg.otlp_endpoint.rstrip("/")
+        self.tracer_provider, self.meter_provider = _providers(cfg, environment)
+        self.tracer = self.tracer_provider.get_tracer("lsp_assist")
+        self.metrics = Instruments(self.meter_provider.get_meter("lsp_assist"))
         self.cost_of = cost_of
         self.business_line = business_line
         self.environment = environment
@@ -195,21 +234,23 @@ class Telemetry:
             t += int(ms * _NS)
             child.end(end_time=min(t, end_ns))
         span.end(end_time=end_ns)
-        self.request_duration.record(
+        self.metrics.request_duration.record(
             total_ms / 1000.0, {k: v for k, v in attrs.items() if k != "lsp_assist.model_call"}
         )
 
     def observe_call(self, record: Mapping[str, object]) -> None:
-        """One model call, from the governance record (the audit line's metadata)."""
-        from opentelemetry.trace import SpanKind, Status, StatusCode
+        """One model call, from the governance record (the audit line's metadata): a client
+        span, the GenAI metrics and the usage counters."""
+        attrs = self._call_attributes(record)
+        numbers = _CallNumbers.of(record)
+        self._call_span(record, attrs, numbers)
+        self._call_metrics(record, attrs, numbers)
 
-        stages = record.get("stages_ms")
-        stages = stages if isinstance(stages, Mapping) else {}
-        model = str(record.get("model") or "")
+    def _call_attributes(self, record: Mapping[str, object]) -> dict[str, Any]:
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": OPERATION,
             "gen_ai.provider.name": str(record.get("provider") or ""),
-            "gen_ai.request.model": model,
+            "gen_ai.request.model": str(record.get("model") or ""),
             "lsp_assist.feature": str(record.get("feature") or ""),
             "lsp_assist.tier": str(record.get("tier") or ""),
             "lsp_assist.outcome": str(record.get("outcome") or ""),
@@ -221,46 +262,49 @@ class Telemetry:
             attrs["error.type"] = str(record["error_class"])
         if self.business_line:
             attrs["lsp_assist.business_line"] = self.business_line
-        metric_attrs = dict(attrs)
-        prompt = int(_scalar(record.get("prompt_tokens")) or 0)
-        completion = int(_scalar(record.get("completion_tokens")) or 0)
-        total_ms = float(_scalar(stages.get("total")) or 0.0)
-        ttft_ms = _scalar(stages.get("ttft"))
+        return attrs
+
+    def _call_span(self, record: Mapping[str, object], attrs: dict[str, Any], n: _CallNumbers) -> None:
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
         end_ns = time.time_ns()
         span_attrs = {
             **attrs,
-            "gen_ai.usage.input_tokens": prompt,
-            "gen_ai.usage.output_tokens": completion,
+            "gen_ai.usage.input_tokens": n.prompt,
+            "gen_ai.usage.output_tokens": n.completion,
         }
         if record.get("fallback_from"):
             span_attrs["lsp_assist.fallback_from"] = str(record["fallback_from"])
         span = self.tracer.start_span(
-            f"{OPERATION} {model}".strip(),
+            f"{OPERATION} {attrs['gen_ai.request.model']}".strip(),
             kind=SpanKind.CLIENT,
-            start_time=end_ns - int(total_ms * _NS),
+            start_time=end_ns - int(n.total_ms * _NS),
             attributes=span_attrs,
         )
         if "error.type" in attrs:
             span.set_status(Status(StatusCode.ERROR))
         span.end(end_time=end_ns)
-        if total_ms:
-            self.duration.record(total_ms / 1000.0, metric_attrs)
-        if isinstance(ttft_ms, (int, float)) and ttft_ms > 0:
-            self.ttft.record(float(ttft_ms) / 1000.0, metric_attrs)
-        if prompt:
-            self.tokens.record(prompt, {**metric_attrs, "gen_ai.token.type": "input"})
-        if completion:
-            self.tokens.record(completion, {**metric_attrs, "gen_ai.token.type": "output"})
+
+    def _call_metrics(self, record: Mapping[str, object], attrs: dict[str, Any], n: _CallNumbers) -> None:
+        m = self.metrics
+        if n.total_ms:
+            m.duration.record(n.total_ms / 1000.0, attrs)
+        if isinstance(n.ttft_ms, (int, float)) and n.ttft_ms > 0:
+            m.ttft.record(float(n.ttft_ms) / 1000.0, attrs)
+        if n.prompt:
+            m.tokens.record(n.prompt, {**attrs, "gen_ai.token.type": "input"})
+        if n.completion:
+            m.tokens.record(n.completion, {**attrs, "gen_ai.token.type": "output"})
         if record.get("fallback_from"):
-            self.fallbacks.add(1, metric_attrs)
+            m.fallbacks.add(1, attrs)
         labels = self._labels(record)
-        self.model_calls.add(1, labels)
-        if prompt:
-            self.prompt_tokens.add(prompt, labels)
+        m.model_calls.add(1, labels)
+        if n.prompt:
+            m.prompt_tokens.add(n.prompt, labels)
         if self.cost_of is not None:
             cost = self.cost_of(record)
             if cost > 0:
-                self.cost.add(cost, labels)
+                m.cost.add(cost, labels)
 
     def _labels(self, row: Mapping[str, object]) -> dict[str, str]:
         """The labels the usage counters share (so that their ratios line up)."""
@@ -286,14 +330,14 @@ class Telemetry:
                 **labels,
                 "lsp_assist.checkpoint": checkpoint_label(float(_scalar(row.get("checkpoint_s")) or 0)),
             }
-            self.measured_chars.add(accepted, at)
-            self.retained_chars.add(int(_scalar(row.get("retained_chars")) or 0), at)
+            self.metrics.measured_chars.add(accepted, at)
+            self.metrics.retained_chars.add(int(_scalar(row.get("retained_chars")) or 0), at)
             return
-        self.suggestion_events.add(1, {**labels, "lsp_assist.event": kind})
+        self.metrics.suggestion_events.add(1, {**labels, "lsp_assist.event": kind})
         if kind in ("accepted", "accepted_partial"):
-            self.accepted_chars.add(accepted, labels)
+            self.metrics.accepted_chars.add(accepted, labels)
             if row.get("first_accept"):
-                self.suggestions_accepted.add(1, labels)
+                self.metrics.suggestions_accepted.add(1, labels)
 
     def shutdown(self) -> None:
         """Flush what is queued (bounded by the exporters' timeouts) and stop the threads."""

@@ -48,7 +48,7 @@ from lsp_assist.structure.symbols import (
     parse_text,
     reference_names,
 )
-from lsp_assist.workspace.scanner import FileEntry, scan
+from lsp_assist.workspace.scanner import FileEntry, ScanLimits, scan
 
 log = logging.getLogger(__name__)
 
@@ -261,9 +261,9 @@ class WorkspaceIndex:
         found = scan(
             self.root,
             excluded=self.excluded,
-            max_files=self.max_files,
-            max_file_bytes=self.max_file_bytes,
-            time_budget_s=self.time_budget_s,
+            limits=ScanLimits(
+                max_files=self.max_files, max_file_bytes=self.max_file_bytes, time_budget_s=self.time_budget_s
+            ),
             progress=(lambda n: progress("scanning", n, 0)) if progress is not None else None,
             should_stop=should_stop,
         )

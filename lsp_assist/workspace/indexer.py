@@ -47,8 +47,9 @@ from lsp_assist.workspace.parse_worker import (
     set_boundary,
     set_known,
 )
-from lsp_assist.workspace.scanner import FileEntry, scan
-from lsp_assist.workspace.store import Copy, FileRow, Store, build_lock, open_store, remove_database
+from lsp_assist.workspace.rows import Copy, FileRow
+from lsp_assist.workspace.scanner import FileEntry, ScanLimits, scan
+from lsp_assist.workspace.store import Store, build_lock, open_store, remove_database
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,18 @@ class BuildResult:
 Progress = Callable[[str, int, int], None]
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One build attempt: what each step reads, writes and reports to."""
+
+    opts: BuildOptions
+    store: Store
+    res: BuildResult
+    report: Progress
+    stop: Callable[[], bool]
+    t0: float  # time.monotonic() when the build started (the time budget counts from it)
+
+
 def default_workers() -> int:
     """Every core: the workers run at a lower priority (`parse_worker.WORKER_NICE`), so the
     server and the editor take a core whenever they need one; idle cycles go to parsing."""
@@ -125,7 +138,7 @@ def build(
         else:
             try:
                 with store.bulk():
-                    _build_locked(opts, store, res, report, stop, t0)
+                    _build_locked(_Run(opts, store, res, report, stop, t0))
             except sqlite3.DatabaseError as exc:  # a damaged page, found while reading it
                 log.warning("workspace index %s is damaged (%s); rebuilding it", opts.db, exc)
                 store.close()
@@ -134,7 +147,7 @@ def build(
                 report("opened", 0, 0)  # the server reconnects to the new file
                 res = BuildResult(loaded=f"rebuilt: damaged ({exc})")
                 with store.bulk():
-                    _build_locked(opts, store, res, report, stop, t0)
+                    _build_locked(_Run(opts, store, res, report, stop, t0))
     res.files = store.file_count()
     res.symbols = store.def_count()
     res.seconds = time.monotonic() - t0
@@ -142,9 +155,9 @@ def build(
     return res
 
 
-def _build_locked(opts: BuildOptions, store: Store, res: BuildResult, report: Progress,
-                  stop: Callable[[], bool], t0: float) -> None:  # fmt: skip
-    entries, complete = _candidates(opts, res, report, stop)
+def _build_locked(run: _Run) -> None:
+    opts, store, res = run.opts, run.store, run.res
+    entries, complete = _candidates(run)
     known = store.stats()
     key = json.dumps(_boundary_spec(opts))
     if store.meta("boundary") != key:
@@ -169,20 +182,20 @@ def _build_locked(opts: BuildOptions, store: Store, res: BuildResult, report: Pr
     seen = {e.path for e in entries}
     del entries
     res.reread = len(jobs)
-    _parse_and_write(opts, store, jobs, res, report, stop, t0)
+    _parse_and_write(run, jobs)
     if complete and res.stopped is None:
         if opts.paths is not None:
             gone = [p for p in opts.paths if p not in seen and p in known]
         else:
             gone = [p for p in known if p not in seen]
         res.removed = store.delete_paths(gone)
-    report("indexed", res.reread, res.reread)
+    run.report("indexed", res.reread, res.reread)
 
 
-def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
-                stop: Callable[[], bool]) -> tuple[list[FileEntry], bool]:  # fmt: skip
+def _candidates(run: _Run) -> tuple[list[FileEntry], bool]:
     """The files to consider, and whether the list is complete (deletions are safe). The data
     boundary is asked later, by the workers, of the files that need reading."""
+    opts, res, report = run.opts, run.res, run.report
     if opts.paths is not None:
         from lsp_assist.languages import canonical, language_id_for_path
 
@@ -201,12 +214,14 @@ def _candidates(opts: BuildOptions, res: BuildResult, report: Progress,
         return out, True
     found = scan(
         opts.root,
-        max_files=10_000_000,
-        max_file_bytes=opts.max_file_bytes,
-        time_budget_s=opts.scan_time_budget_s,
-        max_entries=100_000_000,
+        limits=ScanLimits(
+            max_files=10_000_000,
+            max_file_bytes=opts.max_file_bytes,
+            time_budget_s=opts.scan_time_budget_s,
+            max_entries=100_000_000,
+        ),
         progress=lambda n: report("scanning", n, 0),
-        should_stop=stop,
+        should_stop=run.stop,
     )
     res.scanned, res.errors = len(found.files), found.errors
     res.stopped = found.stopped
@@ -219,8 +234,8 @@ def _boundary_spec(opts: BuildOptions) -> BoundarySpec:
     return (opts.root, tuple(opts.exclude), opts.respect_gitignore)
 
 
-def _parse_and_write(opts: BuildOptions, store: Store, jobs: list[Job], res: BuildResult,
-                     report: Progress, stop: Callable[[], bool], t0: float) -> None:  # fmt: skip
+def _parse_and_write(run: _Run, jobs: list[Job]) -> None:
+    opts, store, res, report, stop, t0 = run.opts, run.store, run.res, run.report, run.stop, run.t0
     total = len(jobs)
     batches = [jobs[i : i + BATCH] for i in range(0, total, BATCH)]
     done = 0

@@ -28,7 +28,8 @@ from lsp_assist.structure.imports import HEAD_ROWS, index_imports
 from lsp_assist.structure.outline import entries_to_rows, outline_of
 from lsp_assist.structure.symbols import MAX_REFS_PER_FILE, extract_symbols, parse_text
 from lsp_assist.workspace.index import MAX_SYMBOLS_PER_FILE
-from lsp_assist.workspace.store import Copy, DefRow, FileRow, pack_ascii_names, pack_json, pack_names
+from lsp_assist.workspace.rows import Copy, DefRow, FileRow
+from lsp_assist.workspace.store import pack_ascii_names, pack_json, pack_names
 
 WORKER_NICE = 10  # below the server and the editor: indexing takes only idle cycles
 #: The cyclic collector's thresholds in a worker (`tune_gc`). A parse allocates thousands of

@@ -72,11 +72,14 @@ class ScanResult:
     stopped: str | None = None  # why the walk ended early; None when it saw everything
 
 
+_Ignores = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (dir rel, spec) from the root down
+
+
 @dataclass
 class _Dir:
     path: str
     rel: str  # posix, relative to the root ("" for the root)
-    ignores: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]  # (dir rel, spec) from the root down
+    ignores: _Ignores
 
 
 def _gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
@@ -89,7 +92,7 @@ def _gitignore(path: str) -> pathspec.GitIgnoreSpec | None:
         return None  # unreadable: the boundary's own check fails closed when configured to
 
 
-def _ignored(rel: str, is_dir: bool, ignores: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> bool:
+def _ignored(rel: str, is_dir: bool, ignores: _Ignores) -> bool:
     """Gitignore semantics: the deepest file with a verdict wins (a nested `!` re-includes)."""
     for base, spec in reversed(ignores):
         sub = rel[len(base) + 1 :] if base else rel
@@ -99,43 +102,102 @@ def _ignored(rel: str, is_dir: bool, ignores: tuple[tuple[str, pathspec.GitIgnor
     return False
 
 
+@dataclass(frozen=True)
+class ScanLimits:
+    """Where a scan stops: candidate files, bytes of one file, seconds, directory entries."""
+
+    max_files: int = 20_000
+    max_file_bytes: int = 1_000_000
+    time_budget_s: float = 60.0
+    max_entries: int | None = None  # None: max(10_000, 20 x max_files)
+
+    @property
+    def entry_cap(self) -> int:
+        return self.max_entries if self.max_entries is not None else max(10_000, self.max_files * 20)
+
+
 def scan(
     root: str,
     *,
     excluded: Callable[[str], str | None] | None = None,
-    max_files: int = 20_000,
-    max_file_bytes: int = 1_000_000,
-    time_budget_s: float = 60.0,
-    max_entries: int | None = None,
+    limits: ScanLimits = ScanLimits(),
     progress: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> ScanResult:
     """List the indexable files under `root` (see the module docstring for the rules)."""
-    result = ScanResult()
-    root = os.path.abspath(root)
-    deadline = time.monotonic() + max(0.0, time_budget_s)
-    entry_cap = max_entries if max_entries is not None else max(10_000, max_files * 20)
-    seen_dirs: set[tuple[int, int]] = set()
-    stack = [_Dir(root, "", ())]
+    walk = _Walk(excluded, limits, progress, should_stop)
+    stack = [_Dir(os.path.abspath(root), "", ())]
     while stack:
-        d = stack.pop()
+        listed = walk.open(stack.pop())
+        if listed is None:
+            continue
+        subdirs = walk.entries(*listed)
+        if subdirs is None:
+            break
+        stack.extend(reversed(subdirs))  # depth-first, in name order
+    return walk.result
+
+
+class _Walk:
+    """One scan: its result so far, what it asks about each file and what stops it."""
+
+    def __init__(
+        self,
+        excluded: Callable[[str], str | None] | None,
+        limits: ScanLimits,
+        progress: Callable[[int], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        self.result = ScanResult()
+        self.excluded = excluded
+        self.limits = limits
+        self.progress = progress
+        self.should_stop = should_stop
+        self.deadline = time.monotonic() + max(0.0, limits.time_budget_s)
+        self.seen_dirs: set[tuple[int, int]] = set()
+
+    def open(self, d: _Dir) -> tuple[_Dir, list[os.DirEntry[str]], _Ignores] | None:
+        """`d`'s entries in name order and the ignore files that apply in it; None when it
+        cannot be read or was already walked (a loop through a bind mount)."""
         try:
             st = os.stat(d.path)
         except OSError as exc:
-            _error(result, "cannot stat a directory", exc)
-            continue
+            _error(self.result, "cannot stat a directory", exc)
+            return None
         ident = (st.st_dev, st.st_ino)
-        if ident in seen_dirs:
-            continue  # a loop through a bind mount (links are never followed)
-        seen_dirs.add(ident)
+        if ident in self.seen_dirs:
+            return None  # a loop through a bind mount (links are never followed)
+        self.seen_dirs.add(ident)
         spec = _gitignore(d.path)
         ignores = (*d.ignores, (d.rel, spec)) if spec is not None else d.ignores
         try:
             with os.scandir(d.path) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:  # PermissionError, vanished directory, too many open files
-            _error(result, "cannot list a directory", exc)
-            continue
+            _error(self.result, "cannot list a directory", exc)
+            return None
+        return d, entries, ignores
+
+    def _interrupted(self) -> str | None:
+        """Every 256 entries: past the time budget, or cancelled (why); else report progress."""
+        result = self.result
+        if time.monotonic() > self.deadline:
+            return (
+                f"stopped at the scan time budget ({self.limits.time_budget_s:g} s) after "
+                f"{len(result.files)} files; raise workspace.scan_time_budget_s or ignore more"
+            )
+        if self.should_stop is not None and self.should_stop():
+            return "cancelled"
+        if self.progress is not None:
+            self.progress(len(result.files))
+        return None
+
+    def entries(self, d: _Dir, entries: list[os.DirEntry[str]], ignores: _Ignores) -> list[_Dir] | None:
+        """Add `d`'s candidate files to the result; its subdirectories to walk, or None when a
+        limit stopped the scan (`result.stopped` says which)."""
+        result, excluded = self.result, self.excluded
+        max_files, max_file_bytes = self.limits.max_files, self.limits.max_file_bytes
+        entry_cap = self.limits.entry_cap
         subdirs: list[_Dir] = []
         for entry in entries:
             result.entries_seen += 1
@@ -144,19 +206,11 @@ def scan(
                     f"stopped after {entry_cap} directory entries (workspace too large; "
                     "add an ignore file or raise workspace.max_files)"
                 )
-                return result
+                return None
             if (result.entries_seen & 255) == 0:
-                if time.monotonic() > deadline:
-                    result.stopped = (
-                        f"stopped at the scan time budget ({time_budget_s:g} s) after "
-                        f"{len(result.files)} files; raise workspace.scan_time_budget_s or ignore more"
-                    )
-                    return result
-                if should_stop is not None and should_stop():
-                    result.stopped = "cancelled"
-                    return result
-                if progress is not None:
-                    progress(len(result.files))
+                result.stopped = self._interrupted()
+                if result.stopped is not None:
+                    return None
             name = entry.name
             rel = f"{d.rel}/{name}" if d.rel else name
             try:
@@ -191,10 +245,9 @@ def scan(
                     f"stopped at workspace.max_files={max_files}; the rest of the workspace "
                     "is not indexed (raise the limit or ignore generated folders)"
                 )
-                return result
+                return None
             result.files.append(FileEntry(entry.path, fst.st_mtime_ns, fst.st_size, language))
-        stack.extend(reversed(subdirs))  # depth-first, in name order
-    return result
+        return subdirs
 
 
 def _error(result: ScanResult, what: str, exc: OSError, *, quiet: bool = False) -> None:

@@ -17,7 +17,8 @@ A second server on the same root opens the same file: WAL lets it read while
 the other writes, and the build lock (`build_lock`) lets only one of them scan at a time.
 
 Reads are indexed lookups (µs each); a `Store` keeps one connection per thread that
-uses it (sqlite3 connections must not be shared between threads).
+uses it (sqlite3 connections must not be shared between threads). The write statements
+are in `store_writes.py`, the row types in `rows.py`.
 """
 
 from __future__ import annotations
@@ -33,11 +34,17 @@ import sqlite3
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
-from lsp_assist.structure.symbols import path_stem
+from lsp_assist.workspace.rows import Copy, DefRow, FileRow
+from lsp_assist.workspace.store_writes import (
+    copy_rows,
+    delete_rows,
+    put_rows,
+    touch_rows,
+    transaction,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,25 +97,6 @@ CREATE INDEX IF NOT EXISTS defs_content ON defs(content);
 
 #: A file and its content, in reads.
 _FC = "files f JOIN contents c ON c.id=f.content"
-#: One definition as stored: (name, kind, start, end, sig_start, sig_end, signature, container).
-DefRow = tuple[str, str, int, int, int, int, str, str | None]
-#: A file stored as a copy of another with the same bytes: (path, mtime_ns, size, sha, language).
-Copy = tuple[str, int, int, str, str]
-
-
-@dataclass(frozen=True)
-class FileRow:
-    """Everything indexed of one file, in its stored form (built by `parse_worker`)."""
-
-    path: str
-    mtime_ns: int
-    size: int
-    sha: str
-    language: str
-    outline: bytes  # zlib(JSON of `outline.entries_to_rows`)
-    refs: bytes  # zlib("\n".join(the names the file spells))
-    imports: str  # JSON list of its import statements
-    defs: tuple[DefRow, ...]
 
 
 def pack_json(value: object) -> bytes:
@@ -291,8 +279,8 @@ class Store:
     def put_files(self, rows: Iterable[FileRow]) -> int:
         """Insert or replace each file and its definitions, in one transaction."""
         con = self.con()
-        with _transaction(con):
-            return self._put(con, rows)
+        with transaction(con):
+            return put_rows(con, rows)
 
     def write(
         self, rows: Iterable[FileRow], copies: Iterable[Copy], same: Iterable[tuple[str, int, int]],
@@ -302,11 +290,11 @@ class Store:
         (`touch`) and removals (`delete_paths`); returns the copies whose source was gone
         and how many files were removed."""
         con = self.con()
-        with _transaction(con):
-            self._put(con, rows)
-            missed = self._copy(con, copies)
-            self._touch(con, same)
-            removed = self._delete(con, drop)
+        with transaction(con):
+            put_rows(con, rows)
+            missed = copy_rows(con, copies)
+            touch_rows(con, same)
+            removed = delete_rows(con, drop)
         return missed, removed
 
     @contextlib.contextmanager
@@ -325,121 +313,26 @@ class Store:
             with contextlib.suppress(sqlite3.Error):
                 con.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
-    def _put(self, con: sqlite3.Connection, rows: Iterable[FileRow]) -> int:
-        # A handful of statements per batch, not several per file: the writer shares the
-        # cores with the parse workers, and per-statement overhead was most of its CPU.
-        batch = list({r.path: r for r in rows}.values())  # a path twice: the last row wins
-        if not batch:
-            return 0
-        # The last parse of a content wins (the same bytes give the same row, unless the
-        # code that builds rows changed): its row and definitions are replaced.
-        contents = list({(r.sha, r.language): r for r in batch}.values())
-        con.executemany(
-            "INSERT INTO contents(sha, language, outline, refs, imports) VALUES (?,?,?,?,?)"
-            " ON CONFLICT(sha, language) DO UPDATE SET outline=excluded.outline,"
-            " refs=excluded.refs, imports=excluded.imports",
-            [(r.sha, r.language, r.outline, r.refs, r.imports) for r in contents],
-        )
-        ids = self._content_ids(con, [r.sha for r in contents])
-        new = [ids[(r.sha, r.language)] for r in contents]
-        con.executemany("DELETE FROM defs WHERE content=?", [(i,) for i in new])
-        con.executemany(
-            "INSERT INTO defs VALUES (?,?,?,?,?,?,?,?,?)",
-            [(ids[(r.sha, r.language)], *d) for r in contents for d in r.defs],
-        )
-        self._set_files(con, [(r.path, r.mtime_ns, r.size, ids[(r.sha, r.language)]) for r in batch])
-        return len(batch)
-
-    def _set_files(self, con: sqlite3.Connection, files: list[tuple[str, int, int, int]]) -> None:
-        """Insert or update each (path, mtime, size, content id); then delete the contents
-        these files held before that no file holds any more."""
-        before = self._contents_of(con, [f[0] for f in files])
-        con.executemany(
-            "INSERT INTO files(path, dir, dirbase, stem, mtime_ns, size, content) VALUES (?,?,?,?,?,?,?)"
-            " ON CONFLICT(path) DO UPDATE SET mtime_ns=excluded.mtime_ns, size=excluded.size,"
-            " content=excluded.content",
-            [
-                (path, d, os.path.basename(d), path_stem(path), mtime, size, content)
-                for path, mtime, size, content in files
-                for d in (os.path.dirname(path),)
-            ],
-        )
-        now = {f[0]: f[3] for f in files}
-        self._drop_unused(con, {c for p, c in before.items() if now.get(p) != c})
-
-    @staticmethod
-    def _drop_unused(con: sqlite3.Connection, contents: Iterable[int]) -> None:
-        for c in contents:
-            if con.execute("SELECT 1 FROM files WHERE content=? LIMIT 1", (c,)).fetchone() is None:
-                con.execute("DELETE FROM defs WHERE content=?", (c,))
-                con.execute("DELETE FROM contents WHERE id=?", (c,))
-
-    @staticmethod
-    def _content_ids(con: sqlite3.Connection, shas: list[str]) -> dict[tuple[str, str], int]:
-        """(sha, language) -> content id of the stored contents with these hashes."""
-        out: dict[tuple[str, str], int] = {}
-        unique = sorted(set(shas))
-        for i in range(0, len(unique), 500):  # under SQLite's 999 variables
-            chunk = unique[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for sha, language, cid in con.execute(
-                f"SELECT sha, language, id FROM contents WHERE sha IN ({marks})", chunk
-            ):
-                out[(sha, language)] = cid
-        return out
-
-    @staticmethod
-    def _contents_of(con: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
-        """path -> content id of those of `paths` that have a row."""
-        out: dict[str, int] = {}
-        for i in range(0, len(paths), 500):
-            chunk = paths[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = con.execute(f"SELECT path, content FROM files WHERE path IN ({marks})", chunk)
-            out.update(rows.fetchall())
-        return out
-
     def copy_files(self, items: Iterable[Copy]) -> list[Copy]:
         """Store each (path, mtime, size, sha, language) as one more file of a stored content
         with that hash and language (a row in `files`, nothing else), in one transaction;
         returns those whose content is no longer stored (every file that held it was deleted
         or changed since the worker looked): the caller parses them."""
         con = self.con()
-        with _transaction(con):
-            return self._copy(con, items)
-
-    def _copy(self, con: sqlite3.Connection, items: Iterable[Copy]) -> list[Copy]:
-        batch = list({c[0]: c for c in items}.values())  # a path twice: the last one wins
-        if not batch:
-            return []
-        ids = self._content_ids(con, [c[3] for c in batch])
-        missed = [c for c in batch if (c[3], c[4]) not in ids]
-        files = [(p, m, n, ids[(sha, lang)]) for p, m, n, sha, lang in batch if (sha, lang) in ids]
-        if files:
-            self._set_files(con, files)
-        return missed
+        with transaction(con):
+            return copy_rows(con, items)
 
     def touch(self, items: Iterable[tuple[str, int, int]]) -> None:
         """Record new (mtime, size) for files whose content hash did not change."""
         con = self.con()
-        with _transaction(con):
-            self._touch(con, items)
+        with transaction(con):
+            touch_rows(con, items)
 
     def delete_paths(self, paths: Iterable[str]) -> int:
         """Remove these files; a content no other file holds goes with them."""
         con = self.con()
-        with _transaction(con):
-            return self._delete(con, paths)
-
-    @staticmethod
-    def _touch(con: sqlite3.Connection, items: Iterable[tuple[str, int, int]]) -> None:
-        con.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", [(m, s, p) for p, m, s in items])
-
-    def _delete(self, con: sqlite3.Connection, paths: Iterable[str]) -> int:
-        before = self._contents_of(con, list(paths))
-        con.executemany("DELETE FROM files WHERE path=?", [(p,) for p in before])
-        self._drop_unused(con, set(before.values()))
-        return len(before)
+        with transaction(con):
+            return delete_rows(con, paths)
 
     @_reads(lambda: None)
     def meta(self, key: str) -> str | None:
@@ -448,7 +341,7 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         con = self.con()
-        with _transaction(con):
+        with transaction(con):
             con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     # ------------------------------------------------------------------ reading
@@ -602,14 +495,3 @@ class Store:
             with contextlib.suppress(OSError):
                 total += os.path.getsize(f"{self.path}{suffix}")
         return total
-
-
-@contextlib.contextmanager
-def _transaction(con: sqlite3.Connection) -> Iterator[None]:
-    con.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")

@@ -22,7 +22,8 @@ from typing import Any, cast
 
 from lsp_assist.structure.outline import FileOutline, OutlineEntry, entries_from_rows
 from lsp_assist.structure.symbols import Symbol, SymbolIndex, admit_all
-from lsp_assist.workspace.store import DefRow, Store, unpack_json, unpack_names
+from lsp_assist.workspace.rows import DefRow
+from lsp_assist.workspace.store import Store, unpack_json, unpack_names
 
 NAME_CACHE = 4096  # names whose stored definitions are kept (a request weighs hundreds)
 OUTLINE_CACHE_BYTES = 8 << 20

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from lsp_assist.capacity.report import format_report
-from lsp_assist.capacity.sim import LevelReport, endpoint_options, find_knee, run_level
+from lsp_assist.capacity.sim import LevelReport, Workload, endpoint_options, find_knee, run_level
 from tests.fakes.fake_model_server import FakeModelServer, Script
 
 ANSWER = 'return total * rate\n    log.info("done")\n'
@@ -18,8 +18,8 @@ async def test_finds_the_knee_of_a_capped_endpoint() -> None:
     with FakeModelServer(max_concurrent=cap) as fake:
         fake.default = Script(text=ANSWER, ttft_ms=150, tokens_per_s=100)
         opts = endpoint_options(fake.base_url, "fake")
-        light = await run_level(1, 4.0, opts, seed=3)
-        heavy = await run_level(10, 4.0, opts, seed=3)
+        light = await run_level(1, Workload(4.0, opts, seed=3))
+        heavy = await run_level(10, Workload(4.0, opts, seed=3))
         stats = fake.stats
     assert light.model_calls > 0 and light.keystrokes > 5
     assert light.tokens_in_per_s > 0 and light.tokens_out_per_s > 0

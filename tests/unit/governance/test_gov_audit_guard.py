@@ -21,7 +21,7 @@ from lsp_assist.errors import (
     Unavailable,
 )
 from lsp_assist.governance.audit import FIELDS, AuditLog, audit_files
-from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.guard import Governance, Surroundings
 from lsp_assist.governance.record import CallRecord
 from lsp_assist.governance.settings import parse_settings
 
@@ -76,9 +76,8 @@ def test_audit_write_failure_does_not_raise(tmp_path: Path) -> None:
 def make_gov(tmp_path: Path, raw: dict[str, object], now: list[float] | None = None) -> Governance:
     settings, errors = parse_settings(raw, environ={})
     assert errors == []
-    clock = (lambda: now[0]) if now is not None else None
-    kwargs = {"clock": clock} if clock else {}
-    return Governance(settings, tmp_path / "cache", [str(tmp_path / "ws")], environ={}, **kwargs)  # type: ignore[arg-type]
+    around = Surroundings(environ={}) if now is None else Surroundings(clock=lambda: now[0], environ={})
+    return Governance(settings, tmp_path / "cache", [str(tmp_path / "ws")], surroundings=around)
 
 
 def read_audit(gov: Governance) -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor
-from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.guard import Governance, Surroundings
 from lsp_assist.governance.settings import parse_settings
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.cache import SuggestionCache
@@ -30,7 +30,7 @@ def one_document(
     target at the end of `text`, and the cursors suggestionReady was sent for."""
     settings, errors = parse_settings({}, environ={})
     assert errors == []
-    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
+    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], surroundings=Surroundings(environ={}))
     store = DocumentStore()
     store.open(URI, "python", 1, text + "\n", "/a.py")
     snap = store.snapshot(URI)

@@ -14,7 +14,7 @@ import pytest
 
 from lsp_assist.domain import PromptContext, StreamChunk
 from lsp_assist.errors import StreamAborted
-from lsp_assist.pipeline.inflight import Anchor, InflightStream, read_stream
+from lsp_assist.pipeline.inflight import Anchor, InflightStream, ReadPolicy, read_stream
 from lsp_assist.pipeline.postprocess import StreamAssembler
 
 LINE = "MK20qdk185y_ok)\n"
@@ -41,9 +41,7 @@ async def _read_then_abort() -> tuple[InflightStream, asyncio.Task[object]]:
             flight,
             _half_then_stall(sent),
             StreamAssembler(ctx, "single"),
-            first_token_timeout_s=30,
-            total_timeout_s=30,
-            quick_on_first_line=True,
+            ReadPolicy(first_token_timeout_s=30, total_timeout_s=30, quick_on_first_line=True),
         )
     )
     flight.task = task  # type: ignore[assignment]

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from lsp_assist.domain import PromptContext, StreamChunk
-from lsp_assist.pipeline.inflight import Anchor, InflightStream, deadline_answer, read_stream
+from lsp_assist.pipeline.inflight import Anchor, InflightStream, ReadPolicy, deadline_answer, read_stream
 from lsp_assist.pipeline.postprocess import StreamAssembler
 
 
@@ -56,11 +56,13 @@ async def _quick_while_stalled(
             flight,
             _stalls_after(pieces, sent, more),
             StreamAssembler(ctx, "single"),
-            first_token_timeout_s=30,
-            total_timeout_s=30,
-            quick_on_first_line=True,
-            answer_budget_s=budget_s,
-            answer_from=answer_from,
+            ReadPolicy(
+                first_token_timeout_s=30,
+                total_timeout_s=30,
+                quick_on_first_line=True,
+                answer_budget_s=budget_s,
+                answer_from=answer_from,
+            ),
         )
     )
     await asyncio.wait_for(sent.wait(), 5)

@@ -14,7 +14,7 @@ from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
 from lsp_assist.errors import RateLimitSkip
-from lsp_assist.governance.guard import Governance
+from lsp_assist.governance.guard import Governance, Surroundings
 from lsp_assist.governance.settings import parse_settings
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.cache import SuggestionCache
@@ -49,7 +49,7 @@ class SlowProvider:
 def _launcher(tmp_path: Path, provider: SlowProvider | None = None) -> StreamLauncher:
     settings, errors = parse_settings({"rate_limits": {"default": {"max_concurrent": 1}}}, environ={})
     assert errors == []
-    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], environ={})
+    gov = Governance(settings, tmp_path / "cache", [str(tmp_path)], surroundings=Surroundings(environ={}))
     store = DocumentStore()
     answers = AnswerStore(SuggestionCache(None), TypingIndex(), store)
     return StreamLauncher(

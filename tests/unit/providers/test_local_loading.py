@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import lsp_assist.providers.local as local_mod
+import lsp_assist.providers.local_loader as local_loader
 from lsp_assist.cli.session import complete_text
 from lsp_assist.domain import Outcome
 from lsp_assist.errors import Unavailable
@@ -25,14 +26,14 @@ async def test_requests_during_the_load_are_answered_offline_without_waiting(
         gate.wait(20)
         raise Unavailable("test: the model file is missing")
 
-    monkeypatch.setattr(local_mod, "resolve_model", held_resolve)
-    monkeypatch.setattr(local_mod.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(local_loader, "resolve_model", held_resolve)
+    monkeypatch.setattr(local_loader.importlib.util, "find_spec", lambda name: object())
     monkeypatch.setenv("LSP_ASSIST_CACHE_DIR", str(tmp_path / "cache"))
     rt = build_runtime([], {"tiers": {"fast": {"provider": "local"}, "quality": {"provider": "offline"}}})
     provider = rt.providers["fast"]
     assert isinstance(provider, local_mod.LocalProvider)
     events: list[local_mod.LoadEvent] = []
-    rt.on_load_progress = events.append
+    rt.listeners.load_progress = events.append
     try:
         rt.start_model_load()
         assert not provider.available_now()

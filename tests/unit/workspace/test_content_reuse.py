@@ -11,7 +11,8 @@ from pathlib import Path
 
 from lsp_assist.workspace.indexer import BuildOptions, BuildResult, _write, build
 from lsp_assist.workspace.parse_worker import Outcome
-from lsp_assist.workspace.store import Copy, Store
+from lsp_assist.workspace.rows import Copy
+from lsp_assist.workspace.store import Store
 
 #: Real modules: classes, methods, decorators, imports, docstrings (rich outlines and defs).
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from lsp_assist.governance.boundaries import DataBoundary
-from lsp_assist.workspace.scanner import scan
+from lsp_assist.workspace.scanner import ScanLimits, scan
 
 
-def _names(root: Path, **kw: object) -> list[str]:
-    res = scan(str(root), **kw)  # type: ignore[arg-type]
+def _names(root: Path) -> list[str]:
+    res = scan(str(root))
     return sorted(os.path.relpath(f.path, root) for f in res.files)
 
 
@@ -54,7 +54,7 @@ def test_symlink_loops_and_file_links_are_not_followed(ws: Path) -> None:
     os.symlink(ws, ws / "pkg" / "loop")  # a directory link back to the root
     os.symlink(ws / "pkg" / "loop", ws / "loop2")
     os.symlink(ws / "main.py", ws / "alias.py")
-    res = scan(str(ws), time_budget_s=10)
+    res = scan(str(ws), limits=ScanLimits(time_budget_s=10))
     assert res.stopped is None
     assert sorted(os.path.relpath(f.path, ws) for f in res.files) == [
         "main.py",
@@ -64,7 +64,7 @@ def test_symlink_loops_and_file_links_are_not_followed(ws: Path) -> None:
 
 def test_huge_files_skipped(ws: Path) -> None:
     (ws / "big.py").write_text("x = 1\n" * 1000)
-    res = scan(str(ws), max_file_bytes=1000)
+    res = scan(str(ws), limits=ScanLimits(max_file_bytes=1000))
     assert res.skipped_large == 1
     assert all(not f.path.endswith("big.py") for f in res.files)
 
@@ -135,7 +135,7 @@ def test_max_files_stops_cleanly_with_a_message(tmp_path: Path) -> None:
     root.mkdir()
     for i in range(50):
         (root / f"m{i:03}.py").write_text("")
-    res = scan(str(root), max_files=10)
+    res = scan(str(root), limits=ScanLimits(max_files=10))
     assert len(res.files) == 10
     assert res.stopped is not None and "max_files=10" in res.stopped
 
@@ -145,7 +145,7 @@ def test_time_budget_stops_cleanly(tmp_path: Path) -> None:
     root.mkdir()
     for i in range(600):
         (root / f"m{i:03}.py").write_text("")
-    res = scan(str(root), time_budget_s=0.0)
+    res = scan(str(root), limits=ScanLimits(time_budget_s=0.0))
     assert res.stopped is not None and "time budget" in res.stopped
     assert len(res.files) < 600
 
@@ -158,6 +158,6 @@ def test_hundred_thousand_files_stop_at_the_entry_cap(tmp_path: Path) -> None:
         for i in range(1000):
             # Empty non-source files: every one is a directory entry the walk must pass.
             os.close(os.open(sub / f"f{i}.txt", os.O_CREAT | os.O_WRONLY, 0o644))
-    res = scan(str(root), max_files=500, time_budget_s=60)
+    res = scan(str(root), limits=ScanLimits(max_files=500, time_budget_s=60))
     assert res.stopped is not None and "directory entries" in res.stopped
     assert res.entries_seen <= 10_001

@@ -10,7 +10,8 @@ import pytest
 
 from lsp_assist.workspace.index import WorkspaceIndex, build_symbol_index
 from lsp_assist.workspace.indexer import BuildOptions, build, refresh_paths
-from lsp_assist.workspace.store import SCHEMA_VERSION, FileRow, Store, build_lock, open_store, store_path
+from lsp_assist.workspace.rows import FileRow
+from lsp_assist.workspace.store import SCHEMA_VERSION, Store, build_lock, open_store, store_path
 from lsp_assist.workspace.stored_symbols import StoredSymbolIndex
 
 FILES = {

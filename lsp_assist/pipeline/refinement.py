@@ -1,0 +1,182 @@
+"""`Refinements`: a second, better answer for the one the user was given.
+
+A stream whose provider cut the prompt to answer in time (the embedded model after a jump)
+is followed by a refinement: the same request on the whole prompt, in the background, whose
+answer replaces the one given (issue 26: the longer suggestion came from the cut prompt;
+HumanEval exact match 15.0% vs 25.0%, docs/embedded-latency.md). A provider with a stronger
+refine model (`refine_after_s`) rewrites its answers once the user has rested on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+
+from lsp_assist.errors import PolicyError
+from lsp_assist.pipeline.answers import AnswerStore
+from lsp_assist.pipeline.inflight import InflightStream
+from lsp_assist.pipeline.request import Target
+from lsp_assist.pipeline.stream_registry import ModelBusy, StreamRegistry, is_guess, slot_of
+from lsp_assist.pipeline.stream_spec import StreamSpec
+from lsp_assist.providers.base import Provider
+
+log = logging.getLogger("lsp_assist.pipeline.launcher")
+
+# A rewrite that finds the model busy waits for the stream holding it, this many times at
+# most (each ends with that stream or with the user acting): a bound, not a timer.
+_REFINE_TRIES = 8
+
+Launch = Callable[[StreamSpec], Awaitable[InflightStream]]
+
+
+class Refinements:
+    """Starts refinements (`launch`), and the waits for the user's rest before them."""
+
+    def __init__(
+        self,
+        registry: StreamRegistry,
+        answers: AnswerStore,
+        providers: Mapping[str, Provider],
+        launch: Launch,
+    ) -> None:
+        self._registry = registry
+        self._answers = answers
+        self._providers = providers
+        self._launch = launch
+        # Refinements waiting for the user's rest, by document: a new stream ends the wait.
+        self._rests: dict[str, asyncio.Future[None]] = {}
+
+    def wanted(self, spec: StreamSpec, flight: InflightStream) -> bool:
+        """The provider answered `spec` from a cut prompt, or has a stronger model to rewrite
+        its answers with (`refine_after_s`), for the user still there."""
+        return (
+            (flight.prompt_cut > 0 or refine_rest(flight.provider) is not None)
+            and not flight.aborted
+            and spec.shown is None
+            and spec.remember
+            and not spec.speculative
+            and spec.feature == "completion"
+            and self._answers.current(spec.target)
+        )
+
+    async def refine(self, spec: StreamSpec, shown: str, rest: float | None = None) -> InflightStream | None:
+        """Ask `spec` again on the whole prompt, after its answer `shown` came from a prompt
+        cut to the provider's budget (the first answer's latency at a fresh position): the
+        longer suggestion (`suggestionReady`), the cache and the typing-through memory then
+        hold what the whole context gives. It runs as background work: it never takes the
+        one slot from a request (any request closes it; the provider reads its prompt in
+        small batches) and a request for the same prompt waits for it. It is not the
+        document's live stream: a key typed meanwhile gets its own (cut) stream at once
+        instead of attaching to one still reading ~1 s of prompt. `refining(uri)` finds it
+        from the moment the stream it follows has ended.
+
+        `rest` (a provider with a stronger refine model, seconds): the refinement starts only
+        after the user has rested that long with the document unchanged, so a typing burst
+        never starts one. It then takes the slot from a prefetch, and waits for a stream
+        someone waits for (and tries again) as long as the user still rests there."""
+        uri = spec.target.uri
+        if rest is not None and not await self._rested(spec.target, rest):
+            return None
+        again = replace(spec, shown=shown, speculative=True, live=False)
+        while True:
+            try:
+                flight = await self._launch(again)
+                break
+            except ModelBusy:
+                # A stream someone waits for holds the one slot: the rewrite waits for it
+                # and tries again while the user still rests there.
+                if rest is None or not await self._slot_freed(spec.target, again):
+                    log.debug("no refinement: the model stayed busy until the rest ended")
+                    return None
+            except PolicyError as exc:
+                log.debug("no refinement: %s", exc)
+                return None
+        if not flight.done:
+            self._registry.refining[uri] = flight
+        return flight
+
+    def end_rest(self, uri: str) -> None:
+        """A refinement waiting for the user to rest in `uri` gives up (`refine`)."""
+        waiting = self._rests.pop(uri, None)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
+    def waiting(self, uri: str) -> bool:
+        """A refinement of the document's last answer waits for the user's rest (`refine`)."""
+        return uri in self._rests
+
+    def note_change(self, uri: str) -> None:
+        """The document changed: a refinement waiting for the user's rest gives up, and one
+        running on a provider's refine model (seconds of both cores for an answer at a
+        version now gone) is closed. A refinement by the main model itself runs on: it also
+        fills that model's cache with the whole prompt for the next key."""
+        self.end_rest(uri)
+        flight = self._registry.refining.get(uri)
+        if flight is not None and not flight.done and refine_rest(flight.provider) is not None:
+            self._registry.abort(flight)
+
+    async def _rested(self, target: Target, rest: float) -> bool:
+        """Wait `rest` seconds of the user resting at `target`: False when a request for the
+        document or an edit came first (`end_rest`), or the answer is gone."""
+        uri = target.uri
+        self.end_rest(uri)
+        waiting = asyncio.get_running_loop().create_future()
+        self._rests[uri] = waiting
+        try:
+            await asyncio.wait_for(asyncio.shield(waiting), rest)
+            return False  # a newer request for the document came first
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            if self._rests.get(uri) is waiting:
+                del self._rests[uri]
+        live = self._registry.live.get(uri)
+        if live is not None and not live.done:
+            return await self._slot_freed(target, None)
+        return self._answers.current(target)
+
+    async def _slot_freed(self, target: Target, spec: StreamSpec | None) -> bool:
+        """Wait until no stream someone waits for holds the model a rewrite at `target` needs
+        (the document's own live stream, or the provider's one slot); False when the user
+        acted meanwhile (a request or an edit for the document) or the answer is gone."""
+        uri = target.uri
+        waiting = asyncio.get_running_loop().create_future()
+        self._rests[uri] = waiting
+        try:
+            for _ in range(_REFINE_TRIES):
+                blockers = self._blockers(uri, spec)
+                if not blockers:
+                    return not waiting.done() and self._answers.current(target)
+                if any(f.anchor.uri != uri for f in blockers):
+                    return False  # the user works in another document: not resting here
+                finals = [asyncio.ensure_future(asyncio.shield(f.final)) for f in blockers]
+                await asyncio.wait([waiting, *finals], return_when=asyncio.FIRST_COMPLETED)
+                for fut in finals:
+                    fut.cancel()
+                if waiting.done() or not self._answers.current(target):
+                    return False
+            return False
+        finally:
+            if self._rests.get(uri) is waiting:
+                del self._rests[uri]
+
+    def _blockers(self, uri: str, spec: StreamSpec | None) -> list[InflightStream]:
+        """The streams someone waits for that hold what a rewrite at `uri` needs."""
+        provider = self._providers.get(spec.tier) if spec is not None else None
+        live = self._registry.live.get(uri)
+        return [
+            f
+            for f in self._registry.active
+            if not f.done
+            and not is_guess(f)
+            and ((provider is not None and slot_of(f.provider) is slot_of(provider)) or f is live)
+        ]
+
+
+def refine_rest(provider: object) -> float | None:
+    """The rest after which `provider`'s stronger model rewrites an answer, or None when it
+    has none (`LocalProvider.refine_after_s`; other providers have no such attribute)."""
+    rest = getattr(provider, "refine_after_s", None)
+    return float(rest) if isinstance(rest, (int, float)) else None

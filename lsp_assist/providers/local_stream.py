@@ -1,0 +1,257 @@
+"""`LocalStreamer`: one request's stream on the embedded model.
+
+The event loop plans the stream (which engine, prompt and batch), queues its `Job` on the
+worker thread (superseding the running one) and yields the text the thread sends back
+through an asyncio queue. On the thread the typing model reads only what fits the jump
+budget (`fit_prompt`) and says so before the first token; the whole prompt is then read in
+the background for the next key. A rewrite (`request.refine`) and an escalation (`strong`)
+run on the refine model when it is loaded, reading their whole prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsp_assist.context.templates import MARKERS, render_completion, resolve_template
+from lsp_assist.domain import ModelRequest, StreamChunk, Usage
+from lsp_assist.errors import ProviderError
+from lsp_assist.providers.local_loader import ModelLoader
+from lsp_assist.providers.local_prefill import BACKGROUND_BATCH, BackgroundReads
+from lsp_assist.providers.local_rates import RatesKeeper
+from lsp_assist.providers.local_refine import RefineModel
+from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
+from lsp_assist.providers.local_threads import prompt_threads
+from lsp_assist.providers.local_worker import ModelWorker
+from lsp_assist.providers.prompt_budget import fit_prompt
+from lsp_assist.providers.roles import BACKGROUND_BATCH_BUDGET_S
+from lsp_assist.providers.strong_model import rewrite_context
+
+stats_log = logging.getLogger("lsp_assist.local_model")
+
+# An escalation on the stronger model reads in batches a key waits this long for at most
+# (the user asked and waits; larger batches waste fewer passes over the weights).
+STRONG_BATCH_BUDGET_S = 0.5
+
+Piece = str | StreamChunk | None
+
+
+@dataclass(frozen=True)
+class LocalParts:
+    """The embedded provider's collaborators, each with one job."""
+
+    settings: LocalSettings
+    worker: ModelWorker
+    loader: ModelLoader
+    refiner: RefineModel
+    rates: RatesKeeper
+    cuts: CutPrompts
+    reads: BackgroundReads
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """What one stream runs: on which engine, from which prompt, in what batches."""
+
+    engine: Any
+    on_refiner: bool  # the refine model runs it (a rewrite or an escalation)
+    prompt: str
+    markers: tuple[str, ...]
+    stops: tuple[str, ...]
+    prompt_batch: int
+    main_prompt: str  # the prompt in the typing model's template (`prefill` compares places)
+
+
+@dataclass
+class _Run:
+    """One stream in flight: its plan and job, and the queue its text comes back on."""
+
+    request: ModelRequest
+    plan: StreamPlan
+    job: Any
+    loop: asyncio.AbstractEventLoop
+    queue: asyncio.Queue[Piece]
+    full: list[list[int]] = field(default_factory=list)  # the whole prompt, when the read one was cut
+
+
+class LocalStreamer:
+    """Streams requests (see module docstring); `constraint(request)` is the member
+    constraint for a typing-model request, or None."""
+
+    def __init__(self, parts: LocalParts, constraint: Callable[[ModelRequest], Any]) -> None:
+        self._parts = parts
+        self._constraint = constraint
+        self.last_stats: Any = None
+        self.last_constraint: Any = None  # the member constraint of the last stream, if any
+
+    def plan(self, request: ModelRequest, strong: bool) -> StreamPlan:
+        from lsp_assist.providers.llama_engine import PROMPT_BATCH
+
+        loader, refine = self._parts.loader, self._parts.refiner
+        refiner = refine.engine if request.refine or strong else None
+        template = resolve_template(request.fim_template, loader.path_name, loader.template)
+        main_prompt = render_completion(request.context, template, "").prompt
+        context = request.context
+        if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
+            template = refine.template
+            if request.refine:  # read again after every key: a short suffix keeps that cheap
+                context = rewrite_context(context)
+        rendered = render_completion(context, template, "")
+        if refiner is not None:
+            budget = BACKGROUND_BATCH_BUDGET_S if request.refine else STRONG_BATCH_BUDGET_S
+            prompt_batch = self._parts.rates.batch(refine.name, budget)
+        else:
+            prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
+        return StreamPlan(
+            engine=refiner if refiner is not None else loader.engine,
+            on_refiner=refiner is not None,
+            prompt=rendered.prompt,
+            markers=MARKERS.get(template, ()),
+            stops=tuple(dict.fromkeys((*rendered.stop, *request.stop))),
+            prompt_batch=prompt_batch,
+            main_prompt=main_prompt,
+        )
+
+    def _job(self, request: ModelRequest, plan: StreamPlan, emit: Callable[[str], bool]) -> Any:
+        from lsp_assist.providers.llama_engine import Job, line_goes_on
+
+        return Job(
+            tokens=[],
+            max_tokens=max(1, request.max_tokens),
+            temperature=request.temperature,
+            emit=emit,
+            stop=plan.stops,
+            draft_tokens=self._parts.settings.local.draft_tokens,
+            line_goes_on=request.context.mode == "single" and line_goes_on(request.context.line_prefix),
+            # The trie is of the main model's vocabulary: the refine model decodes freely.
+            constraint=self._constraint(request) if not plan.on_refiner else None,
+            prompt_batch=plan.prompt_batch,
+        )
+
+    async def stream(self, request: ModelRequest, strong: bool = False) -> AsyncGenerator[StreamChunk, None]:
+        """Stream `request` (see module docstring)."""
+        parts = self._parts
+        await parts.loader.ready()
+        worker = parts.worker
+        worker.touch()
+        plan = self.plan(request, strong)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Piece] = asyncio.Queue()
+
+        def emit(text: str) -> bool:
+            loop.call_soon_threadsafe(queue.put_nowait, text)
+            return not job.cancel.is_set()
+
+        job = self._job(request, plan, emit)
+        self.last_constraint = job.constraint
+        # A newer request supersedes the running one: it stops at its next token.
+        worker.take(job, plan.main_prompt)
+        if not plan.on_refiner or not request.refine:
+            worker.stop_background()
+        # else: the main model's read-ahead of this place (queued when the answer ended)
+        # runs first on the worker thread, so the next key there finds its whole prompt.
+        run = _Run(request, plan, job, loop, queue)
+        executor = worker.executor
+        assert executor is not None
+        fut = loop.run_in_executor(executor, self._work, run, parts.settings.threads())
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
+            while (piece := await queue.get()) is not None:
+                yield piece if isinstance(piece, StreamChunk) else StreamChunk(piece)
+            try:
+                st = await fut
+            except Exception as exc:  # llama_decode failure: a provider error, not a crash
+                raise ProviderError(f"the local model failed: {exc}") from exc
+            yield StreamChunk(
+                "",
+                usage=Usage(st.prompt_tokens, st.generated_tokens, estimated=False),
+                finish_reason="length" if st.stop_reason == "length" else "stop",
+            )
+        finally:
+            # Closing the stream (superseded, cancelled, enough text) stops the worker at
+            # its next token; the next job queues behind it on the single thread.
+            job.cancel.set()
+            if worker.release(job) and run.full:
+                # The prompt was cut to the budget: read all of it for the next key.
+                parts.reads.read_ahead(run.full[0])
+
+    def _work(self, run: _Run, threads: tuple[int, int]) -> Any:
+        """On the worker thread: read the prompt and generate; the queue ends with None."""
+        try:
+            engine = run.plan.engine
+            self._set_threads(engine, run.plan.on_refiner, threads)
+            tokens = engine.tokenize(run.plan.prompt, run.plan.markers)
+            if run.plan.on_refiner:
+                return self._run_refiner(run, tokens)
+            return self._run_typing(run, tokens)
+        finally:
+            run.loop.call_soon_threadsafe(run.queue.put_nowait, None)
+
+    def _set_threads(self, engine: Any, on_refiner: bool, threads: tuple[int, int]) -> None:
+        gen_threads, most = threads
+        batch = prompt_threads(most) if self._parts.settings.local.batch_threads <= 0 else most
+        # The rewrite and an escalation run while the user rests or waits: every idle
+        # core writes (the coder: 5.4 -> 10.5 tokens/s on two idle cores); typing
+        # keeps its one generation thread beside the editor.
+        gen = batch if on_refiner else gen_threads
+        if (gen, batch) != (engine.threads, engine.batch_threads):
+            engine.set_threads(gen, batch)
+
+    def _run_refiner(self, run: _Run, tokens: list[int]) -> Any:
+        """The refine model reads the whole prompt: the typing model's cache and seam are
+        not its own."""
+        job = run.job
+        job.tokens = tokens
+        self._parts.refiner.runs += int(run.request.refine)
+        st = run.plan.engine.run(job)
+        self.last_stats = st
+        stats_log.debug(
+            "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
+            "%d tokens generated, end %s",
+            st.prompt_tokens,
+            st.evaluated_tokens,
+            st.prompt_ms,
+            st.generated_tokens,
+            st.stop_reason,
+        )
+        return st
+
+    def _run_typing(self, run: _Run, tokens: list[int]) -> Any:
+        request, job, engine, cuts = run.request, run.job, run.plan.engine, self._parts.cuts
+        # Only a completion's first answer is cut to the jump budget: its refinement
+        # reads the whole prompt and replaces it. Nothing refines an escalation, a
+        # next edit or a warmup (the user asked for the fuller answer and waits for it;
+        # a raw next-edit prompt cut in the middle is not the prompt), so they read it all.
+        whole = request.refine or request.feature != "completion"
+        allowed = None if whole else cuts.budget.allowed_new()
+        job.tokens, cuts.seam = fit_prompt(tokens, engine.cached_tokens, allowed, cuts.line_enders, cuts.seam)
+        if cuts.seam is not None:
+            run.full.append(tokens)
+            # Tell the pipeline, before the first token, that this answer saw only
+            # part of the prompt: it asks for a refinement from the whole prompt.
+            cut = StreamChunk("", meta={"prompt_cut": float(len(tokens) - len(job.tokens))})
+            run.loop.call_soon_threadsafe(run.queue.put_nowait, cut)
+        st = engine.run(job)
+        cuts.budget.observe(st.evaluated_tokens, st.prompt_ms)
+        self.last_stats = st
+        _log_stats(st)  # here, so that cancelled generations are counted too
+        return st
+
+
+def _log_stats(st: Any) -> None:
+    stats_log.debug(
+        "local model: prompt %d tokens, reused %d, evaluated %d, first token %.1f ms, "
+        "%d tokens in %.1f ms, drafted %d accepted %d, end %s",
+        st.prompt_tokens,
+        st.reused_tokens,
+        st.evaluated_tokens,
+        st.prompt_ms,
+        st.generated_tokens,
+        st.generation_ms,
+        st.drafted_tokens,
+        st.accepted_tokens,
+        st.stop_reason,
+    )
