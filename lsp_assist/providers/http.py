@@ -35,6 +35,7 @@ from lsp_assist.errors import (
     Unauthorized,
     Unavailable,
 )
+from lsp_assist.providers.asyncio_net import plain_transport
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=2.0, read=10.0, write=5.0, pool=1.0)
 DEFAULT_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10, keepalive_expiry=60.0)
@@ -92,6 +93,9 @@ class ClientPool:
         if client is None or client.is_closed:
             # Plain http needs no verification: skip even the cached context.
             verify: ssl.SSLContext | bool = ssl_context() if key[0] == "https" else False
+            transport = self._transport
+            if transport is None and key[0] == "http":
+                transport = plain_transport(self._limits)  # no anyio yield per read and write
             client = httpx.AsyncClient(
                 timeout=self._timeout,
                 limits=self._limits,
@@ -99,7 +103,7 @@ class ClientPool:
                 # HTTP/2 over TLS (negotiated by ALPN): a stream we stop early is reset on its own
                 # and the connection stays warm; over HTTP/1.1 closing a stream closes the socket.
                 http2=key[0] == "https" and _HTTP2,
-                transport=self._transport,
+                transport=transport,
                 follow_redirects=False,  # a redirect could carry the key to another host
                 trust_env=False,  # no proxy surprises from the environment for loopback models
             )
