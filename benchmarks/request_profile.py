@@ -10,7 +10,8 @@ generate, answer), inside `prompt` of the context build's steps (the cross-file 
 local window, the far rows and names line, the mode), the boundary gate, the redaction and
 the cache key, and from the token the request needed (the stream's first answer) to
 `complete`'s return ("after the token"); then the p50 of each, and a cProfile top list
-(`--cprofile-of`: a fresh prompt build, or a whole request at a rested position).
+(`--cprofile-of`: a fresh prompt build, a whole request at a rested position, or that
+request from the token it needed to its return).
 
 Scenarios (`--scenario`, repeatable):
 - `fresh`: a request at a fresh position, nothing prebuilt (what a request pays today);
@@ -74,6 +75,8 @@ class Recorder:
         self.current: dict[str, float] = defaultdict(float)
         self.on = False
         self.token_at: float | None = None  # this thread's CPU clock when `quick` got its answer
+        self.after_prof: cProfile.Profile | None = None  # `--cprofile-of after`: from the token
+        self.after_on = False
 
     @contextmanager
     def span(self, label: str) -> Iterator[None]:
@@ -119,6 +122,9 @@ def _time_the_token(rec: Recorder) -> Callable[[], None]:
         def set_result(self, result: str) -> None:
             if rec.on and rec.token_at is None:
                 rec.token_at = time.thread_time()
+            if rec.after_prof is not None and not rec.after_on:
+                rec.after_on = True
+                rec.after_prof.enable()
             super().set_result(result)
 
     orig = inflight.InflightStream.__init__
@@ -283,9 +289,13 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
                 built = engine.prompts.for_open(uri, cursor, "fast")
                 if built is not None:  # asked before in a scenario: not from the cache now
                     engine.answers.cache.delete(built.key)
-                prof.enable()
+                if args.cprofile_of == "after":  # from the token the request needed
+                    rec.after_prof, rec.after_on = prof, False
+                else:
+                    prof.enable()
                 await engine.complete(CompletionRequest(uri, cursor, invoked=True))
                 prof.disable()
+                rec.after_prof, rec.after_on = None, False
             s = io.StringIO()
             pstats.Stats(prof, stream=s).sort_stats(args.cprofile_sort).print_stats(args.cprofile)
             out["cprofile"] = s.getvalue()
@@ -304,9 +314,10 @@ def main() -> None:
     ap.add_argument("--cprofile", type=int, default=25, help="rows of the cProfile top list (0: none)")
     ap.add_argument(
         "--cprofile-of",
-        choices=["prompt", "request"],
+        choices=["prompt", "request", "after"],
         default="prompt",
-        help="what the top list profiles: a fresh prompt build, or a whole request at a rested position",
+        help="what the top list profiles: a fresh prompt build, a whole request at a rested position,"
+        " or that request from the token it needed to its return",
     )
     ap.add_argument("--cprofile-sort", default="cumulative", help="cumulative, tottime, ... (pstats)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from lsp_assist.after_reply import after_reply
 from lsp_assist.config.loader import FolderLayer
 from lsp_assist.config.schema import Config, TierConfig
 from lsp_assist.domain import PromptContext
@@ -129,7 +130,9 @@ class Permit:
             self.gov.quota.add_tokens(self.key.feature, self.key.tier, tokens)
         if self.shared is not None:
             self.shared.release(tokens)
-        self.gov._audit_call(self, record)
+        # The audit line waits for the reply: a stream that ends at the token its request
+        # needed finishes on that request's path.
+        after_reply(lambda: self.gov._audit_call(self, record))
 
     def __enter__(self) -> Permit:
         return self

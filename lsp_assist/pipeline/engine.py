@@ -25,10 +25,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from lsp_assist.after_reply import after_reply
 from lsp_assist.config.schema import Config
 from lsp_assist.domain import Cursor, Outcome, Suggestion
 from lsp_assist.pipeline import choices
-from lsp_assist.pipeline.after_reply import after_reply
 from lsp_assist.pipeline.answers import AnswerStore, ReadyListener
 from lsp_assist.pipeline.components import Components
 from lsp_assist.pipeline.escalation import Escalator

@@ -14,10 +14,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from lsp_assist.after_reply import after_reply
 from lsp_assist.domain import Cursor
 from lsp_assist.errors import LspAssistError, PolicyError
 from lsp_assist.pipeline import inline_items
-from lsp_assist.pipeline.after_reply import after_reply
 from lsp_assist.pipeline.client_args import position_args
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.protocol import convert

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -80,7 +81,10 @@ def make_gov(tmp_path: Path, raw: dict[str, object], now: list[float] | None = N
     return Governance(settings, tmp_path / "cache", [str(tmp_path / "ws")], surroundings=around)
 
 
-def read_audit(gov: Governance) -> list[dict[str, object]]:
+async def read_audit(gov: Governance) -> list[dict[str, object]]:
+    """The audit lines, once the loop has run what waits for the reply (`after_reply`)."""
+    for _ in range(3):
+        await asyncio.sleep(0)
     return [json.loads(line) for line in gov.audit.path.read_text().splitlines()]
 
 
@@ -99,7 +103,9 @@ async def test_admit_finish_writes_audit_and_counts(tmp_path: Path) -> None:
         )
     )
     permit.finish(CallRecord("model", model="x"))  # idempotent
-    [rec] = read_audit(gov)
+    # The line is written after the reply, not on the path of the request that finished it.
+    assert not gov.audit.path.exists()
+    [rec] = await read_audit(gov)
     assert rec["feature"] == "completion" and rec["tier"] == "fast" and rec["model"] == "gpt-4o-mini"
     assert rec["prompt_tokens"] == 100 and rec["tokens_estimated"] is False
     assert rec["stages_ms"] == {"ttft": 80.0, "total": 140.0}
@@ -138,7 +144,7 @@ async def test_breaker_opens_from_failures_and_refuses(tmp_path: Path) -> None:
     gov.admit("completion", "fast", "p").finish(CallRecord("model", model="m", endpoint_host="h"))
     assert gov.status()["open_breakers"] == []
     assert gov.status()["warning"] == ""
-    outcomes = [r["error_class"] for r in read_audit(gov)]
+    outcomes = [r["error_class"] for r in await read_audit(gov)]
     assert outcomes[:2] == ["Unavailable", "Unavailable"]
 
 
@@ -185,4 +191,4 @@ async def test_context_manager_releases_on_exception(tmp_path: Path) -> None:
         with gov.admit("completion", "fast", "p"):
             raise Unavailable("boom")
     assert gov.limits_for("p").in_flight == 0
-    assert read_audit(gov)[0]["outcome"] == "error"
+    assert (await read_audit(gov))[0]["outcome"] == "error"

@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from lsp_assist.after_reply import after_reply
 from lsp_assist.domain import Cursor, Outcome
-from lsp_assist.pipeline.after_reply import after_reply
 from lsp_assist.pipeline.request import CompletionRequest
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.unit.pipeline.conftest import openai_runtime
