@@ -73,7 +73,7 @@ class CompletionEngine:
             chain=parts.tier_chain,
             offline_answer=parts.offline_suggest,
         )
-        self.prefetcher = Prefetcher(config, self.prompts, self.launcher)
+        self.prefetcher = Prefetcher(config, self.prompts, self.launcher, parts.scheduler.pause_left)
         self.escalator = Escalator(
             parts.store, self.prompts, self.answers, self.launcher, parts.stats, parts.offline_suggest
         )

@@ -5,13 +5,16 @@ prefetched suggestion through the typing-through index (its text before the curs
 document as if the suggestion had been accepted). A prefetch is speculative: it starts
 after the answer has been sent, waits for the document's live stream, never takes the
 local model's only slot from a real request, and is dropped the moment the user types
-something that is not the suggestion it follows.
+something that is not the suggestion it follows. Within a typing burst it waits for the
+pause (`Scheduler.pause_left`): a key typed meanwhile would drop it, and its model call
+would be one more the burst paid for nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import replace
 
 from lsp_assist.config.schema import Config
@@ -25,10 +28,18 @@ _START_DELAY_S = 0.02  # let the answer's response go out first
 
 
 class Prefetcher:
-    def __init__(self, config: Config, prompts: PromptBuilder, launcher: StreamLauncher) -> None:
+    def __init__(
+        self,
+        config: Config,
+        prompts: PromptBuilder,
+        launcher: StreamLauncher,
+        pause_left: Callable[[str], float] = lambda _uri: 0.0,
+    ) -> None:
         self.config = config
         self.prompts = prompts
         self.launcher = launcher
+        self.pause_left = pause_left  # seconds until the user's typing there has paused
+        self.waited_for_pause = 0
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._anchors: dict[str, tuple[int, str]] = {}  # uri -> (offset, suggestion followed)
 
@@ -66,6 +77,10 @@ class Prefetcher:
 
     async def _run(self, target: Target, text: str) -> None:
         await asyncio.sleep(_START_DELAY_S)
+        wait = self.pause_left(target.uri)
+        if wait > 0:  # mid-burst: the next key usually comes first (and cancels this task)
+            self.waited_for_pause += 1
+            await asyncio.sleep(wait)
         # One live call per document: wait for the stream that produced `text` to end.
         live = self.launcher.live_stream(target.uri)
         if live is not None and not live.done:

@@ -169,6 +169,16 @@ class Scheduler:
             raise Superseded
         return delay
 
+    def pause_left(self, uri: str) -> float:
+        """Seconds until the user's typing in `uri` has paused: 0 outside a burst; within
+        one, until twice their keystroke gap (at least the burst gap) has passed since the
+        last key, by when their next key would most likely have come."""
+        st = self._docs.get(uri)
+        if st is None or not st.last_change or st.interval_ewma >= _FAST_GAP_S:
+            return 0.0
+        quiet = max(_FAST_GAP_S, 2.0 * st.interval_ewma)
+        return max(0.0, quiet - (time.monotonic() - st.last_change))
+
     def forget(self, uri: str) -> None:
         st = self._docs.pop(uri, None)
         if st is not None:
