@@ -13,8 +13,12 @@
    above the threshold the next after the cursor is proposed: weak evidence (one edit, a
    common token or a value, an unlike context) waits for a second matching edit. A rename
    is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
-   name the file defines renamed to a name found nowhere else in its scope. Without a
-   tree (no grammar) the text evidence alone applies.
+   name the file defines renamed to a name found nowhere else in its scope; a renamed use
+   proposes the other uses, and the old name's binding only once the change repeats. A
+   deleted trailing comment (`  # type: ignore[attr-defined]`) is compared with the same
+   comment elsewhere, not with the code before it; a short generic one (a bare
+   `type: ignore` or `noqa`) is weighed by its line, like code.
+   Without a tree (no grammar) the text evidence alone applies.
 
 Pure and synchronous: a search over one document's text and a few node look-ups (only for
 places whose best possible confidence reaches the threshold), a few milliseconds on a file
@@ -78,6 +82,16 @@ def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
     return edited
 
 
+def _deletes_comment(text: str, change: TokenChange) -> bool:
+    """The edit deleted a whole comment that ended its line (`x = f()  # type: ignore`)."""
+    return (
+        not change.new.strip()
+        and change.old.lstrip().startswith(("#", "//"))
+        and "\n" not in change.old
+        and text[change.offset : change.offset + 1] in ("", "\n", "\r")
+    )
+
+
 def _opens_literal(token: str) -> bool:
     """The token starts a string or a comment (`"x"`, `'x'`, `# x`, `// x`)."""
     return token.lstrip().startswith(("#", "//", "/*", "'", '"'))
@@ -104,6 +118,7 @@ def _context(
     edited: Place,
     gate: tuple[bool, float],
     rename: bool,
+    comment: bool,
 ) -> evidence.Context:
     text = doc.text
     start, end = change.offset, change.offset + len(change.new)
@@ -113,7 +128,9 @@ def _context(
     return evidence.Context(
         left=text[start - 1 : start] if start else "",
         right=text[end : end + 1],
-        line=text[line_start:line_end],
+        # A deleted trailing comment is compared with the candidates' comments, not lines:
+        # the code before it says nothing about whether the same remark should go.
+        line=change.old.strip() if comment else text[line_start:line_end],
         common=evidence.is_common(change.old) or _value(syntax, change, edited),
         rename=rename,
         repeated=gate[0],
@@ -182,9 +199,12 @@ def _best_occurrence(
     """`gate`: (an earlier edit made the same change, the confidence threshold)."""
     edited = _edited_place(syntax, change)
     rename, local = _renamed(syntax, change, edited)
-    ctx = _context(doc, syntax, change, edited, gate, rename)
+    # A specific comment deleted is weighed by the comment; a generic pragma (a bare
+    # `noqa`) means something only about its line, so it is weighed by the line like code.
+    comment = _deletes_comment(doc.text, change) and not evidence.is_common_comment(change.old)
+    ctx = _context(doc, syntax, change, edited, gate, rename, comment)
     sure = ctx.rename or ctx.repeated
-    scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
+    scored = _scored(doc.text, ctx, change, local, (not sure, comment))
     if sure:
         # The change is systematic: every admissible place wants it, so walk them in
         # order (the edit's function first, then after the cursor, then from the top).
@@ -206,10 +226,12 @@ def _scored(
     ctx: evidence.Context,
     change: TokenChange,
     local: tuple[int, int] | None,
-    skip_line: bool,
+    how: tuple[bool, bool],
 ) -> list[tuple[float, int]]:
-    """(the evidence a place gets without the tree, its offset) for every candidate place;
-    the edited line's other places only when the change is known to repeat."""
+    """(the evidence a place gets without the tree, its offset) for every candidate place.
+    `how`: (skip the edited line's other places: the change is not known to repeat; a
+    trailing comment was deleted: a candidate's line is its comment, to the line's end)."""
+    skip_line, comment = how
     edit_end = change.offset + len(change.new)
     line_start = text.rfind("\n", 0, change.offset) + 1
     line_end = text.find("\n", edit_end)
@@ -226,10 +248,14 @@ def _scored(
             continue  # already has the new form
         if local is not None and not local[0] <= c < local[1]:
             continue  # a renamed local's other uses are in its function only
+        if comment and text[end : end + 1] not in ("", "\n", "\r"):
+            continue  # a whole comment deleted: only a whole comment, not its beginning
         row_start = text.rfind("\n", 0, c) + 1
         row_end = text.find("\n", end)
-        row = text[row_start : len(text) if row_end < 0 else row_end]
-        out.append((evidence.cheap(ctx, text[c - 1 : c] if c else "", text[end : end + 1], row), c))
+        row = text[c if comment else row_start : len(text) if row_end < 0 else row_end]
+        # The code before a deleted comment is no part of the comment's context.
+        left = ctx.left if comment else text[c - 1 : c] if c else ""
+        out.append((evidence.cheap(ctx, left, text[end : end + 1], row), c))
         if len(out) >= MAX_CANDIDATES:
             break
     return out
@@ -247,14 +273,15 @@ def _first(
         if evidence.upper_bound(score) < ctx.threshold:
             continue
         candidate = place_of(syntax, c, c + len(change.old))
-        if _admissible(change, edited, candidate):
+        if _admissible(change, edited, candidate, ctx.repeated):
             if evidence.confidence(ctx, score, edited, candidate) >= ctx.threshold:
                 return c
     return None
 
 
-def _admissible(change: TokenChange, edited: Place, candidate: Place) -> bool:
-    """The hard rules: a place where the change cannot mean the same thing is never proposed."""
+def _admissible(change: TokenChange, edited: Place, candidate: Place, repeated: bool = False) -> bool:
+    """The hard rules: a place where the change cannot mean the same thing is never proposed.
+    `repeated`: an earlier edit made the same change."""
     if edited.literal is not None and candidate.literal is not None and edited.literal != candidate.literal:
         return False
     renamed = change.old.isidentifier() and change.new.isidentifier()
@@ -264,6 +291,11 @@ def _admissible(change: TokenChange, edited: Place, candidate: Place) -> bool:
         # A renamed function's calls are its uses; a renamed callee wants callees only.
         plain_or_call = edited.role == "plain" and candidate.role == "callee"
         if candidate.role != edited.role and not plain_or_call:
+            return False
+        if candidate.binding and not edited.binding and not repeated:
+            # One use renamed may point that use at another name, imported or defined
+            # elsewhere, while the binding serves the other uses: it follows once the
+            # change repeats.
             return False
     if edited.role == "member" and (candidate.receiver != edited.receiver or candidate.owner != edited.owner):
         return False
