@@ -81,6 +81,9 @@ class Context:
     rename: bool  # a binding renamed to a fresh name
     repeated: bool  # an earlier edit made the same change
     threshold: float = THRESHOLD  # shown at or above this confidence
+    # A specific trailing comment deleted: `line` is the comment, compared with the
+    # candidates' comments to their line's end.
+    comment: bool = False
 
 
 def cheap(ctx: Context, left: str, right: str, line: str) -> float:

@@ -118,9 +118,11 @@ def _context(
     edited: Place,
     gate: tuple[bool, float],
     rename: bool,
-    comment: bool,
 ) -> evidence.Context:
     text = doc.text
+    # A specific comment deleted is weighed by the comment; a generic pragma (a bare
+    # `noqa`) means something only about its line, so it is weighed by the line like code.
+    comment = _deletes_comment(text, change) and not evidence.is_common_comment(change.old)
     start, end = change.offset, change.offset + len(change.new)
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
@@ -135,6 +137,7 @@ def _context(
         rename=rename,
         repeated=gate[0],
         threshold=gate[1],
+        comment=comment,
     )
 
 
@@ -199,12 +202,9 @@ def _best_occurrence(
     """`gate`: (an earlier edit made the same change, the confidence threshold)."""
     edited = _edited_place(syntax, change)
     rename, local = _renamed(syntax, change, edited)
-    # A specific comment deleted is weighed by the comment; a generic pragma (a bare
-    # `noqa`) means something only about its line, so it is weighed by the line like code.
-    comment = _deletes_comment(doc.text, change) and not evidence.is_common_comment(change.old)
-    ctx = _context(doc, syntax, change, edited, gate, rename, comment)
+    ctx = _context(doc, syntax, change, edited, gate, rename)
     sure = ctx.rename or ctx.repeated
-    scored = _scored(doc.text, ctx, change, local, (not sure, comment))
+    scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
     if sure:
         # The change is systematic: every admissible place wants it, so walk them in
         # order (the edit's function first, then after the cursor, then from the top).
@@ -226,12 +226,12 @@ def _scored(
     ctx: evidence.Context,
     change: TokenChange,
     local: tuple[int, int] | None,
-    how: tuple[bool, bool],
+    skip_line: bool,
 ) -> list[tuple[float, int]]:
-    """(the evidence a place gets without the tree, its offset) for every candidate place.
-    `how`: (skip the edited line's other places: the change is not known to repeat; a
-    trailing comment was deleted: a candidate's line is its comment, to the line's end)."""
-    skip_line, comment = how
+    """(the evidence a place gets without the tree, its offset) for every candidate place;
+    the edited line's other places only when the change is known to repeat. For a deleted
+    comment (`ctx.comment`) a candidate's line is its comment, to the line's end."""
+    comment = ctx.comment
     edit_end = change.offset + len(change.new)
     line_start = text.rfind("\n", 0, change.offset) + 1
     line_end = text.find("\n", edit_end)
