@@ -49,19 +49,11 @@ THRESHOLD = 0.8
 
 _TOKENS = re.compile(r"\w+|[^\w\s]")
 _COMMON = re.compile(r"[\d.]+|[^\w\s]{1,2}|\w")
-_WORDS = re.compile(r"\w+")
 
 
 def is_common(token: str) -> bool:
     """A number, one or two punctuation characters, or a single character."""
     return _COMMON.fullmatch(token.strip()) is not None
-
-
-def is_common_comment(comment: str) -> bool:
-    """A short generic comment (`# noqa`, `# type: ignore`): fewer than three words. Such
-    a pragma means something only about its line; a specific one
-    (`# type: ignore[attr-defined]`) names what it is about."""
-    return len(_WORDS.findall(comment)) < 3
 
 
 def similarity(a: str, b: str) -> float:
@@ -81,9 +73,6 @@ class Context:
     rename: bool  # a binding renamed to a fresh name
     repeated: bool  # an earlier edit made the same change
     threshold: float = THRESHOLD  # shown at or above this confidence
-    # A specific trailing comment deleted: `line` is the comment, compared with the
-    # candidates' comments to their line's end.
-    comment: bool = False
 
 
 def cheap(ctx: Context, left: str, right: str, line: str) -> float:

@@ -14,10 +14,7 @@
    common token or a value, an unlike context) waits for a second matching edit. A rename
    is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
    name the file defines renamed to a name found nowhere else in its scope; a renamed use
-   proposes the other uses, and the old name's binding only once the change repeats. A
-   deleted trailing comment (`  # type: ignore[attr-defined]`) is compared with the same
-   comment elsewhere, not with the code before it; a short generic one (a bare
-   `type: ignore` or `noqa`) is weighed by its line, like code.
+   proposes the other uses, and the old name's binding only once the change repeats.
    Without a tree (no grammar) the text evidence alone applies.
 
 Pure and synchronous: a search over one document's text and a few node look-ups (only for
@@ -82,16 +79,6 @@ def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
     return edited
 
 
-def _deletes_comment(text: str, change: TokenChange) -> bool:
-    """The edit deleted a whole comment that ended its line (`x = f()  # type: ignore`)."""
-    return (
-        not change.new.strip()
-        and change.old.lstrip().startswith(("#", "//"))
-        and "\n" not in change.old
-        and text[change.offset : change.offset + 1] in ("", "\n", "\r")
-    )
-
-
 def _opens_literal(token: str) -> bool:
     """The token starts a string or a comment (`"x"`, `'x'`, `# x`, `// x`)."""
     return token.lstrip().startswith(("#", "//", "/*", "'", '"'))
@@ -120,9 +107,6 @@ def _context(
     rename: bool,
 ) -> evidence.Context:
     text = doc.text
-    # A specific comment deleted is weighed by the comment; a generic pragma (a bare
-    # `noqa`) means something only about its line, so it is weighed by the line like code.
-    comment = _deletes_comment(text, change) and not evidence.is_common_comment(change.old)
     start, end = change.offset, change.offset + len(change.new)
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
@@ -130,14 +114,11 @@ def _context(
     return evidence.Context(
         left=text[start - 1 : start] if start else "",
         right=text[end : end + 1],
-        # A deleted trailing comment is compared with the candidates' comments, not lines:
-        # the code before it says nothing about whether the same remark should go.
-        line=change.old.strip() if comment else text[line_start:line_end],
+        line=text[line_start:line_end],
         common=evidence.is_common(change.old) or _value(syntax, change, edited),
         rename=rename,
         repeated=gate[0],
         threshold=gate[1],
-        comment=comment,
     )
 
 
@@ -229,9 +210,7 @@ def _scored(
     skip_line: bool,
 ) -> list[tuple[float, int]]:
     """(the evidence a place gets without the tree, its offset) for every candidate place;
-    the edited line's other places only when the change is known to repeat. For a deleted
-    comment (`ctx.comment`) a candidate's line is its comment, to the line's end."""
-    comment = ctx.comment
+    the edited line's other places only when the change is known to repeat."""
     edit_end = change.offset + len(change.new)
     line_start = text.rfind("\n", 0, change.offset) + 1
     line_end = text.find("\n", edit_end)
@@ -248,14 +227,10 @@ def _scored(
             continue  # already has the new form
         if local is not None and not local[0] <= c < local[1]:
             continue  # a renamed local's other uses are in its function only
-        if comment and text[end : end + 1] not in ("", "\n", "\r"):
-            continue  # a whole comment deleted: only a whole comment, not its beginning
         row_start = text.rfind("\n", 0, c) + 1
         row_end = text.find("\n", end)
-        row = text[c if comment else row_start : len(text) if row_end < 0 else row_end]
-        # The code before a deleted comment is no part of the comment's context.
-        left = ctx.left if comment else text[c - 1 : c] if c else ""
-        out.append((evidence.cheap(ctx, left, text[end : end + 1], row), c))
+        row = text[row_start : len(text) if row_end < 0 else row_end]
+        out.append((evidence.cheap(ctx, text[c - 1 : c] if c else "", text[end : end + 1], row), c))
         if len(out) >= MAX_CANDIDATES:
             break
     return out
