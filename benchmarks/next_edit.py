@@ -1,7 +1,7 @@
 """Next-edit benchmark: real changes from git history, replayed over real stdio.
 
-The corpus (`benchmarks/data/next_edit_cases.json.gz`, mined by `next_edit_corpus.py`
-from six repositories; each case names its repository, commit and path) holds repeated
+The corpus (`benchmarks/data/next_edit_cases*.json.gz`, mined by `next_edit_corpus.py`
+from nine repositories; each case names its repository, commit and path) holds repeated
 changes (one change at two or more places of a file) and single-edit controls (one place
 changed, the old text left elsewhere). Each case opens the file as it was before the
 commit, types the first place's change as keystrokes (didChange: the old text selected and
@@ -12,9 +12,10 @@ make is a false alarm. Precision = correct / proposed, recall = correct / cases 
 cases); FP = false alarms / controls.
 
 Predictors, in one run, printed per repository, per half (tuning: the rules' constants
-were set on it; validation: held out) and overall:
+were set on it; validation: held out, but its errors were analysed; fresh: mined after the
+rules were set, never analysed) and overall:
 - baseline: the next textual occurrence of the old text after the cursor, in process;
-- rules @REF: the rule predictor as it was at `--before` (today's, before issue 38), its
+- rules @REF: the rule predictor as it was at `--before` (main before this change), its
   package taken with `git archive` and served beside this one;
 - rules (now): this checkout's rule predictor (`next_edit.predictor = "rules"`);
 - zeta, sweep, instruct (fake model): the model predictor with each prompt format against
@@ -51,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import ROOT, FakeModelServer, Script, arg_parser
-from benchmarks.next_edit_corpus import OUT as CORPUS
+from benchmarks.next_edit_corpus import CORPORA
 from benchmarks.next_edit_model import model_server, warm
 from benchmarks.next_edit_score import (
     HEADER,
@@ -71,8 +72,8 @@ from benchmarks.rpc_client import RpcClient, server_at, server_cmd
 from lsp_assist.nextedit.formats import instruct, sweep, zeta
 
 OFFLINE = {"provider": "offline"}
-#: Today's rules (main before issue 38), run beside the new ones.
-BEFORE = "7b37e2a"
+#: The rules on main before the fresh half was added, run beside this checkout's.
+BEFORE = "db0a50e"
 
 
 def baseline(cases: list[dict[str, Any]]) -> list[Outcome]:
@@ -257,7 +258,10 @@ async def run_server(
 
 
 def load(limit: int) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = json.loads(gzip.decompress(CORPUS.read_bytes()))["cases"]
+    cases: list[dict[str, Any]] = []
+    for path in CORPORA:
+        if path.exists():
+            cases += json.loads(gzip.decompress(path.read_bytes()))["cases"]
     return cases[:limit] if limit else cases
 
 
@@ -352,7 +356,8 @@ async def sweep_table(cases: list[dict[str, Any]], thresholds: list[float]) -> s
 
 async def main_async(args: argparse.Namespace) -> None:
     cases = load(args.cases)
-    print(f"next-edit benchmark: {len(cases)} cases from {CORPUS.relative_to(ROOT)}")
+    names = ", ".join(str(p.relative_to(ROOT)) for p in CORPORA if p.exists())
+    print(f"next-edit benchmark: {len(cases)} cases from {names}")
     for repo in sorted({c["repo"] for c in cases}):
         mine = [c for c in cases if c["repo"] == repo]
         commits = len({c["commit"] for c in mine})

@@ -19,6 +19,17 @@ writes `benchmarks/data/next_edit_cases.json.gz` (provenance: repo, commit, path
 before the commit; the places). Git directories come from any clone (bare is fine); the
 corpus is committed, so the benchmark runs offline. The order of the repeated cases does
 not depend on the controls: adding controls leaves the earlier cases as they were.
+
+The corpus is two files, so that adding repositories never changes a case already mined:
+`next_edit_cases.json.gz` holds the tuning and validation halves (psf/requests,
+pallets/click, pallets/flask; encode/httpx, python-attrs/attrs, pallets/werkzeug), and
+`next_edit_cases_fresh.json.gz` the fresh half, mined later from repositories nothing was
+tuned or looked at on (pallets/jinja, marshmallow-code/marshmallow, encode/starlette):
+
+    python -m benchmarks.next_edit_corpus --out benchmarks/data/next_edit_cases_fresh.json.gz \
+        /work/.mirror/pallets+jinja/repo:pallets/jinja ...
+
+The benchmark reads every file in `CORPORA`, in order.
 """
 
 from __future__ import annotations
@@ -35,6 +46,10 @@ from typing import Any
 from benchmarks.common import arg_parser
 
 OUT = Path(__file__).resolve().parent / "data" / "next_edit_cases.json.gz"
+#: The fresh half's cases (mined after the rules were tuned; see the docstring).
+FRESH_OUT = OUT.with_name("next_edit_cases_fresh.json.gz")
+#: Every corpus file the benchmark replays, in order.
+CORPORA = (OUT, FRESH_OUT)
 MAX_FILE_CHARS = 30_000
 #: Cases kept from one commit (a sweeping commit must not make up the corpus).
 PER_COMMIT = 3

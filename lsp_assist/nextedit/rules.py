@@ -13,8 +13,9 @@
    above the threshold the next after the cursor is proposed: weak evidence (one edit, a
    common token or a value, an unlike context) waits for a second matching edit. A rename
    is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
-   name the file defines renamed to a name found nowhere else in its scope. Without a
-   tree (no grammar) the text evidence alone applies.
+   name the file defines renamed to a name found nowhere else in its scope; a renamed use
+   proposes the other uses, and the old name's binding only once the change repeats.
+   Without a tree (no grammar) the text evidence alone applies.
 
 Pure and synchronous: a search over one document's text and a few node look-ups (only for
 places whose best possible confidence reaches the threshold), a few milliseconds on a file
@@ -247,14 +248,15 @@ def _first(
         if evidence.upper_bound(score) < ctx.threshold:
             continue
         candidate = place_of(syntax, c, c + len(change.old))
-        if _admissible(change, edited, candidate):
+        if _admissible(change, edited, candidate, ctx.repeated):
             if evidence.confidence(ctx, score, edited, candidate) >= ctx.threshold:
                 return c
     return None
 
 
-def _admissible(change: TokenChange, edited: Place, candidate: Place) -> bool:
-    """The hard rules: a place where the change cannot mean the same thing is never proposed."""
+def _admissible(change: TokenChange, edited: Place, candidate: Place, repeated: bool = False) -> bool:
+    """The hard rules: a place where the change cannot mean the same thing is never proposed.
+    `repeated`: an earlier edit made the same change."""
     if edited.literal is not None and candidate.literal is not None and edited.literal != candidate.literal:
         return False
     renamed = change.old.isidentifier() and change.new.isidentifier()
@@ -264,6 +266,11 @@ def _admissible(change: TokenChange, edited: Place, candidate: Place) -> bool:
         # A renamed function's calls are its uses; a renamed callee wants callees only.
         plain_or_call = edited.role == "plain" and candidate.role == "callee"
         if candidate.role != edited.role and not plain_or_call:
+            return False
+        if candidate.binding and not edited.binding and not repeated:
+            # One use renamed may point that use at another name, imported or defined
+            # elsewhere, while the binding serves the other uses: it follows once the
+            # change repeats.
             return False
     if edited.role == "member" and (candidate.receiver != edited.receiver or candidate.owner != edited.owner):
         return False

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
+
 from benchmarks.next_edit import load
-from benchmarks.next_edit_corpus import file_changes, span_change
-from benchmarks.next_edit_score import TUNING, VALIDATION, Place, figures, judge, scopes
+from benchmarks.next_edit_corpus import FRESH_OUT, OUT, file_changes, span_change
+from benchmarks.next_edit_score import FRESH, TUNING, VALIDATION, Place, figures, judge, scopes
 from benchmarks.next_edit_session import _shifted, keys_for
 
 
@@ -32,8 +36,8 @@ def test_file_changes_reports_every_removed_line_as_touched() -> None:
 
 def test_every_committed_case_names_its_source_and_matches_its_file() -> None:
     cases = load(0)
-    assert len(cases) >= 300
-    assert {c["repo"] for c in cases} == set(TUNING) | set(VALIDATION)
+    assert len(cases) >= 500
+    assert {c["repo"] for c in cases} == set(TUNING) | set(VALIDATION) | set(FRESH)
     for c in cases:
         assert len(c["commit"]) == 40 and c["path"].endswith(".py")
         lines = c["before"].split("\n")
@@ -44,7 +48,7 @@ def test_every_committed_case_names_its_source_and_matches_its_file() -> None:
 
 def test_every_repository_has_controls_whose_old_text_stays_elsewhere() -> None:
     cases = load(0)
-    for repo in set(TUNING) | set(VALIDATION):
+    for repo in set(TUNING) | set(VALIDATION) | set(FRESH):
         controls = [c for c in cases if c["repo"] == repo and c.get("control")]
         assert len(controls) >= 10, repo
         for c in controls:
@@ -52,6 +56,15 @@ def test_every_repository_has_controls_whose_old_text_stays_elsewhere() -> None:
             rest = c["before"].split("\n")
             del rest[p["line"]]
             assert any(p["old"] in line for line in rest)
+
+
+def test_the_fresh_half_is_a_file_of_its_own_and_the_first_is_unchanged() -> None:
+    # The figures of the first six repositories stay comparable with earlier runs.
+    assert hashlib.sha256(OUT.read_bytes()).hexdigest().startswith("7558ff182faa9cf6")
+    first = json.loads(gzip.decompress(OUT.read_bytes()))["cases"]
+    fresh = json.loads(gzip.decompress(FRESH_OUT.read_bytes()))["cases"]
+    assert {c["repo"] for c in first} == set(TUNING) | set(VALIDATION)
+    assert {c["repo"] for c in fresh} == set(FRESH)
 
 
 def test_judge_scores_by_the_row_left_and_counts_false_alarms_on_controls() -> None:
@@ -81,14 +94,21 @@ def test_judge_scores_by_the_row_left_and_counts_false_alarms_on_controls() -> N
 
 
 def test_scopes_list_each_repository_then_each_half() -> None:
-    cases = [{"repo": "encode/httpx"}, {"repo": "psf/requests"}, {"repo": "pallets/click"}]
+    cases = [
+        {"repo": "pallets/jinja"},
+        {"repo": "encode/httpx"},
+        {"repo": "psf/requests"},
+        {"repo": "pallets/click"},
+    ]
     labels = [label for label, _ in scopes(cases)]
     assert labels == [
         "tune: pallets/click",
         "tune: psf/requests",
         "valid: encode/httpx",
+        "fresh: pallets/jinja",
         "TUNING half",
         "VALIDATION half",
+        "FRESH half",
         "all",
     ]
 
