@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from lsp_assist.after_reply import settled
 from lsp_assist.composition.configuration import local_model_available, resolve_configuration
 from lsp_assist.composition.context import build_context, memory_report
 from lsp_assist.composition.editor_feed import EditorDefinitions
@@ -206,6 +207,7 @@ class Runtime:
         return memory_report(self._context, self.engine, self.stats)
 
     async def aclose(self) -> None:
+        await settled()  # what waited for the last reply (stats, audit lines) is written first
         self.workspace.close()
         self.suggestions.close()
         if self._telemetry is not None:

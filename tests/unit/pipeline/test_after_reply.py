@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.after_reply import after_reply
+from lsp_assist.after_reply import after_reply, pending, settled
 from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from tests.fakes.fake_model_server import FakeModelServer
@@ -54,3 +54,13 @@ def test_without_an_event_loop_it_runs_at_once() -> None:
     ran: list[int] = []
     after_reply(lambda: ran.append(1))
     assert ran == [1]
+
+
+async def test_settled_runs_what_is_still_queued() -> None:
+    """A runtime that closes right after its last answer (`lsp-assist complete`) writes that
+    answer's stats and audit line first."""
+    ran: list[int] = []
+    after_reply(lambda: ran.append(1))
+    assert ran == [] and pending() == 1
+    await settled()
+    assert ran == [1] and pending() == 0
