@@ -89,6 +89,8 @@ class Job:
     # Tokens per decode call while reading the prompt: a background job reads in small
     # batches so that a request arriving meanwhile waits ~50 ms for it, not ~400.
     prompt_batch: int = PROMPT_BATCH
+    # Background work (a rewrite at rest): `cancel` also stops a prompt batch midway.
+    abortable: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -189,6 +191,9 @@ class LlamaEngine:
         self.n_ctx = int(self.llm.n_ctx())
         self._batch = self._lib.llama_batch_init(512, 0, 1)
         self._tokens: list[int] = []  # what is in the KV cache, position by position
+        # A background read's cancel Event while it decodes (`prefill(abortable=True)`).
+        self._abort: threading.Event | None = None
+        self._abort_cb: Any = None
         self._rng = np.random.default_rng(seed)
         self.threads = threads
         self.batch_threads = batch_threads
@@ -284,8 +289,14 @@ class LlamaEngine:
         p /= p.sum()
         return int(top[self._rng.choice(len(top), p=p)])
 
-    def _decode(self, tokens: Sequence[int], logits_from: int) -> None:
-        """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`."""
+    def _aborting(self) -> bool:
+        abort = self._abort
+        return abort is not None and abort.is_set()
+
+    def _decode(self, tokens: Sequence[int], logits_from: int) -> bool:
+        """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`.
+        False when a background read's cancel stopped it midway (`prefill`): none of
+        `tokens` is then in the cache."""
         b = self._batch
         n_past = len(self._tokens)
         b.n_tokens = len(tokens)
@@ -296,10 +307,17 @@ class LlamaEngine:
             b.seq_id[i][0] = 0
             b.logits[i] = i >= logits_from
         rc = self._lib.llama_decode(self._ctx, b)
+        if rc == 2 and self._aborting():
+            # Aborted: drop whatever of this batch reached the cache; what was read before
+            # it stays, and `_tokens` says so.
+            mem = self._lib.llama_get_memory(self._ctx)
+            self._lib.llama_memory_seq_rm(mem, 0, n_past, -1)
+            return False
         if rc != 0:
             self.reset()
             raise RuntimeError(f"llama_decode returned {rc}")
         self._tokens.extend(tokens)
+        return True
 
     def decode_timed(self, tokens: Sequence[int]) -> None:
         """Decode `tokens` after the cache, logits for the last one only: one decode call, as
@@ -324,22 +342,51 @@ class LlamaEngine:
 
     # -- the job -------------------------------------------------------------------------------
 
-    def prefill(self, tokens: list[int], cancel: threading.Event, batch: int = PROMPT_BATCH) -> int:
+    def prefill(
+        self,
+        tokens: list[int],
+        cancel: threading.Event,
+        batch: int = PROMPT_BATCH,
+        *,
+        abortable: bool = False,
+    ) -> int:
         """Bring the cache to `tokens` minus its last token, reusing the common prefix.
-        Returns how many tokens were evaluated (a background prefill calls this alone)."""
+        Returns how many tokens were evaluated (a background prefill calls this alone).
+        `cancel` stops the read between two batches; what was read stays in the cache, so
+        a later read of the same prompt reads only the rest. `abortable` (a background
+        read): `cancel` also stops a batch midway, which is then read again later."""
         keep = common_prefix(self._tokens, tokens)
         # The last prompt token is always decoded by `run`: its logits give the first token.
         keep = min(keep, len(tokens) - 1)
         self._truncate(keep)
         done = 0
         rest = tokens[keep:-1]
-        for i in range(0, len(rest), batch):
-            if cancel.is_set():
-                break
-            chunk = rest[i : i + batch]
-            self._decode(chunk, logits_from=len(chunk))
-            done += len(chunk)
+        if abortable and rest:
+            self._watch_abort(cancel)
+        try:
+            for i in range(0, len(rest), batch):
+                if cancel.is_set():
+                    break
+                chunk = rest[i : i + batch]
+                if not self._decode(chunk, logits_from=len(chunk)):
+                    break
+                done += len(chunk)
+        finally:
+            if self._abort is not None:
+                self._watch_abort(None)
         return done
+
+    def _watch_abort(self, cancel: threading.Event | None) -> None:
+        """While `cancel` is set here, llama.cpp asks between two nodes of its graph whether
+        to stop (a Python call under the GIL per node: only for background reads, never for
+        a request's decodes)."""
+        self._abort = cancel
+        if cancel is None:
+            self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
+            return
+        if self._abort_cb is None:  # kept alive as long as llama.cpp may call it
+            self._abort_cb = self._lib.ggml_abort_callback(lambda _data: self._aborting())
+        self._lib.llama_set_abort_callback(self._ctx, self._abort_cb, None)
 
     def run(self, job: Job) -> GenerationStats:
         st = job.stats
@@ -366,7 +413,7 @@ class LlamaEngine:
             tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
         st.prompt_tokens = len(tokens)
         st.reused_tokens = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
-        evaluated = self.prefill(tokens, job.cancel, batch=job.prompt_batch)
+        evaluated = self.prefill(tokens, job.cancel, batch=job.prompt_batch, abortable=job.abortable)
         if job.cancel.is_set():
             st.evaluated_tokens = evaluated
             st.cancelled, st.stop_reason = True, "cancel"
