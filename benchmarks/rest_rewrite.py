@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import random
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -72,6 +73,10 @@ async def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="lsp-rest-") as td:
         async with contextlib.AsyncExitStack() as stack:
             await _positions(args, Path(td), stack, places, warm, corpora, fault, results)
+        if args.logs is not None:  # the servers' debug logs, for a closer look
+            args.logs.mkdir(parents=True, exist_ok=True)
+            for name in args.checkouts:
+                shutil.copy(Path(td) / name / "server.log", args.logs / f"{name}.log")
     print("\n== the rewrite on screen after the rest")
     for name, rows in results.items():
         got = [r[1] for r in rows if r[1] is not None]
@@ -111,7 +116,7 @@ async def _positions(
     for place in places:
         for name, srv in servers.items():
             tl = await type_at(srv, place, uri_tag=name, observe_s=args.observe)
-            await wait_idle(srv.client.proc.pid, 3.0, window_s=0.5)
+            await wait_idle(srv.client.proc.pid, 60.0, window_s=0.5)  # the other server waits idle
             tail, marks[name] = _log_tail(srv.log, marks[name])
             reads = [(int(a), int(b), int(c)) for a, b, c in _REFINE.findall(tail)]
             warmed = sum(int(n) for n in _WARM.findall(tail))
@@ -135,6 +140,7 @@ def main() -> int:
     ap.add_argument("--observe", type=float, default=6.5)
     ap.add_argument("--models-dir", type=Path, default=MODELS_DIR)
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--logs", type=Path, default=None, help="copy the servers' debug logs here")
     args = ap.parse_args()
     args.log_level = "debug"
     args.checkouts = {}

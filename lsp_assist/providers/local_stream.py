@@ -20,7 +20,7 @@ from lsp_assist.context.templates import MARKERS, render_completion, resolve_tem
 from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import ProviderError
 from lsp_assist.providers.local_loader import ModelLoader
-from lsp_assist.providers.local_prefill import ABORTABLE_BATCH_BUDGET_S, BACKGROUND_BATCH, BackgroundReads
+from lsp_assist.providers.local_prefill import BACKGROUND_BATCH, BackgroundReads, abortable_batch
 from lsp_assist.providers.local_rates import RatesKeeper
 from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
@@ -100,8 +100,11 @@ class LocalStreamer:
                 context = rewrite_context(context)
         rendered = render_completion(context, template, "")
         if refiner is not None:
-            budget = ABORTABLE_BATCH_BUDGET_S if request.refine else STRONG_BATCH_BUDGET_S
-            prompt_batch = self._parts.rates.batch(refine.name, budget)
+            rates = self._parts.rates
+            if request.refine:
+                prompt_batch = abortable_batch(rates, refine.name)
+            else:
+                prompt_batch = rates.batch(refine.name, STRONG_BATCH_BUDGET_S)
         else:
             prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         return StreamPlan(
@@ -150,10 +153,10 @@ class LocalStreamer:
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
         worker.take(job, plan.main_prompt)
-        if not plan.on_refiner or not request.refine:
-            worker.stop_background()
-        # else: the main model's read-ahead of this place (queued when the answer ended)
-        # runs first on the worker thread, so the next key there finds its whole prompt.
+        # Every background read gives way, the rewrite's too: the typing model's read-ahead
+        # of a long prompt in small batches held the rewrite the user rests for for seconds
+        # (each read keeps what it read; the rewrite model's warm-up is its own prompt).
+        worker.stop_background()
         run = _Run(request, plan, job, loop, queue)
         executor = worker.executor
         assert executor is not None
