@@ -12,7 +12,8 @@ Everything here is synchronous and must run on the engine's single worker thread
 llama.cpp context is not thread-safe). ctypes releases the GIL during each llama.cpp call,
 so the asyncio loop keeps running while a batch is decoded. `Job.cancel` is checked
 between prompt batches and between generated tokens: a superseded request stops within
-one token (~20 ms).
+one token (~20 ms). A background read (`prefill(abortable=True)`) is also stopped midway
+through a batch, through llama.cpp's abort callback; the batches before it stay read.
 
 Decoding is greedy below `GREEDY_BELOW` (deterministic answers keep the suggestion cache,
 prefetch and typing-through consistent); above it, top-k sampling with temperature.
