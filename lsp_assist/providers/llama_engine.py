@@ -192,9 +192,7 @@ class LlamaEngine:
         self.n_ctx = int(self.llm.n_ctx())
         self._batch = self._lib.llama_batch_init(512, 0, 1)
         self._tokens: list[int] = []  # what is in the KV cache, position by position
-        # A background read's cancel Event while it decodes (`prefill(abortable=True)`).
-        self._abort: threading.Event | None = None
-        self._abort_cb: Any = None
+        self._abort = AbortWatch(self._lib, self._ctx)  # `prefill(abortable=True)`
         self._rng = np.random.default_rng(seed)
         self.threads = threads
         self.batch_threads = batch_threads
@@ -290,10 +288,6 @@ class LlamaEngine:
         p /= p.sum()
         return int(top[self._rng.choice(len(top), p=p)])
 
-    def _aborting(self) -> bool:
-        abort = self._abort
-        return abort is not None and abort.is_set()
-
     def _decode(self, tokens: Sequence[int], logits_from: int) -> bool:
         """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`.
         False when a background read's cancel stopped it midway (`prefill`): none of
@@ -308,7 +302,7 @@ class LlamaEngine:
             b.seq_id[i][0] = 0
             b.logits[i] = i >= logits_from
         rc = self._lib.llama_decode(self._ctx, b)
-        if rc == 2 and self._aborting():
+        if rc == 2 and self._abort.aborting():
             # Aborted: drop whatever of this batch reached the cache; what was read before
             # it stays, and `_tokens` says so.
             mem = self._lib.llama_get_memory(self._ctx)
@@ -362,32 +356,13 @@ class LlamaEngine:
         self._truncate(keep)
         done = 0
         rest = tokens[keep:-1]
-        if abortable and rest:
-            self._watch_abort(cancel)
-        try:
+        with self._abort.watching(cancel if abortable and rest else None):
             for i in range(0, len(rest), batch):
-                if cancel.is_set():
-                    break
                 chunk = rest[i : i + batch]
-                if not self._decode(chunk, logits_from=len(chunk)):
+                if cancel.is_set() or not self._decode(chunk, logits_from=len(chunk)):
                     break
                 done += len(chunk)
-        finally:
-            if self._abort is not None:
-                self._watch_abort(None)
         return done
-
-    def _watch_abort(self, cancel: threading.Event | None) -> None:
-        """While `cancel` is set here, llama.cpp asks between two nodes of its graph whether
-        to stop (a Python call under the GIL per node: only for background reads, never for
-        a request's decodes)."""
-        self._abort = cancel
-        if cancel is None:
-            self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
-            return
-        if self._abort_cb is None:  # kept alive as long as llama.cpp may call it
-            self._abort_cb = self._lib.ggml_abort_callback(lambda _data: self._aborting())
-        self._lib.llama_set_abort_callback(self._ctx, self._abort_cb, None)
 
     def run(self, job: Job) -> GenerationStats:
         st = job.stats
@@ -469,6 +444,36 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
+
+
+class AbortWatch:
+    """Lets a cancel Event stop a decode midway: while `watching(cancel)`, llama.cpp asks
+    between two nodes of its graph whether to stop (a Python call under the GIL per node:
+    only for background reads, never for a request's decodes)."""
+
+    def __init__(self, lib: Any, ctx: Any) -> None:
+        self._lib, self._ctx = lib, ctx
+        self._cancel: threading.Event | None = None
+        self._callback: Any = None  # kept alive as long as llama.cpp may call it
+
+    def aborting(self) -> bool:
+        cancel = self._cancel
+        return cancel is not None and cancel.is_set()
+
+    @contextlib.contextmanager
+    def watching(self, cancel: threading.Event | None) -> Iterator[None]:
+        if cancel is None:
+            yield
+            return
+        if self._callback is None:
+            self._callback = self._lib.ggml_abort_callback(lambda _data: self.aborting())
+        self._cancel = cancel
+        self._lib.llama_set_abort_callback(self._ctx, self._callback, None)
+        try:
+            yield
+        finally:
+            self._cancel = None
+            self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
 
 
 def _giver(

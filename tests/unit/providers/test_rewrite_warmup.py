@@ -18,7 +18,7 @@ import pytest
 from lsp_assist.context.templates import render_completion
 from lsp_assist.domain import PromptContext
 from lsp_assist.providers import local_prefill
-from lsp_assist.providers.llama_engine import Job, LlamaEngine
+from lsp_assist.providers.llama_engine import AbortWatch, Job, LlamaEngine
 from lsp_assist.providers.local_prefill import BackgroundReads
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
@@ -75,8 +75,7 @@ def _engine() -> tuple[LlamaEngine, _Llama]:
     engine._ctx = None
     engine._batch = _Batch()
     engine._tokens = []
-    engine._abort = None
-    engine._abort_cb = None
+    engine._abort = AbortWatch(lib, None)
     engine.tokenize = lambda text, markers=(): [ord(c) for c in text]  # type: ignore[method-assign]
     engine._choose = lambda *_a, **_k: 0  # type: ignore[method-assign]
     engine.n_ctx = 1 << 20
