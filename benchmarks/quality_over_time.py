@@ -45,7 +45,7 @@ positions, a warm-up session (two typed lines and rests) and a wait until the se
 is idle: the figures are after the model load.
 
     .venv/bin/python -m benchmarks.quality_over_time --checkout base=/work/wt-base \\
-        --checkout new=/work/main [--positions 6] [--configs gemma,coder,today,new]
+        --checkout new=/work/main [--positions 6] [--configs gemma,coder,today,new] [--scenarios typing]
         [--corpus stdlib --corpus pypi:rich==13.9.4] [--seed 1] [--time-limit 1500]
 
 Run it alone (2 cores): every configuration is measured on the same machine in one run.
@@ -884,7 +884,8 @@ async def run(args: argparse.Namespace) -> int:
                 }
     results: dict[tuple[str, str], list[tuple[Place, Timeline]]] = {}
     escalations: dict[str, list[Escalated]] = {}
-    sessions = len(configs) * len(SCENARIOS)
+    scenarios = [s for s in SCENARIOS if s in args.scenarios.split(",")]
+    sessions = len(configs) * len(scenarios)
     left = args.time_limit - (time.monotonic() - t_start)
     share = left / max(1, sessions)
     with tempfile.TemporaryDirectory(prefix="lsp-qot-") as td:
@@ -893,7 +894,7 @@ async def run(args: argparse.Namespace) -> int:
         args.shim = shim_dir(tmp) if fault else None
         write_workspace(ws, [*places, *extra], corpora)
         for cfg in configs:
-            for scenario in SCENARIOS:
+            for scenario in scenarios:
                 t0 = time.monotonic()
                 work = tmp / f"{cfg.key}-{scenario}"
                 async with server(cfg, checkouts[cfg.checkout], ws, work, args) as srv:
@@ -936,6 +937,7 @@ def main() -> int:
         "--checkout", action="append", default=[], help="NAME=PATH (base, new); new defaults to here"
     )
     ap.add_argument("--configs", default="gemma,coder,today,new", help="of: gemma, coder, today, new")
+    ap.add_argument("--scenarios", default="typing,jump", help="of: typing, jump")
     ap.add_argument(
         "--corpus", action="append", default=None, help=f"context_recall corpora ({DEFAULT_CORPORA})"
     )

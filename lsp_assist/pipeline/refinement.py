@@ -93,6 +93,7 @@ class Refinements:
             except PolicyError as exc:
                 log.debug("no refinement: %s", exc)
                 return None
+        log.debug("refinement started (rest %s)", "none" if rest is None else f"{rest:.2f} s")
         if not flight.done:
             self._registry.refining[uri] = flight
         return flight

@@ -12,7 +12,8 @@ Everything here is synchronous and must run on the engine's single worker thread
 llama.cpp context is not thread-safe). ctypes releases the GIL during each llama.cpp call,
 so the asyncio loop keeps running while a batch is decoded. `Job.cancel` is checked
 between prompt batches and between generated tokens: a superseded request stops within
-one token (~20 ms).
+one token (~20 ms). A background read (`prefill(abortable=True)`) is also stopped midway
+through a batch, through llama.cpp's abort callback; the batches before it stay read.
 
 Decoding is greedy below `GREEDY_BELOW` (deterministic answers keep the suggestion cache,
 prefetch and typing-through consistent); above it, top-k sampling with temperature.
@@ -89,6 +90,8 @@ class Job:
     # Tokens per decode call while reading the prompt: a background job reads in small
     # batches so that a request arriving meanwhile waits ~50 ms for it, not ~400.
     prompt_batch: int = PROMPT_BATCH
+    # Background work (a rewrite at rest): `cancel` also stops a prompt batch midway.
+    abortable: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)
     stats: GenerationStats = field(default_factory=GenerationStats)
 
@@ -189,6 +192,7 @@ class LlamaEngine:
         self.n_ctx = int(self.llm.n_ctx())
         self._batch = self._lib.llama_batch_init(512, 0, 1)
         self._tokens: list[int] = []  # what is in the KV cache, position by position
+        self._abort = AbortWatch(self._lib, self._ctx)  # `prefill(abortable=True)`
         self._rng = np.random.default_rng(seed)
         self.threads = threads
         self.batch_threads = batch_threads
@@ -284,8 +288,10 @@ class LlamaEngine:
         p /= p.sum()
         return int(top[self._rng.choice(len(top), p=p)])
 
-    def _decode(self, tokens: Sequence[int], logits_from: int) -> None:
-        """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`."""
+    def _decode(self, tokens: Sequence[int], logits_from: int) -> bool:
+        """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`.
+        False when a background read's cancel stopped it midway (`prefill`): none of
+        `tokens` is then in the cache."""
         b = self._batch
         n_past = len(self._tokens)
         b.n_tokens = len(tokens)
@@ -296,10 +302,17 @@ class LlamaEngine:
             b.seq_id[i][0] = 0
             b.logits[i] = i >= logits_from
         rc = self._lib.llama_decode(self._ctx, b)
+        if rc == 2 and self._abort.aborting():
+            # Aborted: drop whatever of this batch reached the cache; what was read before
+            # it stays, and `_tokens` says so.
+            mem = self._lib.llama_get_memory(self._ctx)
+            self._lib.llama_memory_seq_rm(mem, 0, n_past, -1)
+            return False
         if rc != 0:
             self.reset()
             raise RuntimeError(f"llama_decode returned {rc}")
         self._tokens.extend(tokens)
+        return True
 
     def decode_timed(self, tokens: Sequence[int]) -> None:
         """Decode `tokens` after the cache, logits for the last one only: one decode call, as
@@ -324,21 +337,31 @@ class LlamaEngine:
 
     # -- the job -------------------------------------------------------------------------------
 
-    def prefill(self, tokens: list[int], cancel: threading.Event, batch: int = PROMPT_BATCH) -> int:
+    def prefill(
+        self,
+        tokens: list[int],
+        cancel: threading.Event,
+        batch: int = PROMPT_BATCH,
+        *,
+        abortable: bool = False,
+    ) -> int:
         """Bring the cache to `tokens` minus its last token, reusing the common prefix.
-        Returns how many tokens were evaluated (a background prefill calls this alone)."""
+        Returns how many tokens were evaluated (a background prefill calls this alone).
+        `cancel` stops the read between two batches; what was read stays in the cache, so
+        a later read of the same prompt reads only the rest. `abortable` (a background
+        read): `cancel` also stops a batch midway, which is then read again later."""
         keep = common_prefix(self._tokens, tokens)
         # The last prompt token is always decoded by `run`: its logits give the first token.
         keep = min(keep, len(tokens) - 1)
         self._truncate(keep)
         done = 0
         rest = tokens[keep:-1]
-        for i in range(0, len(rest), batch):
-            if cancel.is_set():
-                break
-            chunk = rest[i : i + batch]
-            self._decode(chunk, logits_from=len(chunk))
-            done += len(chunk)
+        with self._abort.watching(cancel if abortable and rest else None):
+            for i in range(0, len(rest), batch):
+                chunk = rest[i : i + batch]
+                if cancel.is_set() or not self._decode(chunk, logits_from=len(chunk)):
+                    break
+                done += len(chunk)
         return done
 
     def run(self, job: Job) -> GenerationStats:
@@ -366,7 +389,7 @@ class LlamaEngine:
             tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
         st.prompt_tokens = len(tokens)
         st.reused_tokens = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
-        evaluated = self.prefill(tokens, job.cancel, batch=job.prompt_batch)
+        evaluated = self.prefill(tokens, job.cancel, batch=job.prompt_batch, abortable=job.abortable)
         if job.cancel.is_set():
             st.evaluated_tokens = evaluated
             st.cancelled, st.stop_reason = True, "cancel"
@@ -421,6 +444,36 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
+
+
+class AbortWatch:
+    """Lets a cancel Event stop a decode midway: while `watching(cancel)`, llama.cpp asks
+    between two nodes of its graph whether to stop (a Python call under the GIL per node:
+    only for background reads, never for a request's decodes)."""
+
+    def __init__(self, lib: Any, ctx: Any) -> None:
+        self._lib, self._ctx = lib, ctx
+        self._cancel: threading.Event | None = None
+        self._callback: Any = None  # kept alive as long as llama.cpp may call it
+
+    def aborting(self) -> bool:
+        cancel = self._cancel
+        return cancel is not None and cancel.is_set()
+
+    @contextlib.contextmanager
+    def watching(self, cancel: threading.Event | None) -> Iterator[None]:
+        if cancel is None:
+            yield
+            return
+        if self._callback is None:
+            self._callback = self._lib.ggml_abort_callback(lambda _data: self.aborting())
+        self._cancel = cancel
+        self._lib.llama_set_abort_callback(self._ctx, self._callback, None)
+        try:
+            yield
+        finally:
+            self._cancel = None
+            self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
 
 
 def _giver(

@@ -5,6 +5,14 @@ ring-buffer warm-up); a read-ahead reads the whole prompt after an answer came f
 to the jump budget; a warm-up reads the rewrite model's prompt for the same place. Each runs
 on the worker thread in small batches, so a request arriving meanwhile waits for one batch,
 and any request or newer read cancels it (`ModelWorker.stop_background`).
+
+The rewrite model's warm-up is the long read (the code model reads ~100 tokens/s on two
+cores: a 370-token prompt is 3-5 s), so it is never dropped: a key stops it between two
+batches, the tokens it read stay in that model's KV cache (`LlamaEngine.prefill` keeps each
+batch it decoded), and it resumes once the model has idled `RESUME_AFTER_S` after the key's
+request, reading only what it still lacks. It runs before the typing model's whole-prompt
+read of a place: at the rest the rewrite then reads only the typed characters and the
+short suffix (issue 36).
 """
 
 from __future__ import annotations
@@ -23,7 +31,6 @@ from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt, same_place
-from lsp_assist.providers.roles import BACKGROUND_BATCH_BUDGET_S
 from lsp_assist.providers.strong_model import rewrite_context
 
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -34,6 +41,24 @@ BACKGROUND_BATCH = 16
 # A prefill reads the jump budget's cut of a prompt at once and the whole prompt only after
 # this much more idleness: a key typed meanwhile keeps the cut's seam and reads only itself.
 FULL_READ_AFTER_S = 1.0
+# A warm-up stopped by a request resumes once the model has idled this long after it: keys
+# typed at speed (one every 80-200 ms, each request running until the next key) never
+# find a batch of it in their way; a pause in typing does.
+RESUME_AFTER_S = 0.15
+# The rewrite model's reads (its warm-up, the rewrite itself) are aborted midway through a
+# batch by a key (`LlamaEngine.prefill(abortable=True)`): a key waits for no batch, so the
+# batch is sized for throughput, what a key throws away of it bounded by this. The code
+# model on two cores: one decode call is ~0.1 s of passes over the weights whatever its
+# size (4 tokens 0.19 s, 16 0.30 s, 32 0.41 s, 64 0.63 s, 128 1.1 s: 21, 54, 78, 101 and
+# 115 tokens/s). A key costs the batch it stops (read again later), never a wait: at most
+# ABORTABLE_MAX_BATCH, so a key throws away at most ~0.6 s of reading.
+ABORTABLE_BATCH_BUDGET_S = 0.7
+ABORTABLE_MAX_BATCH = 64
+
+
+def abortable_batch(rates: RatesKeeper, model: str) -> int:
+    """The prompt batch of the rewrite model's abortable reads (see above)."""
+    return min(ABORTABLE_MAX_BATCH, rates.batch(model, ABORTABLE_BATCH_BUDGET_S))
 
 Tokens = Callable[[], list[int]]
 
@@ -54,7 +79,13 @@ class BackgroundReads:
         self._refiner = refiner
         self._rates = rates
         self._cuts = cuts
-        self._warm_rewrite: Tokens | None = None  # the rewrite prompt to warm
+        # The rewrite prompt to warm: kept until a warm-up has read it to its end, or a
+        # newer place replaces it (a key only pauses it).
+        self._warm_rewrite: Tokens | None = None
+        # The typing model's whole prompt of a place, read after the rewrite's warm-up there.
+        self._whole_after_warm: list[int] | None = None
+        self._rest_here = False  # a rest came while a request ran at its place
+        self.warm_runs = 0  # rewrite warm-up reads started (a resumed one counts again)
         self.read_ahead_runs = 0  # full prompts read in the background after a cut one
 
     def prefill(self, context: PromptContext, *, preempt: bool = False) -> asyncio.Future[None] | None:
@@ -65,32 +96,64 @@ class BackgroundReads:
 
         First the part a request would read within the jump budget (the cached head and the
         lines nearest the cursor, `fit_prompt`), at once: the first key there then reads only
-        itself. The whole prompt follows after `FULL_READ_AFTER_S` more of idleness, so a
-        key typed meanwhile does not find a half-read window. Any stream cancels the read at
-        its next 16-token batch, keeping what was read; a newer prefill replaces it.
+        itself. With a rewrite model, its warm-up for the place follows at once and the whole
+        prompt after it; else the whole prompt follows after `FULL_READ_AFTER_S` more of
+        idleness, so a key typed meanwhile does not find a half-read window. Any stream
+        cancels the read at its next batch, keeping what was read; a newer prefill replaces
+        it.
 
         `preempt` (a cursor rest): a stream still generating for another place (the user
         moved on) is stopped for it. Never waits; returns the running read, or None when a
-        request runs (or the model is not loaded)."""
+        request runs (its end resumes the rewrite's warm-up) or the model is not loaded."""
         engine, worker = self._loader.engine, self._worker
         if engine is None or worker.executor is None:
             return None
         template = self._loader.template
         prompt = render_completion(context, template, "").prompt
+        refiner = self._refiner.engine
+        if refiner is not None:  # the rewrite model's prompt for the same place: warmed after
+            rewrite = render_completion(rewrite_context(context), self._refiner.template, "").prompt
+            refiner_markers = MARKERS.get(self._refiner.template, ())
+            self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
+            self._whole_after_warm = None
+        self._rest_here = False
         running = worker.current
         if running is not None:
-            if not preempt or same_place(worker.current_prompt, prompt):
+            # The warm-up waits for that request (`resume`), unless the user left its place.
+            if not preempt:
+                return None
+            if same_place(worker.current_prompt, prompt):
+                # The user rests where the last key's answer is still written: the rewrite's
+                # read starts as soon as it ends, not after a pause.
+                self._rest_here = True
                 return None
             running.cancel.set()  # its request was answered; the rest of it is for a place left
             worker.current = None
         markers = MARKERS.get(template, ())
         worker.touch()
-        refiner = self._refiner.engine
-        if refiner is not None:  # after the typing model's read: the rewrite model's prompt
-            rewrite = render_completion(rewrite_context(context), self._refiner.template, "").prompt
-            refiner_markers = MARKERS.get(self._refiner.template, ())
-            self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
         return self.read(lambda: engine.tokenize(prompt, markers), "prefill", cut_first=True)
+
+    def resume(self) -> None:
+        """A request ended and the model is free: a rewrite warm-up it stopped resumes after
+        `RESUME_AFTER_S` more of idleness (any request or read cancels the wait), at once
+        when the user rested at its place while it ran."""
+        self._whole_after_warm = None  # the typing model read its own prompt since
+        worker = self._worker
+        at_once, self._rest_here = self._rest_here, False
+        if self._warm_rewrite is None or self._refiner.engine is None or worker.busy:
+            return
+        delay = 0.0 if at_once else RESUME_AFTER_S
+        worker.full_read = asyncio.get_running_loop().call_later(delay, self._resume_now)
+
+    def _resume_now(self) -> None:
+        worker, warm = self._worker, self._warm_rewrite
+        worker.full_read = None
+        if warm is not None and worker.current is None and worker.background is None:
+            self._warm(warm)
+
+    def _warm(self, warm: Tokens) -> None:
+        self.warm_runs += 1
+        self.read(warm, "rewrite warm-up", strong=True)
 
     def read_ahead(self, tokens: list[int]) -> None:
         """Read the whole prompt whose cut an answer came from: the next key finds it."""
@@ -107,9 +170,7 @@ class BackgroundReads:
         executor = self._worker.executor
         if engine is None or executor is None:
             return None
-        batch = (
-            self._rates.batch(self._refiner.name, BACKGROUND_BATCH_BUDGET_S) if strong else BACKGROUND_BATCH
-        )
+        batch = abortable_batch(self._rates, self._refiner.name) if strong else BACKGROUND_BATCH
         from lsp_assist.providers.llama_engine import Job
 
         self._worker.stop_background()
@@ -132,19 +193,31 @@ class BackgroundReads:
         """On the loop, once a read ended: its follow-up when nothing cancelled it."""
         job = run.job
         if not self._worker.end_background(job) or job.cancel.is_set():
+            return  # a warm-up stopped by a request stays pending: `resume` restarts it
+        if strong:
+            if run.tokens is self._warm_rewrite:
+                self._warm_rewrite = None  # read to its end
+            after, self._whole_after_warm = self._whole_after_warm, None
+            if after is not None:
+                self.read(lambda: after, "read-ahead")
             return
         whole = run.whole
+        warm = self._warm_rewrite
+        if warm is not None and self._refiner.engine is not None:
+            # The typing model's window (or its cut) is read: warm the rewrite model's cache
+            # for the same place, the long read, so a rest there reads only what changed;
+            # the typing model's whole prompt follows it.
+            self._whole_after_warm = whole[0] if whole else None
+            if run.what == "prefill":
+                self._warm(warm)
+            else:  # a read-ahead after a key's answer: more keys may follow
+                self.resume()
+            return
         if whole:
             later = asyncio.get_running_loop().call_later
             self._worker.full_read = later(
                 FULL_READ_AFTER_S, lambda: self.read(lambda: whole[0], "read-ahead")
             )
-            return
-        warm, self._warm_rewrite = self._warm_rewrite, None
-        if warm is not None and not strong:
-            # The typing model's window is read: warm the rewrite model's cache for the
-            # same place, so a rest there reads only what changed (issue 36).
-            self.read(warm, "rewrite warm-up", strong=True)
 
 
 @dataclass
@@ -170,6 +243,6 @@ class _Read:
                 self.whole.append(toks)
                 toks = cut
                 cuts.seam = seam  # the first key there keeps this seam: it reads itself
-        # Small batches: a request waits for the running one (~50 ms at 16).
-        n = engine.prefill(toks, job.cancel, batch=self.batch)
+        # A request stops the read midway through a batch, keeping the batches before it.
+        n = engine.prefill(toks, job.cancel, batch=self.batch, abortable=True)
         stats_log.debug("local model: %s evaluated %d tokens", self.what, n)

@@ -20,14 +20,13 @@ from lsp_assist.context.templates import MARKERS, render_completion, resolve_tem
 from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import ProviderError
 from lsp_assist.providers.local_loader import ModelLoader
-from lsp_assist.providers.local_prefill import BACKGROUND_BATCH, BackgroundReads
+from lsp_assist.providers.local_prefill import BACKGROUND_BATCH, BackgroundReads, abortable_batch
 from lsp_assist.providers.local_rates import RatesKeeper
 from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_threads import prompt_threads
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.roles import BACKGROUND_BATCH_BUDGET_S
 from lsp_assist.providers.strong_model import rewrite_context
 
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -101,8 +100,11 @@ class LocalStreamer:
                 context = rewrite_context(context)
         rendered = render_completion(context, template, "")
         if refiner is not None:
-            budget = BACKGROUND_BATCH_BUDGET_S if request.refine else STRONG_BATCH_BUDGET_S
-            prompt_batch = self._parts.rates.batch(refine.name, budget)
+            rates = self._parts.rates
+            if request.refine:
+                prompt_batch = abortable_batch(rates, refine.name)
+            else:
+                prompt_batch = rates.batch(refine.name, STRONG_BATCH_BUDGET_S)
         else:
             prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         return StreamPlan(
@@ -129,6 +131,8 @@ class LocalStreamer:
             # The trie is of the main model's vocabulary: the refine model decodes freely.
             constraint=self._constraint(request) if not plan.on_refiner else None,
             prompt_batch=plan.prompt_batch,
+            # The rewrite reads in large batches; a key stops one midway (`prefill`).
+            abortable=plan.on_refiner and request.refine,
         )
 
     async def stream(self, request: ModelRequest, strong: bool = False) -> AsyncGenerator[StreamChunk, None]:
@@ -149,10 +153,10 @@ class LocalStreamer:
         self.last_constraint = job.constraint
         # A newer request supersedes the running one: it stops at its next token.
         worker.take(job, plan.main_prompt)
-        if not plan.on_refiner or not request.refine:
-            worker.stop_background()
-        # else: the main model's read-ahead of this place (queued when the answer ended)
-        # runs first on the worker thread, so the next key there finds its whole prompt.
+        # Every background read gives way, the rewrite's too: the typing model's read-ahead
+        # of a long prompt in small batches held the rewrite the user rests for for seconds
+        # (each read keeps what it read; the rewrite model's warm-up is its own prompt).
+        worker.stop_background()
         run = _Run(request, plan, job, loop, queue)
         executor = worker.executor
         assert executor is not None
@@ -174,9 +178,11 @@ class LocalStreamer:
             # Closing the stream (superseded, cancelled, enough text) stops the worker at
             # its next token; the next job queues behind it on the single thread.
             job.cancel.set()
-            if worker.release(job) and run.full:
-                # The prompt was cut to the budget: read all of it for the next key.
-                parts.reads.read_ahead(run.full[0])
+            if worker.release(job):
+                if run.full:  # the prompt was cut to the budget: read all of it for the next key
+                    parts.reads.read_ahead(run.full[0])
+                else:  # the rewrite model's warm-up this stream stopped goes on after a pause
+                    parts.reads.resume()
 
     def _work(self, run: _Run, threads: tuple[int, int]) -> Any:
         """On the worker thread: read the prompt and generate; the queue ends with None."""
