@@ -60,6 +60,7 @@ def abortable_batch(rates: RatesKeeper, model: str) -> int:
     """The prompt batch of the rewrite model's abortable reads (see above)."""
     return min(ABORTABLE_MAX_BATCH, rates.batch(model, ABORTABLE_BATCH_BUDGET_S))
 
+
 Tokens = Callable[[], list[int]]
 
 
