@@ -336,7 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0)
     args = ap.parse_args(argv)
     with LoopbackModel(port=args.port) as model:
-        print(f"PORT={model.port}", flush=True)
+        # This child is never a language server: its stdout is the pipe the parent reads the
+        # port from (`_readline` above), the one line it ever writes there.
+        sys.stdout.write(f"PORT={model.port}\n")
+        sys.stdout.flush()
         sys.stdin.read()  # until the parent closes our stdin (or exits)
     return 0
 
