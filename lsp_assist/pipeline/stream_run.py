@@ -114,7 +114,8 @@ class StreamRun:
         if result.text:
             self._store(result.text, quick)
         if owner.refinements.wanted(spec, flight):
-            await owner.refinements.refine(spec, result.text or quick, rest=refine_rest(flight.provider))
+            rest = refine_rest(flight.provider)
+            await owner.refinements.refine(spec, result.text or quick, rest=rest, since=flight.started)
 
     def _store(self, text: str, quick: str) -> None:
         spec, answers = self.spec, self.owner.answers

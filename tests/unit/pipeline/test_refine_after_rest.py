@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from lsp_assist.documents.store import DocumentStore
-from lsp_assist.domain import Cursor, ModelRequest, PromptContext, StreamChunk
+from lsp_assist.domain import Cursor, Mode, ModelRequest, PromptContext, StreamChunk
 from lsp_assist.errors import PolicyError
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher, StreamSpec
+from lsp_assist.pipeline.postprocess.stream import StreamAssembler
 from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
 from tests.unit.pipeline.launcher_harness import one_document, settle
@@ -41,6 +42,8 @@ class RestingModel:
     def __init__(self, rest: float | None) -> None:
         self.requests: list[ModelRequest] = []
         self.refine_after_s = rest
+        self.hold: asyncio.Event | None = None  # set: the typing stream waits for it to end
+        self.refine_stalls = False  # the rewrite stalls after its first line (more to come)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
         self.requests.append(request)
@@ -50,7 +53,12 @@ class RestingModel:
         for i, piece in enumerate(answer.split(" ")):
             await asyncio.sleep(self.refine_delay if request.refine else 0.001)
             yield StreamChunk(piece if i == 0 else " " + piece)
+        if not request.refine and self.hold is not None:
+            await self.hold.wait()
         yield StreamChunk("\n")
+        if request.refine and self.refine_stalls:
+            await asyncio.sleep(60)  # the next lines, at a strong model's CPU speed
+            yield StreamChunk("    # more\n")
 
     refine_delay = 0.001  # seconds per piece of a refinement (a slow refine model)
 
@@ -69,8 +77,8 @@ def _setup(tmp_path: Path, rest: float | None) -> tuple[StreamLauncher, RestingM
     return launcher, model, store, Target(snap, len(TEXT), Cursor(1, len("    return ")))
 
 
-def _spec(target: Target) -> StreamSpec:
-    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT, suffix="\n", mode="single")
+def _spec(target: Target, mode: Mode = "single") -> StreamSpec:
+    ctx = PromptContext(language="python", path="/a.py", prefix=TEXT, suffix="\n", mode=mode)
     return StreamSpec(target, Prompt(ctx, "fast", "key"))
 
 
@@ -184,4 +192,42 @@ async def test_a_prefetch_never_takes_the_slot_from_a_running_rewrite(tmp_path: 
     assert not refinement.aborted
     hit = launcher.answers.typing_through(target)
     assert hit is not None and hit.text == "width * height"
+    await launcher.aclose()
+
+
+async def test_a_rewrites_first_line_is_on_screen_before_its_stream_ends(tmp_path: Path) -> None:
+    """The code model writes ~8 tokens/s here: the line the user rests for is shown as soon
+    as it is written, not after the lines the rewrite goes on to write."""
+    launcher, model, _, target = _setup(tmp_path, rest=0.01)
+    launcher.assembler = StreamAssembler  # the server's: the context's mode, multi-line here
+    model.refine_stalls = True
+    ready: list[tuple[str, int]] = []
+    launcher.answers.on_suggestion_ready = lambda uri, version, _cursor: ready.append((uri, version))
+    await (await launcher.launch(_spec(target, "multi"))).final  # an answer of several lines
+    refinement = await _running_refinement(launcher)
+    hit = None
+    for _ in range(500):
+        hit = launcher.answers.typing_through(target)
+        if hit is not None and hit.text == "width * height":
+            break
+        await asyncio.sleep(0.01)
+    assert hit is not None and hit.text == "width * height"
+    assert not refinement.done  # still writing its next lines
+    assert (URI, target.snap.version) in ready  # the editor was told to ask again
+    refinement.abort()
+    await launcher.aclose()
+
+
+async def test_the_rest_counts_from_the_request_not_from_the_streams_end(tmp_path: Path) -> None:
+    """A typing stream that ended after the rest was already over starts the rewrite at
+    once: the rest (30 s here) began when the request arrived."""
+    launcher, model, _, target = _setup(tmp_path, rest=30.0)
+    model.hold = asyncio.Event()
+    flight = await launcher.launch(_spec(target))
+    flight.started -= 60.0  # the request arrived a minute ago: the user has rested since
+    model.hold.set()
+    assert await flight.quick == "None"
+    await flight.final
+    await _settle(launcher)
+    assert [r.refine for r in model.requests] == [False, True]
     await launcher.aclose()
