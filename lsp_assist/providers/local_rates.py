@@ -41,10 +41,13 @@ class RatesKeeper:
         self.rates: dict[str, ModelRates] = {}
         self._measures: set[asyncio.Task[None]] = set()
 
+    def of(self, model: str) -> ModelRates:
+        """`model`'s measured (else estimated) rates."""
+        return self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
+
     def batch(self, model: str, budget_s: float) -> int:
         """The prompt batch `model` reads within `budget_s` at its measured (else estimated) rates."""
-        rates = self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
-        return rates.batch_for(budget_s)
+        return self.of(model).batch_for(budget_s)
 
     def note_loaded(self, name: str, path: Path, engine: Any) -> None:
         """Take `engine`'s rates from the cache, else estimate them and measure it once the

@@ -5,7 +5,9 @@ worker thread (superseding the running one) and yields the text the thread sends
 through an asyncio queue. On the thread the typing model reads only what fits the jump
 budget (`fit_prompt`) and says so before the first token; the whole prompt is then read in
 the background for the next key. A rewrite (`request.refine`) and an escalation (`strong`)
-run on the refine model when it is loaded, reading their whole prompt.
+run on the refine model when it is loaded: an escalation reads its whole prompt, a rewrite
+a prompt sized to the model's measured reading rate and, at the rest, only as much of what
+its warm-up left as lets it be on screen soon (`strong_model.py`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_threads import prompt_threads
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.strong_model import rewrite_context
+from lsp_assist.providers.strong_model import rewrite_allowance, rewrite_context, rewrite_prefix_chars
 
 stats_log = logging.getLogger("lsp_assist.local_model")
 
@@ -96,8 +98,9 @@ class LocalStreamer:
         context = request.context
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template = refine.template
-            if request.refine:  # read again after every key: a short suffix keeps that cheap
-                context = rewrite_context(context)
+            if request.refine:  # what its warm-up read (`BackgroundReads.prefill`), and no more
+                chars = rewrite_prefix_chars(self._parts.rates.of(refine.name).prompt_tps)
+                context = rewrite_context(context, chars)
         rendered = render_completion(context, template, "")
         if refiner is not None:
             rates = self._parts.rates
@@ -207,21 +210,28 @@ class LocalStreamer:
             engine.set_threads(gen, batch)
 
     def _run_refiner(self, run: _Run, tokens: list[int]) -> Any:
-        """The refine model reads the whole prompt: the typing model's cache and seam are
-        not its own."""
-        job = run.job
+        """The refine model's stream (the typing model's cache and seam are not its own).
+        An escalation reads its whole prompt: the user asked and waits. A rewrite after a
+        rest reads what its warm-up left only as far as `rewrite_allowance` lets it be on
+        screen soon after the rest; the warm-up reads the whole prompt afterwards."""
+        job, engine, parts = run.job, run.plan.engine, self._parts
         job.tokens = tokens
-        self._parts.refiner.runs += int(run.request.refine)
-        st = run.plan.engine.run(job)
+        if run.request.refine:
+            allowed = rewrite_allowance(parts.rates.of(parts.refiner.name), run.plan.prompt_batch)
+            enders = frozenset(int(t) for t in engine.line_enders)
+            job.tokens, _cut = fit_prompt(tokens, engine.cached_tokens, allowed, enders)
+        parts.refiner.runs += int(run.request.refine)
+        st = engine.run(job)
         self.last_stats = st
         stats_log.debug(
             "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
-            "%d tokens generated, end %s",
+            "%d tokens generated, end %s, cut from %d",
             st.prompt_tokens,
             st.evaluated_tokens,
             st.prompt_ms,
             st.generated_tokens,
             st.stop_reason,
+            len(tokens),
         )
         return st
 

@@ -84,6 +84,11 @@ class ModelRates:
         """Seconds to write `tokens` tokens (`rest`: with every idle core)."""
         return max(0, tokens) * (self.rest_pass_s if rest else self.pass_s)
 
+    def readable(self, budget_s: float, batch: int = MAX_BATCH) -> int:
+        """Prompt tokens read within `budget_s` in batches of `batch` (`read_s` inverted)."""
+        per_token = self.rest_pass_s / max(1, batch) + 1.0 / self.compute_tps
+        return max(0, int(budget_s / per_token))
+
     @property
     def prompt_tps(self) -> float:
         """Prompt tokens per second in full batches (what `llama-bench` calls pp)."""

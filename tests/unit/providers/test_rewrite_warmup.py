@@ -22,6 +22,7 @@ from lsp_assist.providers.llama_engine import AbortWatch, Job, LlamaEngine
 from lsp_assist.providers.local_prefill import BackgroundReads
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
+from lsp_assist.providers.model_rates import ModelRates
 from lsp_assist.providers.prompt_budget import PromptBudget
 from lsp_assist.providers.strong_model import rewrite_context
 
@@ -80,6 +81,9 @@ def _engine() -> tuple[LlamaEngine, _Llama]:
     engine._choose = lambda *_a, **_k: 0  # type: ignore[method-assign]
     engine.n_ctx = 1 << 20
     return engine, lib
+
+
+FAST = ModelRates(gen_tps=100.0, compute_tps=1e6)
 
 
 def _context(typed: str = "") -> PromptContext:
@@ -145,7 +149,8 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Any:
             worker,
             SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
             SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
-            SimpleNamespace(batch=lambda _name, _budget: BATCH),  # type: ignore[arg-type]
+            # Rates fast enough that the rewrite's prefix is never shortened here.
+            SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST),  # type: ignore[arg-type]
             CutPrompts(PromptBudget(budget_ms=0.0)),
         ),
     )
