@@ -220,3 +220,31 @@ async def test_a_second_sample_that_repeats_the_answer_adds_no_item(
         # announced and the next Invoked request gets one item again.
         assert await wait_until(lambda: len(fake.model_requests()) >= 2)
         assert [req.body.get("temperature") for req in fake.model_requests() if req.body] == [0.1, 0.8]
+
+
+async def test_the_answer_is_written_before_the_status_item_it_updates(
+    tmp_path: Path, fake: FakeModelServer
+) -> None:
+    """The status item's latency is a notification of its own; the reply waits for none of
+    it (issue 40): on the wire the answer comes first, its status update after it."""
+    fake.default = Script(text="return a + b\n")
+    async with lsp_session(tmp_path, openai_tiers(fake.base_url)) as client:
+        order: list[str] = []
+        handle = client.protocol.handle_message
+
+        def noted(message: Any) -> Any:
+            method = getattr(message, "method", None)
+            if method == "lspAssist/status":
+                order.append("status:" + str(getattr(message.params, "outcome", "")))
+            elif method is None and getattr(message, "result", None) is not None:
+                order.append("reply")
+            return handle(message)
+
+        client.protocol.handle_message = noted  # type: ignore[method-assign]
+        uri = doc_uri(tmp_path, "calc.py")
+        open_doc(client, uri, SOURCE)
+        await asyncio.sleep(0.4)  # past the status throttle's window: the update goes at once
+        order.clear()
+        assert texts(await inline(client, uri, 1, 4, invoked=False)) == ["return a + b"]
+        assert await wait_until(lambda: "status:model" in order)
+        assert order.index("reply") < order.index("status:model"), order

@@ -129,46 +129,53 @@ end, 20000, function()
     results.ghost = marks[1]
     results.line_before_accept = line(target_row)
     results.screen = screen(math.min(vim.o.lines - 1, 8))
-    results.statusline = require("lsp_assist").statusline()
-    vim.cmd("redrawstatus!") -- as the plugin's scheduled redraw would, without the race
-    results.status_rows = screen(vim.o.lines)
-    feed("<Tab>", "m") -- through the plugin's <expr> mapping
+    -- The status update follows the reply (the server writes it after the answer, at most
+    -- one per 250 ms): wait for the status line to show the request's latency.
+    wait_then("status_latency", function()
+      local status = require("lsp_assist").statusline()
+      return status:match("^lsp%-assist fast [%d.]+ms$") and status
+    end, 5000, function(status)
+      results.statusline = status
+      vim.cmd("redrawstatus!") -- as the plugin's scheduled redraw would, without the race
+      results.status_rows = screen(vim.o.lines)
+      feed("<Tab>", "m") -- through the plugin's <expr> mapping
 
-    wait_then("accepted", function()
-      return line(target_row) ~= results.line_before_accept
-    end, 10000, function()
-      results.line_after_accept = line(target_row)
-      results.cursor_after_accept = vim.api.nvim_win_get_cursor(0)
-      -- A fresh line that the same suggestion fits, for the dismiss check.
-      feed("<Esc>")
-      feed("o" .. env.LSP_ASSIST_TYPED)
+      wait_then("accepted", function()
+        return line(target_row) ~= results.line_before_accept
+      end, 10000, function()
+        results.line_after_accept = line(target_row)
+        results.cursor_after_accept = vim.api.nvim_win_get_cursor(0)
+        -- A fresh line that the same suggestion fits, for the dismiss check.
+        feed("<Esc>")
+        feed("o" .. env.LSP_ASSIST_TYPED)
 
-      wait_then("ghost_shown_again", function()
-        local m = ghost_marks()
-        return #m > 0 and vim.fn.mode() == "i" and m or nil
-      end, 20000, function(m)
-        results.ghost_again = m[1]
-        feed("<C-]>", "m") -- dismiss mapping
+        wait_then("ghost_shown_again", function()
+          local m = ghost_marks()
+          return #m > 0 and vim.fn.mode() == "i" and m or nil
+        end, 20000, function(m)
+          results.ghost_again = m[1]
+          feed("<C-]>", "m") -- dismiss mapping
 
-        wait_then("dismissed", function()
-          return #ghost_marks() == 0
-        end, 5000, function()
-          results.marks_after_dismiss = #ghost_marks()
-          -- With nothing shown, <Tab> is a normal <Tab>.
-          local before = line(target_row + 1)
-          feed("<Tab>", "m")
-          wait_then("plain_tab", function()
-            return line(target_row + 1) ~= before
+          wait_then("dismissed", function()
+            return #ghost_marks() == 0
           end, 5000, function()
-            results.line_after_plain_tab = line(target_row + 1)
-            feed("<Esc>")
-            wait_then("insert_left", function()
-              return vim.fn.mode() == "n"
+            results.marks_after_dismiss = #ghost_marks()
+            -- With nothing shown, <Tab> is a normal <Tab>.
+            local before = line(target_row + 1)
+            feed("<Tab>", "m")
+            wait_then("plain_tab", function()
+              return line(target_row + 1) ~= before
             end, 5000, function()
-              results.marks_after_insert_leave = #ghost_marks()
-              vim.cmd("checkhealth lsp_assist")
-              results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-              finish()
+              results.line_after_plain_tab = line(target_row + 1)
+              feed("<Esc>")
+              wait_then("insert_left", function()
+                return vim.fn.mode() == "n"
+              end, 5000, function()
+                results.marks_after_insert_leave = #ghost_marks()
+                vim.cmd("checkhealth lsp_assist")
+                results.health = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+                finish()
+              end)
             end)
           end)
         end)

@@ -562,8 +562,23 @@ scenarios.newuser = {
     timeout = 30000,
     record = function(g)
       results.ghost = g.text
-      results.statusline = require("lsp_assist").statusline()
+      results.statusline_at_ghost = require("lsp_assist").statusline()
       results.after = snapshot()
+    end,
+  },
+  {
+    -- The server writes the status update after its reply (and at most one per 250 ms), so
+    -- it may reach the editor a little after the ghost: wait for a lspAssist/status sent
+    -- after the model's suggestion was announced that carries a latency, and for the
+    -- status line to show it.
+    name = "model_status",
+    wait = function()
+      local line = require("lsp_assist").statusline()
+      return results.latency_notes_after_ready > 0 and line:match("^lsp%-assist fast [%d.]+ms$") and line
+    end,
+    timeout = 5000,
+    record = function(line)
+      results.statusline = line
     end,
   },
 }
@@ -830,6 +845,26 @@ inline.on_suggestion_ready = function(...)
   return on_ready(...)
 end
 
+-- Every lspAssist/status notification the client gets (its handler is looked up on the
+-- client at each notification), and how many carried a latency after the first
+-- suggestionReady: the status of a request made for the model's suggestion.
+results.status_notes = {}
+results.latency_notes_after_ready = 0
+local function watch_status_notes(client)
+  local handle = client.handlers["lspAssist/status"]
+  client.handlers["lspAssist/status"] = function(err, params, ...)
+    local p = type(params) == "table" and params or {}
+    local ms = tonumber(p.lastLatencyMs)
+    table.insert(results.status_notes, { outcome = p.outcome, lastLatencyMs = ms, after_ready = results.ready_notes > 0 })
+    if results.ready_notes > 0 and ms and ms > 0 then
+      results.latency_notes_after_ready = results.latency_notes_after_ready + 1
+    end
+    if handle then
+      return handle(err, params, ...)
+    end
+  end
+end
+
 vim.cmd.edit(env.LSP_ASSIST_FILE)
 vim.bo.filetype = "python"
 buf = vim.api.nvim_get_current_buf()
@@ -838,8 +873,9 @@ table.insert(steps, 1, {
   name = "initialized",
   wait = function()
     local client = inline.get_client(buf)
-    return client and client.initialized
+    return client and client.initialized and client
   end,
   timeout = 15000,
+  record = watch_status_notes,
 })
 run_steps(steps)
