@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import FakeModelServer, arg_parser
-from lsp_assist.config.loader import ConfigLayers
 from lsp_assist.documents.store import TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.pipeline import stages as stage_pkg
@@ -205,15 +204,9 @@ def _positions(text: str, n: int, rng: random.Random) -> list[Cursor]:
 
 
 async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
-    from lsp_assist.server import Runtime
+    from tests.fakes.runtimes import openai_runtime
 
-    tier = {"provider": "openai", "base_url": fake.base_url, "model": "fake-coder"}
-    opts: dict[str, Any] = {
-        "tiers": {"fast": tier, "quality": tier, "backup": {"provider": "offline"}},
-        "completion": {"prefetch": False, "enrichment": False},
-    }
-    rt = Runtime(ConfigLayers(init_options=opts), [root])
-    rt.build()
+    rt = openai_runtime(fake, root)
     rt.start_background_index()
     for _ in range(200):  # the workspace index, as after start-up
         await asyncio.sleep(0.05)

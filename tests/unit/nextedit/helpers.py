@@ -1,10 +1,13 @@
-"""Typing into a `DocumentStore` one keystroke at a time, as an editor's didChange does."""
+"""Typing into a `DocumentStore` one keystroke at a time, as an editor's didChange does, and
+asking the rules predictor about the last edit."""
 
 from __future__ import annotations
 
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.nextedit import rules
 from lsp_assist.nextedit.history import EditHistory
+from lsp_assist.nextedit.proposal import Proposal
 
 
 def session(
@@ -45,3 +48,16 @@ def retype(store: DocumentStore, uri: str, old: str, new: str, nth: int = 0) -> 
     for i, ch in enumerate(new[1:], start=1):
         doc = change(store, uri, at + i, at + i, ch)
     return doc
+
+
+def predict(doc: Document, history: EditHistory, others: list[Document] | None = None) -> list[Proposal]:
+    """The rules predictor's proposals after the document's last edit, the cursor at its end."""
+    h = history.get(doc.uri)
+    assert h is not None and h.last is not None
+    cursor = position(doc, h.last.end)
+    return rules.predict(doc, h.last, cursor, others or [], list(h.edits)[:-1])
+
+
+def line_of(doc: Document, p: Proposal) -> str:
+    """The stripped line a proposal starts on."""
+    return doc.line(p.start.line).strip()

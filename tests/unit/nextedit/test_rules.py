@@ -4,10 +4,8 @@ argument changes at call sites after a parameter list changed."""
 from __future__ import annotations
 
 from lsp_assist.documents.store import Document
-from lsp_assist.nextedit import rules
-from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.proposal import Proposal
-from tests.unit.nextedit.helpers import change, position, retype, session
+from tests.unit.nextedit.helpers import change, predict, retype, session
 
 URI = "file:///ws/shop.py"
 SHOP = '''RATE_NAME = "rate"
@@ -39,13 +37,6 @@ value = price(5, 0.3)
 '''
 
 
-def _predict(doc: Document, history: EditHistory, others: list[Document] | None = None) -> list[Proposal]:
-    h = history.get(doc.uri)
-    assert h is not None and h.last is not None
-    cursor = position(doc, h.last.end)
-    return rules.predict(doc, h.last, cursor, others or [], list(h.edits)[:-1])
-
-
 def _at(doc: Document, p: Proposal) -> str:
     return doc.text[doc.offset(p.start) : doc.offset(p.end)]
 
@@ -54,7 +45,7 @@ def test_renamed_parameter_proposes_its_next_use_in_the_function_only() -> None:
     store, history = session(SHOP, URI)
     doc = retype(store, URI, "rate", "tax_rate", nth=2)  # the parameter of total()
     assert "def total(self, prices, tax_rate):" in doc.text
-    found = _predict(doc, history)
+    found = predict(doc, history)
     assert len(found) == 1
     p = found[0]
     assert p.text == "tax_rate" and _at(doc, p) == "rate" and p.rule == "replace"
@@ -63,10 +54,10 @@ def test_renamed_parameter_proposes_its_next_use_in_the_function_only() -> None:
     # Accepting it and asking again walks to `self.rate = rate`'s right side, never
     # `self.rate`, and never leaves the function.
     doc = change(store, URI, doc.offset(p.start), doc.offset(p.end), p.text)
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert doc.line(p.start.line).strip() == "self.rate = rate" and p.start.character == 20
     doc = change(store, URI, doc.offset(p.start), doc.offset(p.end), p.text)
-    assert _predict(doc, history) == []
+    assert predict(doc, history) == []
 
 
 def test_appending_to_a_name_is_a_rename_of_the_whole_name() -> None:
@@ -76,7 +67,7 @@ def test_appending_to_a_name_is_a_rename_of_the_whole_name() -> None:
     at = doc.text.index("subtotal = ") + len("subtotal")
     doc = change(store, URI, at, at, "_")
     doc = change(store, URI, at + 1, at + 1, "x")
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert p.text == "subtotal_x" and _at(doc, p) == "subtotal"
     assert doc.line(p.start.line).strip() == "tax = subtotal * rate"
 
@@ -85,7 +76,7 @@ def test_edit_inside_a_string_proposes_only_strings() -> None:
     text = 'A = "warn the user"\nwarn = 1\nB = "warn the user"\n'
     store, history = session(text, URI)
     doc = retype(store, URI, "warn", "tell")
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert doc.line(p.start.line) == 'B = "warn the user"'
 
 
@@ -96,7 +87,7 @@ def test_added_parameter_proposes_the_argument_at_the_next_call_site() -> None:
     at = doc.text.index("def price(amount, rate") + len("def price(amount, rate")
     for i, ch in enumerate(", currency"):
         doc = change(store, URI, at + i, at + i, ch)
-    found = _predict(doc, history)
+    found = predict(doc, history)
     assert [(p.text, p.rule) for p in found] == [(", currency", "call-site")]
     p = found[0]
     assert p.start == p.end and doc.line(p.start.line) == "print(price(10, 0.2))"
@@ -112,7 +103,7 @@ def test_removed_parameter_deletes_its_argument_in_other_open_documents() -> Non
     doc = change(store, URI, at, at + len(", rate"), "")
     other = store.get("file:///ws/use.py")
     assert other is not None
-    found = _predict(doc, history, [other])
+    found = predict(doc, history, [other])
     assert len(found) == 1 and found[0].uri == "file:///ws/use.py"
     p = found[0]
     assert p.text == "" and _at(other, p) == ", 0.5"
@@ -124,16 +115,16 @@ def test_default_parameter_needs_no_call_site_change() -> None:
     assert doc is not None
     at = doc.text.index("def price(amount, rate") + len("def price(amount, rate")
     doc = change(store, URI, at, at, ", currency=None")
-    assert all(p.rule != "call-site" for p in _predict(doc, history))
+    assert all(p.rule != "call-site" for p in predict(doc, history))
 
 
 def test_without_a_grammar_the_text_evidence_still_applies() -> None:
     text = "alpha beta\nalphabet alpha\ngamma alpha\n"
     store, history = session(text, "file:///ws/notes.txt", "plaintext")
     doc = retype(store, "file:///ws/notes.txt", "alpha", "omega")
-    assert _predict(doc, history) == []  # one edit of a word in prose: weak evidence
+    assert predict(doc, history) == []  # one edit of a word in prose: weak evidence
     doc = retype(store, "file:///ws/notes.txt", "alpha", "omega", nth=1)  # skips `alphabet`
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert (p.start.line, p.start.character, p.text) == (2, 6, "omega")
 
 
@@ -141,7 +132,7 @@ def test_javascript_rename_stays_out_of_member_names() -> None:
     text = "function f(size) {\n  const o = {};\n  o.size = size;\n  return size * 2;\n}\n"
     store, history = session(text, "file:///ws/a.js", "javascript")
     doc = retype(store, "file:///ws/a.js", "size", "len")
-    found = _predict(doc, history)
+    found = predict(doc, history)
     p = found[0]
     assert doc.line(p.start.line) == "  o.size = size;" and p.start.character == 11
 
@@ -150,9 +141,9 @@ def test_a_token_change_that_changes_the_node_kind_is_repeated_after_a_second_ed
     text = "a = dict()\nb = [dict(), 1]\nc = (dict(), 2)\n"
     store, history = session(text, URI)
     doc = retype(store, URI, "dict()", "{}")
-    assert _predict(doc, history) == []  # one edit, unlike contexts: it waits
+    assert predict(doc, history) == []  # one edit, unlike contexts: it waits
     doc = retype(store, URI, "dict()", "{}")  # the user makes the second one
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert (p.start.line, p.start.character, p.text) == (2, 5, "{}")
 
 
@@ -162,9 +153,9 @@ def test_a_whole_string_value_changed_once_waits_for_the_second_edit() -> None:
     text = "".join(f'def {name}(encoding="ascii"):\n    pass\n\n\n' for name in "fgh")
     store, history = session(text, URI)
     doc = retype(store, URI, '"ascii"', '"utf-8"')
-    assert _predict(doc, history) == []
+    assert predict(doc, history) == []
     doc = retype(store, URI, '"ascii"', '"utf-8"')
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert (p.start.line, p.text) == (8, '"utf-8"')
 
 
@@ -172,5 +163,5 @@ def test_offsets_hold_in_text_with_multibyte_characters() -> None:
     text = "# café ☕ 😀 naïve\n" * 300 + "def f(count):\n    s = 'é😀'\n    return count + len(s)\n"
     store, history = session(text, URI)
     doc = retype(store, URI, "count", "n")
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert _at(doc, p) == "count" and doc.line(p.start.line) == "    return count + len(s)"

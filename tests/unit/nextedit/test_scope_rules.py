@@ -3,15 +3,10 @@ weak evidence waits for a second matching edit."""
 
 from __future__ import annotations
 
-from lsp_assist.documents.store import Document
-from lsp_assist.domain import Cursor
-from lsp_assist.nextedit import rules
 from lsp_assist.nextedit.evidence import is_common, similarity
-from lsp_assist.nextedit.history import EditHistory
-from lsp_assist.nextedit.proposal import Proposal
 from lsp_assist.nextedit.site import place_of
 from lsp_assist.nextedit.tokens import Syntax
-from tests.unit.nextedit.helpers import change, retype, session
+from tests.unit.nextedit.helpers import change, line_of, predict, retype, session
 
 URI = "file:///ws/shapes.py"
 SHAPES = """class Circle:
@@ -41,26 +36,13 @@ def grow(total):
 """
 
 
-def _predict(doc: Document, history: EditHistory) -> list[Proposal]:
-    h = history.get(doc.uri)
-    assert h is not None and h.last is not None
-    end = h.last.end
-    line = doc.text.count("\n", 0, end)
-    cursor = Cursor(line, end - (doc.text.rfind("\n", 0, end) + 1))
-    return rules.predict(doc, h.last, cursor, [], list(h.edits)[:-1])
-
-
-def _line(doc: Document, p: Proposal) -> str:
-    return doc.line(p.start.line).strip()
-
-
 def test_a_renamed_local_proposes_its_uses_in_its_own_function_only() -> None:
     store, history = session(SHAPES, URI)
     doc = retype(store, URI, "count", "n")  # `count = total // step` in scale()
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "return count + 1"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "return count + 1"
     doc = retype(store, URI, "count", "n")  # the user takes it
-    assert _predict(doc, history) == []  # grow()'s `count` is another variable
+    assert predict(doc, history) == []  # grow()'s `count` is another variable
 
 
 def test_a_renamed_attribute_proposes_the_same_receiver_in_the_same_class_only() -> None:
@@ -68,12 +50,12 @@ def test_a_renamed_attribute_proposes_the_same_receiver_in_the_same_class_only()
     doc = retype(store, URI, "radius", "r", nth=1)  # `self.radius = radius` in Circle
     assert "self.r = radius" in doc.text
     doc = retype(store, URI, "radius", "r", nth=2)  # a second matching edit, `self.r * `
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "return self.r * self.radius + other.radius"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "return self.r * self.radius + other.radius"
     assert doc.line(p.start.line)[p.start.character - 5 : p.start.character] == "self."
     doc = retype(store, URI, "radius", "r", nth=2)
     # Not `other.radius` (another receiver), not Ring's `self.radius` (another class).
-    assert _predict(doc, history) == []
+    assert predict(doc, history) == []
 
 
 def test_a_changed_call_argument_proposes_calls_of_the_same_callee_only() -> None:
@@ -81,15 +63,15 @@ def test_a_changed_call_argument_proposes_calls_of_the_same_callee_only() -> Non
     store, history = session(text, URI)
     doc = retype(store, URI, "10", "30")
     doc = retype(store, URI, "10", "30", nth=1)  # now `fetch(path, 30)`: skipping send()
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "fetch(base, 10)"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "fetch(base, 10)"
 
 
 def test_one_edit_of_a_common_token_in_an_unlike_line_waits() -> None:
     text = 'VERSION = "2.3.0"\nTIMEOUT = 0\nretries = [0, 1]\n'
     store, history = session(text, URI)
     doc = retype(store, URI, "0", "1")
-    assert _predict(doc, history) == []
+    assert predict(doc, history) == []
 
 
 def test_the_tree_facts_of_a_place() -> None:
@@ -125,8 +107,8 @@ def test_a_parameter_renamed_to_a_name_found_only_in_comments_is_still_a_rename(
     text = "# the source of truth\ndef f(text):\n    n = len(text)\n    return text[:n]\n"
     store, history = session(text, URI)
     doc = retype(store, URI, "text", "source")
-    p = _predict(doc, history)[0]  # a fresh name in code: every use of `text` wants it
-    assert _line(doc, p) == "n = len(text)"
+    p = predict(doc, history)[0]  # a fresh name in code: every use of `text` wants it
+    assert line_of(doc, p) == "n = len(text)"
 
 
 def test_of_the_confident_places_the_next_after_the_cursor_is_proposed() -> None:
@@ -137,16 +119,16 @@ def test_of_the_confident_places_the_next_after_the_cursor_is_proposed() -> None
     )
     store, history = session(text, URI)
     doc = retype(store, URI, "body", "query", nth=1)  # in g()
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     # f()'s line is more like the edited one, but h()'s is next as the user reads on.
-    assert _line(doc, p) == '"""Return the body of the reply."""'
+    assert line_of(doc, p) == '"""Return the body of the reply."""'
 
 
 def test_a_name_quoted_or_unquoted_is_the_same_name() -> None:
     text = 'def f(app: "Flask") -> None:\n    pass\n\n\ndef g(app: "Flask") -> None:\n    pass\n'
     store, history = session(text, URI)
     doc = retype(store, URI, '"Flask"', "Flask")  # the string became code
-    p = _predict(doc, history)[0]
+    p = predict(doc, history)[0]
     assert (p.start.line, p.text) == (4, "Flask")
 
 
@@ -154,19 +136,19 @@ def test_a_use_of_a_parameter_renamed_to_a_fresh_name_proposes_its_next_use() ->
     text = "def f(total):\n    n = total // 2\n    return total + n\n\n\ndef g(total):\n    return total\n"
     store, history = session(text, URI)
     doc = retype(store, URI, "total", "amount", nth=1)  # `n = amount // 2`: nothing binds amount
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "return total + n" and p.text == "amount"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "return total + n" and p.text == "amount"
     doc = retype(store, URI, "total", "amount", nth=1)
     # Then the parameter itself (it is f's), never g()'s `total`.
-    assert _line(doc, _predict(doc, history)[0]) == "def f(total):"
+    assert line_of(doc, predict(doc, history)[0]) == "def f(total):"
 
 
 def test_a_use_of_a_class_renamed_to_a_fresh_name_proposes_its_other_uses() -> None:
     text = "class LazyFile:\n    pass\n\n\ndef f() -> LazyFile:\n    pass\n\n\nx = LazyFile()\n"
     store, history = session(text, URI)
     doc = retype(store, URI, "LazyFile", "_LazyFile", nth=1)
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "x = LazyFile()"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "x = LazyFile()"
 
 
 def test_a_builtin_name_changed_once_waits() -> None:
@@ -176,7 +158,7 @@ def test_a_builtin_name_changed_once_waits() -> None:
     )
     store, history = session(text, URI)
     doc = retype(store, URI, "float", "expected_type")  # a value, not a name of this file
-    assert _predict(doc, history) == []
+    assert predict(doc, history) == []
 
 
 def test_an_exception_name_renamed_proposes_its_uses() -> None:
@@ -184,14 +166,14 @@ def test_an_exception_name_renamed_proposes_its_uses() -> None:
     store, history = session(text, URI)
     at = text.index("as e:") + len("as ")
     doc = change(store, URI, at, at + 1, "err")
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "raise ValueError() from e" and p.text == "err"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "raise ValueError() from e" and p.text == "err"
 
 
 def test_a_renamed_attribute_definition_proposes_its_uses_through_the_same_receiver() -> None:
     store, history = session(SHAPES, URI)
     at = SHAPES.index("self.radius =") + len("self.")
     doc = change(store, URI, at, at, "_")  # Circle.__init__ defines `self._radius`
-    p = _predict(doc, history)[0]
-    assert _line(doc, p) == "return self.radius * self.radius + other.radius"
+    p = predict(doc, history)[0]
+    assert line_of(doc, p) == "return self.radius * self.radius + other.radius"
     assert doc.line(p.start.line)[p.start.character - 5 : p.start.character] == "self."

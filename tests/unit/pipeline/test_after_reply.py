@@ -11,7 +11,7 @@ from lsp_assist.after_reply import after_reply, pending, settled
 from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.unit.pipeline.conftest import openai_runtime
+from tests.fakes.runtimes import openai_runtime
 
 
 async def test_the_reply_is_written_before_the_bookkeeping_runs(

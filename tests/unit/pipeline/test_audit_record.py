@@ -11,7 +11,7 @@ from typing import Any
 from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.unit.pipeline.conftest import openai_runtime
+from tests.fakes.runtimes import openai_runtime
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 GHP = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"

@@ -22,7 +22,7 @@ from lsp_assist.providers.local import LocalProvider
 from lsp_assist.providers.models import resolve_model
 from lsp_assist.server import Runtime
 from tests.fakes.fake_model_server import running
-from tests.unit.pipeline.conftest import openai_runtime
+from tests.fakes.runtimes import openai_runtime
 
 SOURCE = Path(json.__file__).with_name("decoder.py")  # real code no one here wrote
 

@@ -12,7 +12,7 @@ from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.pipeline.scheduler import Scheduler
 from tests.fakes.fake_model_server import FakeModelServer
-from tests.unit.pipeline.conftest import openai_runtime
+from tests.fakes.runtimes import openai_runtime
 
 
 def test_pause_left_is_zero_outside_a_burst_and_twice_the_gap_within_one() -> None:

@@ -10,7 +10,7 @@ from lsp_assist.documents.store import TextChange
 from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from tests.fakes.fake_model_server import FakeModelServer, Script
-from tests.unit.pipeline.conftest import openai_runtime
+from tests.fakes.runtimes import openai_runtime
 
 TEXT = "def total(items):\n    "
 
