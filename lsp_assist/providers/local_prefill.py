@@ -31,7 +31,7 @@ from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt, same_place
-from lsp_assist.providers.strong_model import rewrite_context, rewrite_prefix_chars
+from lsp_assist.providers.rewrite_prompt import shaped
 
 stats_log = logging.getLogger("lsp_assist.local_model")
 
@@ -113,8 +113,8 @@ class BackgroundReads:
         prompt = render_completion(context, template, "").prompt
         refiner = self._refiner.engine
         if refiner is not None:  # the rewrite model's prompt for the same place: warmed after
-            chars = rewrite_prefix_chars(self._rates.of(self._refiner.name).prompt_tps)
-            rewrite = render_completion(rewrite_context(context, chars), self._refiner.template, "").prompt
+            rewrite_ctx = shaped(context, self._rates.of(self._refiner.name))
+            rewrite = render_completion(rewrite_ctx, self._refiner.template, "").prompt
             refiner_markers = MARKERS.get(self._refiner.template, ())
             self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
             self._whole_after_warm = None

@@ -37,6 +37,7 @@ class RefineModel:
         self.name = refine_model_name(settings.local, settings.model_name)
         self.engine: Any = None
         self.template = "none"
+        self.line_enders: frozenset[int] = frozenset()  # its tokens a cut prompt may end at
         self._task: asyncio.Task[None] | None = None
         self._wanted = asyncio.Event()  # an escalation waits: load without idling first
         self.runs = 0  # refinements the refine model ran (tests, stats)
@@ -93,6 +94,7 @@ class RefineModel:
             loaded[0].close()
             return
         self.engine, self.template, path = loaded
+        self.line_enders = frozenset(int(t) for t in self.engine.line_enders)
         self._rates.note_loaded(self.name, path, self.engine)
 
     async def _wait_for_idle(self) -> None:

@@ -7,7 +7,7 @@ budget (`fit_prompt`) and says so before the first token; the whole prompt is th
 the background for the next key. A rewrite (`request.refine`) and an escalation (`strong`)
 run on the refine model when it is loaded: an escalation reads its whole prompt, a rewrite
 a prompt sized to the model's measured reading rate and, at the rest, only as much of what
-its warm-up left as lets it be on screen soon (`strong_model.py`).
+its warm-up left as lets it be on screen soon (`rewrite_prompt.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_threads import prompt_threads
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.strong_model import rewrite_allowance, rewrite_context, rewrite_prefix_chars
+from lsp_assist.providers.rewrite_prompt import rewrite_allowance, shaped
 
 stats_log = logging.getLogger("lsp_assist.local_model")
 
@@ -98,9 +98,8 @@ class LocalStreamer:
         context = request.context
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template = refine.template
-            if request.refine:  # what its warm-up read (`BackgroundReads.prefill`), and no more
-                chars = rewrite_prefix_chars(self._parts.rates.of(refine.name).prompt_tps)
-                context = rewrite_context(context, chars)
+            if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
+                context = shaped(context, self._parts.rates.of(refine.name))
         rendered = render_completion(context, template, "")
         if refiner is not None:
             rates = self._parts.rates
@@ -218,8 +217,7 @@ class LocalStreamer:
         job.tokens = tokens
         if run.request.refine:
             allowed = rewrite_allowance(parts.rates.of(parts.refiner.name), run.plan.prompt_batch)
-            enders = frozenset(int(t) for t in engine.line_enders)
-            job.tokens, _cut = fit_prompt(tokens, engine.cached_tokens, allowed, enders)
+            job.tokens, _cut = fit_prompt(tokens, engine.cached_tokens, allowed, parts.refiner.line_enders)
         parts.refiner.runs += int(run.request.refine)
         st = engine.run(job)
         self.last_stats = st

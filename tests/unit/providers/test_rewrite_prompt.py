@@ -12,7 +12,7 @@ import itertools
 
 from lsp_assist.domain import PromptContext
 from lsp_assist.providers.model_rates import ModelRates
-from lsp_assist.providers.strong_model import (
+from lsp_assist.providers.rewrite_prompt import (
     MIN_PREFIX_CHARS,
     PREFIX_STEP_SHARE,
     REWRITE_MIN_NEW,

@@ -24,7 +24,7 @@ from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.model_rates import ModelRates
 from lsp_assist.providers.prompt_budget import PromptBudget
-from lsp_assist.providers.strong_model import rewrite_context
+from lsp_assist.providers.rewrite_prompt import rewrite_context
 
 BATCH = 8
 
