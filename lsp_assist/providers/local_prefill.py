@@ -31,6 +31,7 @@ from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt, same_place
+from lsp_assist.providers.rewrite_prompt import render as render_rewrite
 from lsp_assist.providers.rewrite_prompt import shaped
 
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -114,7 +115,7 @@ class BackgroundReads:
         refiner = self._refiner.engine
         if refiner is not None:  # the rewrite model's prompt for the same place: warmed after
             rewrite_ctx = shaped(context, self._rates.of(self._refiner.name))
-            rewrite = render_completion(rewrite_ctx, self._refiner.template, "").prompt
+            rewrite = render_rewrite(rewrite_ctx, self._refiner.template).text
             refiner_markers = MARKERS.get(self._refiner.template, ())
             self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
             self._whole_after_warm = None

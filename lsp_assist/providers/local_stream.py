@@ -29,7 +29,8 @@ from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_threads import prompt_threads
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.rewrite_prompt import rewrite_allowance, shaped
+from lsp_assist.providers.rewrite_prompt import MiddleStart, RewritePrompt, rewrite_allowance, shaped
+from lsp_assist.providers.rewrite_prompt import render as render_rewrite
 
 stats_log = logging.getLogger("lsp_assist.local_model")
 
@@ -64,6 +65,7 @@ class StreamPlan:
     stops: tuple[str, ...]
     prompt_batch: int
     main_prompt: str  # the prompt in the typing model's template (`prefill` compares places)
+    held: str = ""  # typed blanks the prompt leaves to the model (`rewrite_prompt.render`)
 
 
 @dataclass
@@ -98,9 +100,10 @@ class LocalStreamer:
         context = request.context
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template = refine.template
-            if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
-                context = shaped(context, self._parts.rates.of(refine.name))
         rendered = render_completion(context, template, "")
+        prompt = RewritePrompt(rendered.prompt)
+        if refiner is not None and request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
+            prompt = render_rewrite(shaped(context, self._parts.rates.of(refine.name)), template)
         if refiner is not None:
             rates = self._parts.rates
             if request.refine:
@@ -112,7 +115,8 @@ class LocalStreamer:
         return StreamPlan(
             engine=refiner if refiner is not None else loader.engine,
             on_refiner=refiner is not None,
-            prompt=rendered.prompt,
+            prompt=prompt.text,
+            held=prompt.held,
             markers=MARKERS.get(template, ()),
             stops=tuple(dict.fromkeys((*rendered.stop, *request.stop))),
             prompt_batch=prompt_batch,
@@ -147,8 +151,12 @@ class LocalStreamer:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Piece] = asyncio.Queue()
 
+        start = MiddleStart(plan.held)
+
         def emit(text: str) -> bool:
-            loop.call_soon_threadsafe(queue.put_nowait, text)
+            text = start.feed(text)
+            if text:
+                loop.call_soon_threadsafe(queue.put_nowait, text)
             return not job.cancel.is_set()
 
         job = self._job(request, plan, emit)

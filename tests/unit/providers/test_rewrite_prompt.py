@@ -8,19 +8,26 @@ user reads, so the rewrite read most of it again after the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
-from lsp_assist.domain import PromptContext
+from lsp_assist.context.templates import render_completion
+from lsp_assist.domain import PromptContext, Snippet
 from lsp_assist.providers.model_rates import ModelRates
 from lsp_assist.providers.rewrite_prompt import (
     MIN_PREFIX_CHARS,
     PREFIX_STEP_SHARE,
     REWRITE_MIN_NEW,
     REWRITE_ON_SCREEN_S,
+    REWRITE_SUFFIX_CHARS,
     REWRITE_SUFFIX_LINES,
+    MiddleStart,
+    render,
     rewrite_allowance,
+    rewrite_chars,
     rewrite_context,
     rewrite_prefix_chars,
+    shaped,
 )
 
 LINES = [f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, 200)]
@@ -88,3 +95,69 @@ def test_what_a_rewrite_reads_at_the_rest_shrinks_with_a_slower_model() -> None:
     assert rewrite_allowance(fast, 64) > 10 * REWRITE_MIN_NEW
     # The cost model's own reading time of the allowance fits the time left on a fast machine.
     assert fast.read_s(rewrite_allowance(fast, 64), 64) <= REWRITE_ON_SCREEN_S
+
+
+def test_typing_on_the_line_changes_only_what_follows_the_middle_marker() -> None:
+    """The typed part of the line is the middle's start: the prompt up to it (the prefix to
+    the line, the code after the cursor, the marker) holds while the user types."""
+    before = render(rewrite_context(_ctx(LINES[:20], "    ")), "qwen").text
+    typed = render(rewrite_context(_ctx(LINES[:20], "    result = comp")), "qwen").text
+    assert before.endswith("<|fim_middle|>")
+    assert typed == before + "    result = comp"
+    assert "<|fim_suffix|>    after_0()\n" in before  # the code after the cursor is still read
+    # In prefix-suffix-middle order the whole suffix came after the typed keys.
+    plain = render_completion(rewrite_context(_ctx(LINES[:20], "    result = comp")), "qwen", "").prompt
+    assert plain.index("    result = comp") < plain.index("<|fim_suffix|>")
+
+
+def test_blanks_typed_last_are_left_to_the_model_and_taken_off_its_answer() -> None:
+    got = render(rewrite_context(_ctx(LINES[:20], "    total = ")), "qwen")
+    assert got.text.endswith("<|fim_middle|>    total =") and got.held == " "
+    start = MiddleStart(got.held)
+    assert [start.feed(t) for t in (" ", "compute", "(x)")] == ["", "compute", "(x)"]
+    # An answer that does not begin with them is passed on whole.
+    assert MiddleStart(" ").feed("\n") == "\n"
+    assert MiddleStart("").feed(" x") == " x"
+    # Only the line's indentation typed: the model writes the line from its start.
+    indent = render(rewrite_context(_ctx(LINES[:20], "    ")), "qwen")
+    assert indent.held == "    " and MiddleStart(indent.held).feed("    return x") == "return x"
+
+
+def test_templates_without_special_markers_keep_the_plain_order() -> None:
+    ctx = rewrite_context(_ctx(LINES[:20], "    result = comp"))
+    assert render(ctx, "codellama").text == render_completion(ctx, "codellama", "").prompt
+    assert render(ctx, "none").text == render_completion(ctx, "none", "").prompt
+    assert render(ctx, "starcoder").text.endswith("<fim_middle>    result = comp")
+
+
+def _with_outlines(n: int) -> PromptContext:
+    outlines = tuple(
+        Snippet(f"/pkg/m{i}.py", "".join(f"def helper_{i}_{j}(a, b): ...\n" for j in range(8)), "outline")
+        for i in range(n)
+    )
+    return dataclasses.replace(_ctx(LINES[:150], "    res"), snippets=outlines)
+
+
+def test_the_whole_prompt_is_what_the_model_reads_in_time() -> None:
+    """Prefix, suffix and other files' outlines together: on two cores (~60-110 prompt
+    tokens/s) the outlines would have been a third of a prompt read for 2-5 s."""
+    for tps in (60.0, 110.0, 600.0):
+        ctx = shaped(_with_outlines(6), ModelRates(gen_tps=10.0, compute_tps=tps))
+        chars = len(ctx.prefix) + len(ctx.suffix) + sum(len(s.text) for s in ctx.snippets)
+        assert chars <= max(rewrite_chars(tps), MIN_PREFIX_CHARS + REWRITE_SUFFIX_CHARS)
+    slow = shaped(_with_outlines(6), ModelRates(gen_tps=10.0, compute_tps=110.0))
+    fast = shaped(_with_outlines(6), ModelRates(gen_tps=10.0, compute_tps=600.0))
+    assert slow.snippets == ()
+    assert 0 < len(fast.snippets) < 6 and fast.snippets == _with_outlines(6).snippets[: len(fast.snippets)]
+    assert len(fast.prefix) > len(slow.prefix)
+
+
+def test_the_outlines_kept_do_not_change_while_the_user_types() -> None:
+    rates = ModelRates(gen_tps=10.0, compute_tps=600.0)
+    kept = {
+        shaped(
+            dataclasses.replace(_with_outlines(6), prefix=_with_outlines(6).prefix + "ult = v"[:k]), rates
+        ).snippets
+        for k in range(8)
+    }
+    assert len(kept) == 1

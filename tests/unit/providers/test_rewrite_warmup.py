@@ -24,7 +24,7 @@ from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.model_rates import ModelRates
 from lsp_assist.providers.prompt_budget import PromptBudget
-from lsp_assist.providers.rewrite_prompt import rewrite_context
+from lsp_assist.providers.rewrite_prompt import render, rewrite_context
 
 BATCH = 8
 
@@ -97,7 +97,7 @@ def _context(typed: str = "") -> PromptContext:
 
 
 def _rewrite_tokens(engine: LlamaEngine, ctx: PromptContext) -> list[int]:
-    return engine.tokenize(render_completion(rewrite_context(ctx), "qwen", "").prompt)
+    return engine.tokenize(render(rewrite_context(ctx), "qwen").text)
 
 
 def test_a_cancelled_read_keeps_its_tokens_and_the_next_reads_only_the_rest() -> None:
@@ -112,18 +112,21 @@ def test_a_cancelled_read_keeps_its_tokens_and_the_next_reads_only_the_rest() ->
     assert lib.read == len(tokens) - 1  # no token read twice
 
 
-def test_a_rewrite_after_a_warm_up_reads_only_the_typed_characters_and_the_suffix() -> None:
+def test_a_rewrite_after_a_warm_up_reads_only_the_typed_characters() -> None:
+    """The typed part of the line comes after the middle marker (`rewrite_prompt.render`):
+    the code after the cursor, read by the warm-up before the user typed, is not read again."""
     engine, lib = _engine()
     engine.prefill(_rewrite_tokens(engine, _context()), threading.Event(), batch=BATCH)
     warmed = lib.read
     ctx = _context("return f3(")
     rewrite = Job(tokens=_rewrite_tokens(engine, ctx), max_tokens=1, temperature=0.0, emit=lambda _t: True)
     assert engine._read_prompt(rewrite) is not None
-    after_typed = render_completion(rewrite_context(ctx), "qwen", "").prompt.split("return f3(")[-1]
-    new = len("return f3(") + len(after_typed)
+    # The warm-up's last token (a read leaves it for the request that writes), the line's
+    # indentation (left to the model while nothing else was typed) and the keys.
+    new = 1 + len("    return f3(")
     assert rewrite.stats.evaluated_tokens == new
-    assert rewrite.stats.evaluated_tokens < warmed / 3
     assert lib.read == warmed + new
+    assert rewrite.stats.evaluated_tokens < len(rewrite_context(ctx).suffix)  # no suffix read again
 
 
 async def _until(check: Callable[[], bool]) -> None:
