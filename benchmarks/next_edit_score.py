@@ -10,8 +10,8 @@ the same run.
 
 The halves: thresholds are tuned on `TUNING` and checked on `VALIDATION`; `FRESH` was
 mined after the last change to the rules and is never looked at case by case (the
-validation half's errors were analysed, so it is no longer untouched). A repository never
-moves between halves.
+validation half's errors were analysed, so it is no longer untouched). `TUNING` grew by
+`TUNING_NEW` later; its two parts are printed too. A repository never moves between halves.
 """
 
 from __future__ import annotations
