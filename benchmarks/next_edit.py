@@ -1,7 +1,7 @@
 """Next-edit benchmark: real changes from git history, replayed over real stdio.
 
 The corpus (`benchmarks/data/next_edit_cases*.json.gz`, mined by `next_edit_corpus.py`
-from nine repositories; each case names its repository, commit and path) holds repeated
+from thirteen repositories; each case names its repository, commit and path) holds repeated
 changes (one change at two or more places of a file) and single-edit controls (one place
 changed, the old text left elsewhere). Each case opens the file as it was before the
 commit, types the first place's change as keystrokes (didChange: the old text selected and
@@ -347,7 +347,7 @@ async def sweep_table(cases: list[dict[str, Any]], thresholds: list[float]) -> s
         init = {**BASE, "next_edit": {"predictor": "rules", "min_confidence": t}}
         outcomes, _ = await run_server(Run("", init), cases)
         for label, idx in scopes(cases):
-            if label.endswith("half"):
+            if label.endswith("half") or label.startswith("tuning:"):
                 lines.append(
                     row(label, f"min_confidence {t:g}", figures(o for o in outcomes if o.case in idx))
                 )

@@ -20,7 +20,7 @@ before the commit; the places). Git directories come from any clone (bare is fin
 corpus is committed, so the benchmark runs offline. The order of the repeated cases does
 not depend on the controls: adding controls leaves the earlier cases as they were.
 
-The corpus is two files, so that adding repositories never changes a case already mined:
+The corpus is three files, so that adding repositories never changes a case already mined:
 `next_edit_cases.json.gz` holds the tuning and validation halves (psf/requests,
 pallets/click, pallets/flask; encode/httpx, python-attrs/attrs, pallets/werkzeug), and
 `next_edit_cases_fresh.json.gz` the fresh half, mined later from repositories nothing was
@@ -29,7 +29,17 @@ tuned or looked at on (pallets/jinja, marshmallow-code/marshmallow, encode/starl
     python -m benchmarks.next_edit_corpus --out benchmarks/data/next_edit_cases_fresh.json.gz \
         /work/.mirror/pallets+jinja/repo:pallets/jinja ...
 
-The benchmark reads every file in `CORPORA`, in order.
+`next_edit_cases_tune2.json.gz` adds four repositories to the tuning half
+(pytest-dev/pluggy, Textualize/rich, python-poetry/tomlkit, hynek/structlog; issue 38: the
+first three tuning repositories had too few false alarms of too few kinds to tune on):
+
+    python -m benchmarks.next_edit_corpus --out benchmarks/data/next_edit_cases_tune2.json.gz \
+        /work/.mirror/pytest-dev+pluggy/repo:pytest-dev/pluggy \
+        /work/.mirror/Textualize+rich/repo:Textualize/rich \
+        /work/.mirror/python-poetry+tomlkit/repo:python-poetry/tomlkit \
+        /work/.mirror/hynek+structlog/repo:hynek/structlog
+
+The benchmark reads every file in `CORPORA`, in order (so earlier cases keep their index).
 """
 
 from __future__ import annotations
@@ -48,8 +58,10 @@ from benchmarks.common import arg_parser
 OUT = Path(__file__).resolve().parent / "data" / "next_edit_cases.json.gz"
 #: The fresh half's cases (mined after the rules were tuned; see the docstring).
 FRESH_OUT = OUT.with_name("next_edit_cases_fresh.json.gz")
+#: More tuning repositories (mined later, so that the files above stay unchanged).
+TUNE2_OUT = OUT.with_name("next_edit_cases_tune2.json.gz")
 #: Every corpus file the benchmark replays, in order.
-CORPORA = (OUT, FRESH_OUT)
+CORPORA = (OUT, FRESH_OUT, TUNE2_OUT)
 MAX_FILE_CHARS = 30_000
 #: Cases kept from one commit (a sweeping commit must not make up the corpus).
 PER_COMMIT = 3

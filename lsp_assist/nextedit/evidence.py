@@ -19,8 +19,9 @@ edited place; of the places at or above `THRESHOLD` the next after the cursor is
   that the change repeats, the strongest evidence a predictor can have.
 
 The weights and the threshold were set on the tuning half of the benchmark corpus
-(psf/requests, pallets/click, pallets/flask) and checked on the validation and fresh
-halves; see docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command.
+(psf/requests, pallets/click, pallets/flask; the threshold checked again once pluggy, rich,
+tomlkit and structlog joined it) and checked on the validation and fresh halves; see
+docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command.
 """
 
 from __future__ import annotations

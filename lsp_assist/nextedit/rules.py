@@ -14,7 +14,9 @@
    common token or a value, an unlike context) waits for a second matching edit. A rename
    is strong evidence: the binding itself renamed, or a use of a local, a parameter or a
    name the file defines renamed to a name found nowhere else in its scope; a renamed use
-   proposes the other uses, and the old name's binding only once the change repeats.
+   proposes the other uses, and the old name's binding only once the change repeats. An
+   edit that wraps the old text (`int` -> `Optional[int]`) waits for a second one too;
+   a deletion whose text is left at one place only proposes it whatever the threshold.
    Without a tree (no grammar) the text evidence alone applies.
 
 Pure and synchronous: a search over one document's text and a few node look-ups (only for
@@ -25,6 +27,8 @@ of thousands of lines.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from itertools import islice
 
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor
@@ -185,6 +189,11 @@ def _best_occurrence(
     rename, local = _renamed(syntax, change, edited)
     ctx = _context(doc, syntax, change, edited, gate, rename)
     sure = ctx.rename or ctx.repeated
+    if not sure and _wraps(change):
+        return None  # one place's own change until it repeats
+    if not sure and _left_once(doc.text, change):
+        # What the user deleted is left at one place only: that place, on any evidence.
+        ctx = replace(ctx, threshold=0.0)
     scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
     if sure:
         # The change is systematic: every admissible place wants it, so walk them in
@@ -200,6 +209,23 @@ def _best_occurrence(
     if chosen is None:
         return None
     return proposal(doc, chosen, chosen + len(change.old), change.new, "replace")
+
+
+def _wraps(change: TokenChange) -> bool:
+    """The edit wrapped the old text in a larger expression (`int` -> `Optional[int]`,
+    `fetch` -> `await fetch`, `yield` -> `return (yield)`): more often that one place's own
+    change (a parameter's type widened, one call awaited) than one to repeat, so it waits
+    for a second matching edit."""
+    return bool(change.old.strip()) and change.old in change.new and not change.new.isidentifier()
+
+
+def _left_once(text: str, change: TokenChange) -> bool:
+    """The edit deleted text (`, timeout`, a decorator) that is left at one place only:
+    the pair of a change made twice (an argument dropped from both calls) more often than
+    not, so the threshold does not hold it back."""
+    if change.new.strip() or not change.old.strip():
+        return False
+    return len(list(islice(occurrences(text, change.old), 2))) == 1
 
 
 def _scored(

@@ -7,8 +7,18 @@ import hashlib
 import json
 
 from benchmarks.next_edit import load
-from benchmarks.next_edit_corpus import FRESH_OUT, OUT, file_changes, span_change
-from benchmarks.next_edit_score import FRESH, TUNING, VALIDATION, Place, figures, judge, scopes
+from benchmarks.next_edit_corpus import FRESH_OUT, OUT, TUNE2_OUT, file_changes, span_change
+from benchmarks.next_edit_score import (
+    FRESH,
+    TUNING,
+    TUNING_NEW,
+    TUNING_OLD,
+    VALIDATION,
+    Place,
+    figures,
+    judge,
+    scopes,
+)
 from benchmarks.next_edit_session import _shifted, keys_for
 
 
@@ -36,7 +46,7 @@ def test_file_changes_reports_every_removed_line_as_touched() -> None:
 
 def test_every_committed_case_names_its_source_and_matches_its_file() -> None:
     cases = load(0)
-    assert len(cases) >= 500
+    assert len(cases) >= 700
     assert {c["repo"] for c in cases} == set(TUNING) | set(VALIDATION) | set(FRESH)
     for c in cases:
         assert len(c["commit"]) == 40 and c["path"].endswith(".py")
@@ -58,13 +68,17 @@ def test_every_repository_has_controls_whose_old_text_stays_elsewhere() -> None:
             assert any(p["old"] in line for line in rest)
 
 
-def test_the_fresh_half_is_a_file_of_its_own_and_the_first_is_unchanged() -> None:
+def test_the_later_halves_are_files_of_their_own_and_the_first_is_unchanged() -> None:
     # The figures of the first six repositories stay comparable with earlier runs.
     assert hashlib.sha256(OUT.read_bytes()).hexdigest().startswith("7558ff182faa9cf6")
     first = json.loads(gzip.decompress(OUT.read_bytes()))["cases"]
     fresh = json.loads(gzip.decompress(FRESH_OUT.read_bytes()))["cases"]
-    assert {c["repo"] for c in first} == set(TUNING) | set(VALIDATION)
+    tune2 = json.loads(gzip.decompress(TUNE2_OUT.read_bytes()))["cases"]
+    assert {c["repo"] for c in first} == set(TUNING_OLD) | set(VALIDATION)
     assert {c["repo"] for c in fresh} == set(FRESH)
+    assert {c["repo"] for c in tune2} == set(TUNING_NEW)
+    # Appended last: the earlier files' cases keep their index in the benchmark.
+    assert load(0)[: len(first) + len(fresh)] == first + fresh
 
 
 def test_judge_scores_by_the_row_left_and_counts_false_alarms_on_controls() -> None:
@@ -99,9 +113,11 @@ def test_scopes_list_each_repository_then_each_half() -> None:
         {"repo": "encode/httpx"},
         {"repo": "psf/requests"},
         {"repo": "pallets/click"},
+        {"repo": "hynek/structlog"},
     ]
     labels = [label for label, _ in scopes(cases)]
     assert labels == [
+        "tune: hynek/structlog",
         "tune: pallets/click",
         "tune: psf/requests",
         "valid: encode/httpx",
@@ -109,6 +125,8 @@ def test_scopes_list_each_repository_then_each_half() -> None:
         "TUNING half",
         "VALIDATION half",
         "FRESH half",
+        "tuning: old 3",
+        "tuning: new 4",
         "all",
     ]
 
