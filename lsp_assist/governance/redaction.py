@@ -38,7 +38,10 @@ match against the original text; spans are merged, so the result is independent 
 order and redaction is idempotent (placeholders never match a rule).
 
 `redact_context(ctx)` redacts prefix, suffix and snippets of a `PromptContext`, treating
-prefix+suffix as one text so a secret split by the cursor is still found.
+prefix+suffix as one text so a secret split by the cursor is still found. Snippets (other
+files' outlines, definitions) are the same text request after request while the user
+works in one place, so their redaction is remembered per text (bounded; redaction is a
+pure function of the text, so a remembered answer is the answer).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import base64
 import dataclasses
 import math
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -468,6 +472,24 @@ def redact(text: str) -> tuple[str, int]:
     return _DEFAULT.redact(text)
 
 
+#: Snippet texts whose redaction is remembered: a few requests' worth of outlines.
+SNIPPET_MEMO = 128
+_snippet_memo: OrderedDict[str, tuple[str, int]] = OrderedDict()
+
+
+def redact_snippet(text: str) -> tuple[str, int]:
+    """`redact(text)`, remembered for the last `SNIPPET_MEMO` texts (least recently used out)."""
+    hit = _snippet_memo.get(text)
+    if hit is not None:
+        _snippet_memo.move_to_end(text)
+        return hit
+    out = _DEFAULT.redact(text)
+    _snippet_memo[text] = out
+    if len(_snippet_memo) > SNIPPET_MEMO:
+        _snippet_memo.popitem(last=False)
+    return out
+
+
 def contains_placeholder(text: str) -> bool:
     """Completions containing a placeholder are dropped by the pipeline (never restored)."""
     return _PLACEHOLDER_PREFIX in text
@@ -490,7 +512,7 @@ def redact_context(ctx: PromptContext) -> tuple[PromptContext, int]:
         suffix = _apply(rest, suf_spans) if suf_spans else rest
     snippets = []
     for snip in ctx.snippets:
-        text, n = _DEFAULT.redact(snip.text)
+        text, n = redact_snippet(snip.text)
         count += n
         snippets.append(dataclasses.replace(snip, text=text) if n else snip)
     if not count:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_assist.domain import PromptContext, Snippet
+from lsp_assist.governance import redaction
 from lsp_assist.governance.redaction import contains_placeholder, redact, redact_context
 
 GHP = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # 36 chars after the prefix
@@ -121,3 +122,26 @@ def test_clean_context_is_returned_unchanged() -> None:
     ctx = PromptContext(language="python", path="a.py", prefix="def f(x):\n    return ", suffix="\n")
     out, n = redact_context(ctx)
     assert n == 0 and out is ctx
+
+
+def test_a_remembered_snippet_is_redacted_every_time_and_the_memo_stays_bounded() -> None:
+    secret_snip = Snippet(path="b.py", text=f"t = '{GHP}'")
+    ctx = PromptContext(language="python", path="a.py", prefix="x = ", suffix="\n", snippets=(secret_snip,))
+    first, n1 = redact_context(ctx)
+    again, n2 = redact_context(ctx)  # the second time from the memo
+    assert n1 == n2 == 1
+    assert GHP not in again.snippets[0].text and again.snippets[0].text == first.snippets[0].text
+    for i in range(redaction.SNIPPET_MEMO * 2):
+        redact_context(
+            PromptContext(
+                language="python",
+                path="a.py",
+                prefix="x = ",
+                suffix="\n",
+                snippets=(Snippet(path="c.py", text=f"def f{i}(): pass"),),
+            )
+        )
+    assert len(redaction._snippet_memo) <= redaction.SNIPPET_MEMO
+    # Evicted, then found again: still redacted.
+    out, n = redact_context(ctx)
+    assert n == 1 and GHP not in out.snippets[0].text
