@@ -40,8 +40,8 @@ order and redaction is idempotent (placeholders never match a rule).
 `redact_context(ctx)` redacts prefix, suffix and snippets of a `PromptContext`, treating
 prefix+suffix as one text so a secret split by the cursor is still found. Snippets (other
 files' outlines, definitions) are the same text request after request while the user
-works in one place, so their redaction is remembered per text (bounded; redaction is a
-pure function of the text, so a remembered answer is the answer).
+works in one place, so their redaction is remembered per text (a `ByteLRU`; redaction is
+a pure function of the text, so a remembered answer is the answer).
 """
 
 from __future__ import annotations
@@ -50,11 +50,12 @@ import base64
 import dataclasses
 import math
 import re
-from collections import OrderedDict
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsp_assist.domain import PromptContext
+from lsp_assist.memory import ByteLRU
 
 PLACEHOLDER = "<redacted:{kind}>"
 _PLACEHOLDER_PREFIX = "<redacted:"
@@ -472,22 +473,31 @@ def redact(text: str) -> tuple[str, int]:
     return _DEFAULT.redact(text)
 
 
-#: Snippet texts whose redaction is remembered: a few requests' worth of outlines.
-SNIPPET_MEMO = 128
-_snippet_memo: OrderedDict[str, tuple[str, int]] = OrderedDict()
+#: Snippet texts whose redaction is remembered: many requests' worth of outlines (the
+#: cross-file share of a prompt is a few KB).
+SNIPPET_MEMO_BYTES = 1 << 20
+
+
+def _snippet_bytes(text: str, out: tuple[str, int]) -> int:
+    # The redacted text is the same object as the key when nothing was found.
+    return sys.getsizeof(text) + (sys.getsizeof(out[0]) if out[0] is not text else 0)
+
+
+_snippet_memo: ByteLRU[str, tuple[str, int]] = ByteLRU(SNIPPET_MEMO_BYTES, _snippet_bytes)
 
 
 def redact_snippet(text: str) -> tuple[str, int]:
-    """`redact(text)`, remembered for the last `SNIPPET_MEMO` texts (least recently used out)."""
-    hit = _snippet_memo.get(text)
-    if hit is not None:
-        _snippet_memo.move_to_end(text)
-        return hit
-    out = _DEFAULT.redact(text)
-    _snippet_memo[text] = out
-    if len(_snippet_memo) > SNIPPET_MEMO:
-        _snippet_memo.popitem(last=False)
+    """`redact(text)`, remembered (least recently used out past `SNIPPET_MEMO_BYTES`)."""
+    out = _snippet_memo.get(text)
+    if out is None:
+        out = _DEFAULT.redact(text)
+        _snippet_memo.put(text, out)
     return out
+
+
+def snippet_memo_bytes() -> int:
+    """What the snippet memo holds (for the server's memory report)."""
+    return _snippet_memo.nbytes
 
 
 def contains_placeholder(text: str) -> bool:

@@ -19,6 +19,7 @@ from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
+from lsp_assist.governance.redaction import SNIPPET_MEMO_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
@@ -45,6 +46,7 @@ BOUNDS = {
     "stats": STATS_BYTES,
     "suggestion_events": EVENTS_BYTES,
     "next_edit_history": HISTORY_BYTES,
+    "redacted_snippets": SNIPPET_MEMO_BYTES,
 }
 REQUESTS = 600
 DOCUMENTS = 12

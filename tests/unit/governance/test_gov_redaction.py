@@ -131,17 +131,18 @@ def test_a_remembered_snippet_is_redacted_every_time_and_the_memo_stays_bounded(
     again, n2 = redact_context(ctx)  # the second time from the memo
     assert n1 == n2 == 1
     assert GHP not in again.snippets[0].text and again.snippets[0].text == first.snippets[0].text
-    for i in range(redaction.SNIPPET_MEMO * 2):
+    big = "x = 1\n" * 2000  # ~12 KB a text: a few hundred overflow the budget
+    for i in range(redaction.SNIPPET_MEMO_BYTES // len(big) * 2):
         redact_context(
             PromptContext(
                 language="python",
                 path="a.py",
                 prefix="x = ",
                 suffix="\n",
-                snippets=(Snippet(path="c.py", text=f"def f{i}(): pass"),),
+                snippets=(Snippet(path="c.py", text=f"{big}def f{i}(): pass"),),
             )
         )
-    assert len(redaction._snippet_memo) <= redaction.SNIPPET_MEMO
+    assert 0 < redaction.snippet_memo_bytes() <= redaction.SNIPPET_MEMO_BYTES
     # Evicted, then found again: still redacted.
     out, n = redact_context(ctx)
     assert n == 1 and GHP not in out.snippets[0].text
