@@ -96,31 +96,29 @@ class LocalStreamer:
         loader, refine = self._parts.loader, self._parts.refiner
         refiner = refine.engine if request.refine or strong else None
         template = resolve_template(request.fim_template, loader.path_name, loader.template)
-        main_prompt = render_completion(request.context, template, "").prompt
-        context = request.context
+        # The typing model's prompt is rendered once: it is the typing request's prompt and
+        # `main_prompt` (where `prefill` compares places) alike.
+        main = render_completion(request.context, template, "")
+        prompt = RewritePrompt(main.prompt, stop=main.stop)
+        prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
-            template = refine.template
-        rendered = render_completion(context, template, "")
-        prompt = RewritePrompt(rendered.prompt)
-        if refiner is not None and request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
-            prompt = render_rewrite(shaped(context, self._parts.rates.of(refine.name)), template)
-        if refiner is not None:
-            rates = self._parts.rates
-            if request.refine:
+            template, rates = refine.template, self._parts.rates
+            if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
+                prompt = render_rewrite(shaped(request.context, rates.of(refine.name)), template)
                 prompt_batch = abortable_batch(rates, refine.name)
-            else:
+            else:  # an escalation on the same model
+                whole = render_completion(request.context, template, "")
+                prompt = RewritePrompt(whole.prompt, stop=whole.stop)
                 prompt_batch = rates.batch(refine.name, STRONG_BATCH_BUDGET_S)
-        else:
-            prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         return StreamPlan(
             engine=refiner if refiner is not None else loader.engine,
             on_refiner=refiner is not None,
             prompt=prompt.text,
             held=prompt.held,
             markers=MARKERS.get(template, ()),
-            stops=tuple(dict.fromkeys((*rendered.stop, *request.stop))),
+            stops=tuple(dict.fromkeys((*prompt.stop, *request.stop))),
             prompt_batch=prompt_batch,
-            main_prompt=main_prompt,
+            main_prompt=main.prompt,
         )
 
     def _job(self, request: ModelRequest, plan: StreamPlan, emit: Callable[[str], bool]) -> Any:

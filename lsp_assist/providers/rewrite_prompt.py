@@ -151,6 +151,7 @@ class RewritePrompt:
 
     text: str
     held: str = ""
+    stop: tuple[str, ...] = ()  # the template's stop strings
 
 
 def render(ctx: PromptContext, template: str) -> RewritePrompt:
@@ -162,10 +163,11 @@ def render(ctx: PromptContext, template: str) -> RewritePrompt:
     cut = ctx.prefix.rfind("\n") + 1
     typed = ctx.prefix[cut:]
     if not typed or resolve_template(template, "") not in MIDDLE_START_TEMPLATES:
-        return RewritePrompt(render_completion(ctx, template, "").prompt)
-    head = dataclasses.replace(ctx, prefix=ctx.prefix[:cut])
+        plain = render_completion(ctx, template, "")
+        return RewritePrompt(plain.prompt, stop=plain.stop)
+    head = render_completion(dataclasses.replace(ctx, prefix=ctx.prefix[:cut]), template, "")
     given = typed.rstrip(" \t")
-    return RewritePrompt(render_completion(head, template, "").prompt + given, typed[len(given) :])
+    return RewritePrompt(head.prompt + given, typed[len(given) :], head.stop)
 
 
 class MiddleStart:
