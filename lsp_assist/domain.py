@@ -122,6 +122,9 @@ class ModelRequest:
     # A background refinement (pipeline/launcher.py): the answer was given from a prompt cut
     # to the embedded model's jump budget; this call reads the whole prompt, interruptibly.
     refine: bool = False
+    # The answer on screen, when this call rewrites it: a model that verifies drafted tokens
+    # in one pass drafts its first line (the embedded model, `llama_engine`), others ignore it.
+    draft: str = ""
 
 
 @dataclass

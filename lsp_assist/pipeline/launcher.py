@@ -116,6 +116,7 @@ class StreamLauncher:
             fim_template=tier.fim_template,
             feature=spec.feature,  # type: ignore[arg-type]
             refine=spec.shown is not None,
+            draft=spec.shown or "",
         )
         return request, enrich
 

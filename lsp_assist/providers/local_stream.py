@@ -198,6 +198,9 @@ class LocalStreamer:
             engine = run.plan.engine
             self._set_threads(engine, run.plan.on_refiner, threads)
             tokens = engine.tokenize(run.plan.prompt, run.plan.markers)
+            if run.request.draft:  # a rewrite: the line on screen is its draft (`Job.hint`)
+                line = run.request.draft.split("\n", 1)[0]
+                run.job.hint = engine.continuation(run.plan.held + line) if line.strip() else []
             if run.plan.on_refiner:
                 return self._run_refiner(run, tokens)
             return self._run_typing(run, tokens)
@@ -229,11 +232,14 @@ class LocalStreamer:
         self.last_stats = st
         stats_log.debug(
             "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
-            "%d tokens generated, end %s, cut from %d",
+            "%d tokens generated in %.0f ms (the line on screen drafted %d, kept %d), end %s, cut from %d",
             st.prompt_tokens,
             st.evaluated_tokens,
             st.prompt_ms,
             st.generated_tokens,
+            st.generation_ms,
+            len(job.hint),
+            st.accepted_tokens,
             st.stop_reason,
             len(tokens),
         )
