@@ -97,6 +97,10 @@ class InflightStream:
     # Called with the text so far as it grows after `quick` (on a new line, or every 100 ms),
     # so the ghost text can grow while the model streams (see AnswerStore.grew).
     on_grow: Callable[[str], None] | None = None
+    # The user rested on the first line and a stronger model's rewrite is due: the stream
+    # ends at its next line end, its lines so far the answer (`StreamRun`), and frees the
+    # one slot for the rewrite instead of writing lines the rewrite replaces.
+    wind_down: bool = False
     _progress: asyncio.Future[None] | None = None  # resolved at the next piece of text
 
     def progressed(self) -> asyncio.Future[None]:
@@ -332,7 +336,7 @@ class _StreamReader:
                 ):
                     grew_at = loop.time()
                     flight.on_grow(assembler.text())
-                if stop:
+                if stop or (flight.wind_down and "\n" in chunk.text and flight.quick.done()):
                     break
         finally:
             self.tokens = tokens

@@ -55,12 +55,18 @@ class Refinements:
         return (
             (flight.prompt_cut > 0 or refine_rest(flight.provider) is not None)
             and not flight.aborted
-            and spec.shown is None
-            and spec.remember
-            and not spec.speculative
-            and spec.feature == "completion"
+            and may_follow(spec)
             and self._answers.current(spec.target)
         )
+
+    def rest_came(self, spec: StreamSpec, flight: InflightStream) -> None:
+        """The rewrite's rest after `flight`'s request has passed (`StreamRun`): a stream
+        still writing the lines after the first, at the same document version, winds down
+        (`InflightStream.wind_down`) so the rewrite the user rests for gets the model."""
+        if flight.done or flight.aborted or not flight.quick.done() or not self._answers.current(spec.target):
+            return
+        flight.wind_down = True
+        log.debug("the rest came while the typing model wrote on: it stops at its next line end")
 
     async def refine(
         self, spec: StreamSpec, shown: str, rest: float | None = None, since: float | None = None
@@ -201,6 +207,11 @@ class Refinements:
 def _left(rest: float, since: float | None) -> float:
     """What remains of a `rest` that began at `since` (perf_counter seconds)."""
     return rest if since is None else max(0.0, rest - (time.perf_counter() - since))
+
+
+def may_follow(spec: StreamSpec) -> bool:
+    """A refinement may follow `spec`'s stream: a completion the user was given, remembered."""
+    return spec.shown is None and spec.remember and not spec.speculative and spec.feature == "completion"
 
 
 def refine_rest(provider: object) -> float | None:

@@ -18,7 +18,7 @@ from lsp_assist.governance.record import CallRecord
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.inflight import Assembler, InflightStream, ReadPolicy, StreamResult, read_stream
 from lsp_assist.pipeline.ports import Permit
-from lsp_assist.pipeline.refinement import Refinements, refine_rest
+from lsp_assist.pipeline.refinement import Refinements, may_follow, refine_rest
 from lsp_assist.pipeline.stream_registry import StreamRegistry
 from lsp_assist.pipeline.stream_spec import StreamSpec
 from lsp_assist.providers.base import Provider
@@ -91,6 +91,12 @@ class StreamRun:
     async def _read_and_store(self) -> None:
         flight, spec, owner = self.flight, self.spec, self.owner
         result: StreamResult | None = None
+        rest = refine_rest(flight.provider)
+        timer = None
+        if rest is not None and may_follow(spec):
+            # The rewrite's rest counts from the request (`Refinements.refine`'s `since`).
+            due = max(0.0, flight.started + rest - time.perf_counter())
+            timer = asyncio.get_running_loop().call_later(due, owner.refinements.rest_came, spec, flight)
         try:
             chunks = self.provider.stream(self.request)
             assembler = owner.assembler(spec.prompt.context)
@@ -101,6 +107,8 @@ class StreamRun:
             self.finish("cancelled", None, {}, None)
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             owner.registry.ended(flight, spec.target.uri)
             if flight.wasted_tokens:
                 owner.stats.record_waste(flight.wasted_tokens)

@@ -231,3 +231,67 @@ async def test_the_rest_counts_from_the_request_not_from_the_streams_end(tmp_pat
     await _settle(launcher)
     assert [r.refine for r in model.requests] == [False, True]
     await launcher.aclose()
+
+
+BODY = "def area(width, height):\n    "
+
+
+def _body(tmp_path: Path, model: RestingModel) -> tuple[StreamLauncher, Target, StreamSpec]:
+    """A function's first body line, in multi-line mode."""
+    launcher, store, _, _ = one_document(tmp_path, model, BODY)
+    launcher.assembler = lambda ctx: StreamAssembler(ctx, "multi")
+    snap = store.snapshot(URI)
+    assert snap is not None
+    target = Target(snap, len(BODY), Cursor(1, 4))
+    ctx = PromptContext(language="python", path="/a.py", prefix=BODY, suffix="\n", mode="multi")
+    return launcher, target, StreamSpec(target, Prompt(ctx, "fast", "key"))
+
+
+class WritingOnModel(RestingModel):
+    """The typing stream writes its first line, then line after line for ~10 s (a typing
+    model's multi-line enrichment); the refine model's rewrite is one line."""
+
+    def __init__(self, rest: float | None, lines: int = 1000) -> None:
+        super().__init__(rest)
+        self.lines = lines
+        self.written = 0  # lines after the first the typing stream wrote
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        self.requests.append(request)
+        if request.refine:
+            yield StreamChunk("area = width * height\n")
+            return
+        yield StreamChunk("w = width\n")
+        for n in range(self.lines):
+            for piece in (f"    x{n}", f" = {n}", "\n"):
+                await asyncio.sleep(0.005)
+                yield StreamChunk(piece)
+            self.written += 1
+
+
+async def test_at_the_rest_the_typing_stream_ends_at_a_line_end_for_the_rewrite(tmp_path: Path) -> None:
+    """The typing model writing its lines after the first holds the one slot: at the rest
+    it stops at its next line end (the lines so far stored whole) and the rewrite runs,
+    instead of after ~10 s more of lines the rewrite replaces."""
+    model = WritingOnModel(rest=0.02)
+    launcher, target, spec = _body(tmp_path, model)
+    flight = await launcher.launch(spec)
+    assert await flight.quick == "w = width"
+    result = await asyncio.wait_for(flight.final, 5.0)
+    assert model.written < model.lines  # stopped long before its end
+    assert flight.raw.endswith("\n") and not result.aborted  # it stopped at a line end
+    assert result.text == flight.raw.rstrip()  # its whole lines are the answer
+    refinement = await _running_refinement(launcher) if launcher.refining(URI) else None
+    await _settle(launcher)
+    assert [r.refine for r in model.requests] == [False, True]
+    assert refinement is None or refinement.done
+    await launcher.aclose()
+
+
+async def test_without_a_refine_model_the_typing_stream_writes_all_its_lines(tmp_path: Path) -> None:
+    model = WritingOnModel(rest=None, lines=8)
+    launcher, target, spec = _body(tmp_path, model)
+    flight = await launcher.launch(spec)
+    await asyncio.wait_for(flight.final, 5.0)
+    assert model.written == model.lines
+    await launcher.aclose()
