@@ -550,6 +550,11 @@ async def server(cfg: Config, checkout: Path, ws: Path, work: Path, args: argpar
         yield Server(cfg, client, Editor(client), log, ws)
     finally:
         await client.close()
+        if args.keep_logs:
+            args.keep_logs.mkdir(parents=True, exist_ok=True)
+            kept = args.keep_logs / f"{cfg.label}-{work.name}.log"
+            with contextlib.suppress(OSError):
+                kept.write_bytes(log.read_bytes())
 
 
 async def warm_up(srv: Server, place: Place) -> float:
@@ -966,6 +971,7 @@ def main() -> int:
     ap.add_argument(
         "--log-level", default="info", help="the servers' log level (their logs are read for loads)"
     )
+    ap.add_argument("--keep-logs", type=Path, default=None, help="copy each server's log here")
     args = ap.parse_args()
     args.checkouts = {}
     for spec in args.checkout:
