@@ -8,7 +8,8 @@
    exactly when the edit was; for a rename, the same kind of node in the same role (a
    renamed variable is not `obj.name`); for a renamed local or parameter, in its function;
    for an attribute, reached through the same receiver (`self.x` in the same class, not
-   `other.x`); inside a call's arguments, a call of the same callee; never on the line
+   `other.x`); for a name switched inside a call's arguments, a call of the same callee
+   (an expression rewritten there, `dict()` -> `{}`, goes to any call); never on the line
    just edited. Each admissible place gets a confidence (`evidence.py`); of those at or
    above the threshold the next after the cursor is proposed: weak evidence (one edit, a
    common token or a value, an unlike context) waits for a second matching edit. A rename
@@ -300,4 +301,9 @@ def _admissible(change: TokenChange, edited: Place, candidate: Place, repeated: 
             return False
     if edited.role == "member" and (candidate.receiver != edited.receiver or candidate.owner != edited.owner):
         return False
+    if not renamed:
+        # An expression rewritten inside a call's arguments (`dict()` -> `{}`,
+        # `sys.stderr` -> `stderr`) means the same whichever call holds it.
+        return True
+    # A name switched there is one argument of that callee: calls of the same callee only.
     return edited.callee is None or candidate.callee is None or candidate.callee == edited.callee
