@@ -274,7 +274,7 @@ async def test_at_the_rest_the_typing_stream_ends_at_a_line_end_for_the_rewrite(
     it stops at its next line end (the lines so far stored whole) and the rewrite runs,
     instead of after ~10 s more of lines the rewrite replaces."""
     model = WritingOnModel(rest=0.02)
-    launcher, target, spec = _body(tmp_path, model)
+    launcher, _, spec = _body(tmp_path, model)
     flight = await launcher.launch(spec)
     assert await flight.quick == "w = width"
     result = await asyncio.wait_for(flight.final, 5.0)
@@ -290,7 +290,7 @@ async def test_at_the_rest_the_typing_stream_ends_at_a_line_end_for_the_rewrite(
 
 async def test_without_a_refine_model_the_typing_stream_writes_all_its_lines(tmp_path: Path) -> None:
     model = WritingOnModel(rest=None, lines=8)
-    launcher, target, spec = _body(tmp_path, model)
+    launcher, _, spec = _body(tmp_path, model)
     flight = await launcher.launch(spec)
     await asyncio.wait_for(flight.final, 5.0)
     assert model.written == model.lines
