@@ -10,9 +10,10 @@ The rewrite model's warm-up is the long read (the code model reads ~100 tokens/s
 cores: a 370-token prompt is 3-5 s), so it is never dropped: a key stops it between two
 batches, the tokens it read stay in that model's KV cache (`LlamaEngine.prefill` keeps each
 batch it decoded), and it resumes once the model has idled `RESUME_AFTER_S` after the key's
-request, reading only what it still lacks. It runs before the typing model's whole-prompt
-read of a place: at the rest the rewrite then reads only the typed characters and the
-short suffix (issue 36).
+request, reading only what it still lacks. It runs after the typing model's whole prompt
+of a place (~0.5 s): the keys typed there and the first ghost text after the rest see the
+whole window, where reading the warm-up first left the typing model the jump budget's cut
+(40-55 tokens) until the user rested (issue 36).
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ RESUME_AFTER_S = 0.15
 # 115 tokens/s). A key costs the batch it stops (read again later), never a wait: at most
 # ABORTABLE_MAX_BATCH, so a key throws away at most ~0.6 s of reading.
 ABORTABLE_BATCH_BUDGET_S = 0.7
+# The typing model's whole prompt of a place, read after its cut and before the rewrite
+# model's warm-up (`_after_read`).
+WHOLE_FIRST = "whole prompt"
 ABORTABLE_MAX_BATCH = 64
 
 
@@ -84,8 +88,6 @@ class BackgroundReads:
         # The rewrite prompt to warm: kept until a warm-up has read it to its end, or a
         # newer place replaces it (a key only pauses it).
         self._warm_rewrite: Tokens | None = None
-        # The typing model's whole prompt of a place, read after the rewrite's warm-up there.
-        self._whole_after_warm: list[int] | None = None
         self._rest_here = False  # a rest came while a request ran at its place
         self.warm_runs = 0  # rewrite warm-up reads started (a resumed one counts again)
         self.read_ahead_runs = 0  # full prompts read in the background after a cut one
@@ -98,9 +100,9 @@ class BackgroundReads:
 
         First the part a request would read within the jump budget (the cached head and the
         lines nearest the cursor, `fit_prompt`), at once: the first key there then reads only
-        itself. With a rewrite model, its warm-up for the place follows at once and the whole
-        prompt after it; else the whole prompt follows after `FULL_READ_AFTER_S` more of
-        idleness, so a key typed meanwhile does not find a half-read window. Any stream
+        itself. With a rewrite model, the whole prompt follows at once and that model's warm-up
+        for the place after it; else the whole prompt follows after `FULL_READ_AFTER_S` more
+        of idleness, so a key typed meanwhile does not find a half-read window. Any stream
         cancels the read at its next batch, keeping what was read; a newer prefill replaces
         it.
 
@@ -118,7 +120,6 @@ class BackgroundReads:
             rewrite = render_rewrite(rewrite_ctx, self._refiner.template).text
             refiner_markers = MARKERS.get(self._refiner.template, ())
             self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
-            self._whole_after_warm = None
         self._rest_here = False
         running = worker.current
         if running is not None:
@@ -140,7 +141,6 @@ class BackgroundReads:
         """A request ended and the model is free: a rewrite warm-up it stopped resumes after
         `RESUME_AFTER_S` more of idleness (any request or read cancels the wait), at once
         when the user rested at its place while it ran."""
-        self._whole_after_warm = None  # the typing model read its own prompt since
         worker = self._worker
         at_once, self._rest_here = self._rest_here, False
         if self._warm_rewrite is None or self._refiner.engine is None or worker.busy:
@@ -200,18 +200,18 @@ class BackgroundReads:
         if strong:
             if run.tokens is self._warm_rewrite:
                 self._warm_rewrite = None  # read to its end
-            after, self._whole_after_warm = self._whole_after_warm, None
-            if after is not None:
-                self.read(lambda: after, "read-ahead")
             return
         whole = run.whole
         warm = self._warm_rewrite
         if warm is not None and self._refiner.engine is not None:
-            # The typing model's window (or its cut) is read: warm the rewrite model's cache
-            # for the same place, the long read, so a rest there reads only what changed;
-            # the typing model's whole prompt follows it.
-            self._whole_after_warm = whole[0] if whole else None
-            if run.what == "prefill":
+            if run.what == "prefill" and whole:
+                # The typing model's whole prompt first (~0.5 s): every key typed there, and
+                # the first ghost text after the rest, then see the whole window, not the
+                # jump budget's cut; the rewrite model's warm-up follows it.
+                self.read(lambda: whole[0], WHOLE_FIRST)
+            elif run.what in ("prefill", WHOLE_FIRST):
+                # The typing model's window is read: warm the rewrite model's cache for the
+                # same place, the long read, so a rest there reads only what changed.
                 self._warm(warm)
             else:  # a read-ahead after a key's answer: more keys may follow
                 self.resume()

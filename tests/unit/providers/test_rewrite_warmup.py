@@ -200,3 +200,36 @@ async def test_a_rest_while_the_last_key_is_answered_warms_once_the_answer_ends(
     reads.reads.resume()
     whole = _rewrite_tokens(refiner, _context())
     await _until(lambda: len(refiner.cached_tokens) == len(whole) - 1 and not worker.busy)
+
+
+async def test_the_typing_models_whole_prompt_is_read_before_the_rewrites_warm_up() -> None:
+    """At a cursor rest the typing model reads the jump budget's cut, then its whole prompt,
+    then the rewrite model warms: the keys typed there and the first ghost text after the
+    rest see the whole window, not the cut (the warm-up first left them the cut)."""
+    typing, typing_lib = _engine()
+    refiner, refiner_lib = _engine()
+    order: list[str] = []
+    typing_lib.after_decode = lambda: order.append("typing")
+    refiner_lib.after_decode = lambda: order.append("rewrite")
+    worker = ModelWorker()
+    worker.start()
+    reads = BackgroundReads(
+        worker,
+        SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
+        SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
+        SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST),  # type: ignore[arg-type]
+        CutPrompts(PromptBudget(fixed_tokens=40)),  # the jump budget: a cut of 40 new tokens
+    )
+    try:
+        typing_whole = typing.tokenize(render_completion(_context(), "none", "").prompt)
+        rewrite_whole = _rewrite_tokens(refiner, _context())
+        assert len(typing_whole) > 40 + 1  # the prefill cuts it
+        reads.prefill(_context())
+        await _until(lambda: len(refiner.cached_tokens) == len(rewrite_whole) - 1 and not worker.busy)
+        assert typing.cached_tokens == typing_whole[:-1]  # the whole window, not the cut
+        first_rewrite = order.index("rewrite")
+        assert "typing" not in order[first_rewrite:]  # the whole prompt was read before the warm-up
+        assert typing_lib.read > len(typing_whole) - 1  # the cut first, then the whole
+    finally:
+        assert worker.executor is not None
+        worker.executor.shutdown(wait=True)
