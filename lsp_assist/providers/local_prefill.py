@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,6 +201,7 @@ class BackgroundReads:
         if strong:
             if run.tokens is self._warm_rewrite:
                 self._warm_rewrite = None  # read to its end
+            self._rates.observe_read(self._refiner.name, run.evaluated, run.seconds, run.batch)
             return
         whole = run.whole
         warm = self._warm_rewrite
@@ -234,6 +236,8 @@ class _Read:
     batch: int
     cut_first: bool
     whole: list[list[int]] = field(default_factory=list)  # the whole prompt, when only its cut was read
+    evaluated: int = 0  # tokens read, and in how long (`RatesKeeper.observe_read`)
+    seconds: float = 0.0
 
     def on_thread(self, cuts: CutPrompts) -> None:
         job, engine = self.job, self.engine
@@ -247,5 +251,7 @@ class _Read:
                 toks = cut
                 cuts.seam = seam  # the first key there keeps this seam: it reads itself
         # A request stops the read midway through a batch, keeping the batches before it.
+        t0 = time.perf_counter()
         n = engine.prefill(toks, job.cancel, batch=self.batch, abortable=True)
+        self.evaluated, self.seconds = n, time.perf_counter() - t0
         stats_log.debug("local model: %s evaluated %d tokens", self.what, n)

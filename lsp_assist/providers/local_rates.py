@@ -1,12 +1,25 @@
 """`RatesKeeper`: each embedded engine's speed on this machine (`model_rates`), taken from
-the per-machine cache, else estimated and then measured once the model has idled."""
+the per-machine cache, else estimated and then measured once the model has idled, and then
+kept in line with what the model's own reads show (`observe_read`).
+
+Why the last: the measurement waits for a quiet machine, and a machine busy from the start
+(an editor opening beside a build, or this project's own benchmarks beside other work)
+never gives one, so the code model's rewrite ran on the prior estimate, about twice its
+real reading rate on two cores: prompts sized for 2 s of reading took 4, a warm-up's batch
+took longer than the user read, and a key threw all of it away. A busy machine halves the
+rate a quiet one measured, too. The rate in use moves only when the reads' smoothed rate
+leaves a band around it (`LIVE_BAND`): the rewrite's prompt is sized from it, and a prompt
+whose shape changed between the warm-up and the rest reads its whole window again.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +41,11 @@ log = logging.getLogger("lsp_assist.providers.local")
 # A model is measured (`model_rates.measure`) once nothing has used it for this long.
 MEASURE_IDLE_S = 2.0
 MEASURE_TRIES = 30
+# Reads of at least this many tokens tell the prompt rate (fewer are mostly the pass).
+LIVE_MIN_TOKENS = 16
+LIVE_SMOOTHING = 0.3  # weight of the newest read in the smoothed rate
+# The rate in use follows the smoothed one only when this far from it, either way.
+LIVE_BAND = 1.25
 
 
 class RatesKeeper:
@@ -40,10 +58,41 @@ class RatesKeeper:
         self._cache = RatesCache(settings.cache_dir)
         self.rates: dict[str, ModelRates] = {}
         self._measures: set[asyncio.Task[None]] = set()
+        self._smoothed: dict[str, float] = {}  # prompt tokens/s of arithmetic, from reads
+        self._live: dict[str, float] = {}  # the rate in use, once the reads moved it
 
     def of(self, model: str) -> ModelRates:
-        """`model`'s measured (else estimated) rates."""
-        return self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
+        """`model`'s measured (else estimated) rates, with the prompt rate its reads show
+        when they moved it (`observe_read`)."""
+        rates = self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
+        live = self._live.get(model)
+        return rates if live is None else replace(rates, compute_tps=live)
+
+    def observe_read(self, model: str, tokens: int, seconds: float, batch: int) -> None:
+        """`model` read `tokens` prompt tokens in decode calls of `batch` in `seconds` (a
+        rewrite to its first token, or a whole warm-up read): its arithmetic rate, the passes
+        over the weights taken out, smoothed; the rate in use follows when it leaves the
+        band (see the module docstring). Call on the event loop."""
+        if tokens < LIVE_MIN_TOKENS or seconds <= 0:
+            return
+        current = self.of(model)
+        arithmetic_s = seconds - math.ceil(tokens / max(1, batch)) * current.rest_pass_s
+        if arithmetic_s <= 0:
+            return  # the passes alone took longer: the pass estimate is off, not the rate
+        seen = tokens / arithmetic_s
+        before = self._smoothed.get(model)
+        smoothed = seen if before is None else (1 - LIVE_SMOOTHING) * before + LIVE_SMOOTHING * seen
+        self._smoothed[model] = smoothed
+        in_use = current.compute_tps
+        if smoothed > in_use * LIVE_BAND or smoothed < in_use / LIVE_BAND:
+            self._live[model] = smoothed
+            log.info(
+                "local model %s: its reads show %.0f prompt tokens/s of arithmetic (was %.0f): "
+                "the rewrite's prompt, batches and allowance follow",
+                model,
+                smoothed,
+                in_use,
+            )
 
     def batch(self, model: str, budget_s: float) -> int:
         """The prompt batch `model` reads within `budget_s` at its measured (else estimated) rates."""
@@ -91,6 +140,8 @@ class RatesKeeper:
             rates = await self._measure_once(engine, worker.executor)
             if rates is not None:
                 self.rates[name] = rates
+                self._smoothed.pop(name, None)  # a quiet measurement: the reads start afresh
+                self._live.pop(name, None)
                 await asyncio.to_thread(self._cache.put, key, rates)
                 log.info(
                     "local model %s measured: reads %.0f prompt tokens/s, writes %.1f tokens/s",

@@ -29,7 +29,13 @@ from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_threads import prompt_threads
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.rewrite_prompt import MiddleStart, RewritePrompt, rewrite_allowance, shaped
+from lsp_assist.providers.rewrite_prompt import (
+    MiddleStart,
+    RewritePrompt,
+    rest_cut,
+    rewrite_allowance,
+    shaped,
+)
 from lsp_assist.providers.rewrite_prompt import render as render_rewrite
 
 stats_log = logging.getLogger("lsp_assist.local_model")
@@ -66,6 +72,7 @@ class StreamPlan:
     prompt_batch: int
     main_prompt: str  # the prompt in the typing model's template (`prefill` compares places)
     held: str = ""  # typed blanks the prompt leaves to the model (`rewrite_prompt.render`)
+    cut_prompt: str = ""  # a rewrite's prompt when the rest must cut it (`rewrite_prompt.rest_cut`)
 
 
 @dataclass
@@ -101,10 +108,13 @@ class LocalStreamer:
         main = render_completion(request.context, template, "")
         prompt = RewritePrompt(main.prompt, stop=main.stop)
         prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
+        cut_prompt = ""
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template, rates = refine.template, self._parts.rates
             if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
-                prompt = render_rewrite(shaped(request.context, rates.of(refine.name)), template)
+                rewrite_ctx = shaped(request.context, rates.of(refine.name))
+                prompt = render_rewrite(rewrite_ctx, template)
+                cut_prompt = render_rewrite(rest_cut(rewrite_ctx), template).text
                 prompt_batch = abortable_batch(rates, refine.name)
             else:  # an escalation on the same model
                 whole = render_completion(request.context, template, "")
@@ -119,6 +129,7 @@ class LocalStreamer:
             stops=tuple(dict.fromkeys((*prompt.stop, *request.stop))),
             prompt_batch=prompt_batch,
             main_prompt=main.prompt,
+            cut_prompt=cut_prompt,
         )
 
     def _job(self, request: ModelRequest, plan: StreamPlan, emit: Callable[[str], bool]) -> Any:
@@ -226,10 +237,19 @@ class LocalStreamer:
         job.tokens = tokens
         if run.request.refine:
             allowed = rewrite_allowance(parts.rates.of(parts.refiner.name), run.plan.prompt_batch)
-            job.tokens, _cut = fit_prompt(tokens, engine.cached_tokens, allowed, parts.refiner.line_enders)
+            enders = parts.refiner.line_enders
+            job.tokens, cut = fit_prompt(tokens, engine.cached_tokens, allowed, enders)
+            if cut is not None and run.plan.cut_prompt:
+                # More left unread than the rest allows: the suffix shortened, the cut keeps
+                # the lines above the cursor (`rewrite_prompt.rest_cut`).
+                short = engine.tokenize(run.plan.cut_prompt, run.plan.markers)
+                job.tokens, _ = fit_prompt(short, engine.cached_tokens, allowed, enders)
         parts.refiner.runs += int(run.request.refine)
         st = engine.run(job)
         self.last_stats = st
+        if st.prompt_ms > 0:  # read to its first token: what the model reads at now
+            seen = (parts.refiner.name, st.evaluated_tokens, st.prompt_ms / 1000, job.prompt_batch)
+            run.loop.call_soon_threadsafe(parts.rates.observe_read, *seen)
         stats_log.debug(
             "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
             "%d tokens generated in %.0f ms (the line on screen drafted %d, kept %d), end %s, cut from %d",

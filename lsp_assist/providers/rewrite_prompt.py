@@ -32,6 +32,11 @@ from lsp_assist.providers.model_rates import ModelRates
 #: the line and the next lines say what the line must lead into; more is re-read per key.
 REWRITE_SUFFIX_LINES = 4
 REWRITE_SUFFIX_CHARS = 240
+#: The same, when the rest cannot read all its warm-up left (`rest_cut`): the cut keeps the
+#: prompt's tail, and with four lines of suffix that tail was the suffix and hardly a line
+#: of the code above the cursor (a 64-token read at the rest, 40-55 of them suffix).
+REST_CUT_SUFFIX_LINES = 2
+REST_CUT_SUFFIX_CHARS = 100
 #: The rewrite's whole prompt: what the model reads in this long at its measured prompt
 #: rate (`rewrite_chars`). Its KV cache is warmed while the user reads (~2 s before typing
 #: in `benchmarks/quality_over_time.py`); what is left at the rest is read then, before the
@@ -100,19 +105,30 @@ def rewrite_context(ctx: PromptContext, prefix_chars: int | None = None) -> Prom
     """`ctx` for the rewrite model: its suffix cut to REWRITE_SUFFIX_LINES lines /
     REWRITE_SUFFIX_CHARS, and (`prefix_chars`) its prefix to about that many characters of
     whole lines ending at the cursor, cut on a coarse grid (`PREFIX_STEP_SHARE`)."""
-    suffix = ctx.suffix
+    short = _suffix_lines(ctx.suffix, REWRITE_SUFFIX_LINES, REWRITE_SUFFIX_CHARS)
+    prefix = ctx.prefix if prefix_chars is None else _recent_lines(ctx.prefix, prefix_chars)
+    if short == ctx.suffix and prefix is ctx.prefix:
+        return ctx
+    return dataclasses.replace(ctx, prefix=prefix, suffix=short)
+
+
+def rest_cut(ctx: PromptContext) -> PromptContext:
+    """The rewrite's context for a rest that cannot read all its warm-up left: the same
+    prefix (what the warm-up read stays of use) and a suffix of REST_CUT_SUFFIX_LINES lines,
+    so the tail a cut keeps (`fit_prompt`) holds the lines above the cursor."""
+    short = _suffix_lines(ctx.suffix, REST_CUT_SUFFIX_LINES, REST_CUT_SUFFIX_CHARS)
+    return ctx if short == ctx.suffix else dataclasses.replace(ctx, suffix=short)
+
+
+def _suffix_lines(suffix: str, lines: int, chars: int) -> str:
     cut = 0
-    for _ in range(REWRITE_SUFFIX_LINES):
+    for _ in range(lines):
         nl = suffix.find("\n", cut)
         if nl < 0:
             cut = len(suffix)
             break
         cut = nl + 1
-    short = suffix[: min(cut, REWRITE_SUFFIX_CHARS)]
-    prefix = ctx.prefix if prefix_chars is None else _recent_lines(ctx.prefix, prefix_chars)
-    if short == suffix and prefix is ctx.prefix:
-        return ctx
-    return dataclasses.replace(ctx, prefix=prefix, suffix=short)
+    return suffix[: min(cut, chars)]
 
 
 def _recent_lines(prefix: str, chars: int) -> str:
@@ -199,6 +215,7 @@ __all__ = [
     "MiddleStart",
     "RewritePrompt",
     "render",
+    "rest_cut",
     "rewrite_allowance",
     "rewrite_chars",
     "rewrite_context",

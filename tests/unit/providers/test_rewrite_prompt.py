@@ -14,15 +14,18 @@ import itertools
 from lsp_assist.context.templates import render_completion
 from lsp_assist.domain import PromptContext, Snippet
 from lsp_assist.providers.model_rates import ModelRates
+from lsp_assist.providers.prompt_budget import fit_prompt
 from lsp_assist.providers.rewrite_prompt import (
     MIN_PREFIX_CHARS,
     PREFIX_STEP_SHARE,
+    REST_CUT_SUFFIX_LINES,
     REWRITE_MIN_NEW,
     REWRITE_ON_SCREEN_S,
     REWRITE_SUFFIX_CHARS,
     REWRITE_SUFFIX_LINES,
     MiddleStart,
     render,
+    rest_cut,
     rewrite_allowance,
     rewrite_chars,
     rewrite_context,
@@ -161,3 +164,24 @@ def test_the_outlines_kept_do_not_change_while_the_user_types() -> None:
         for k in range(8)
     }
     assert len(kept) == 1
+
+
+def test_a_cut_at_the_rest_keeps_the_lines_above_the_cursor() -> None:
+    """When the rest reads less than its warm-up left (`fit_prompt` keeps the cached head and
+    the prompt's tail), the prompt with the shorter suffix (`rest_cut`) keeps the lines just
+    above the cursor in that tail; with the whole suffix the tail was the suffix."""
+    ctx = rewrite_context(_ctx(LINES[:30], "    res"), 600)
+
+    def chars(text: str) -> list[int]:  # tokens are characters here
+        return [ord(c) for c in text]
+
+    head = chars(render(ctx, "qwen").text)[:80]  # what the warm-up read before the keys
+    allowed, enders = 150, frozenset({ord("\n")})
+    whole, seam = fit_prompt(chars(render(ctx, "qwen").text), head, allowed, enders)
+    rest, rest_seam = fit_prompt(chars(render(rest_cut(ctx), "qwen").text), head, allowed, enders)
+    assert seam is not None and rest_seam is not None  # both cut
+    above = LINES[28]  # the line just above the cursor line
+    assert above not in "".join(map(chr, whole)) and above in "".join(map(chr, rest))
+    assert rest[:80] == head  # the warm-up's head is still of use
+    assert rest_cut(ctx).suffix.count("\n") == REST_CUT_SUFFIX_LINES
+    assert ctx.suffix.startswith(rest_cut(ctx).suffix)

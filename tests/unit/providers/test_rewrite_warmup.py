@@ -86,6 +86,10 @@ def _engine() -> tuple[LlamaEngine, _Llama]:
 FAST = ModelRates(gen_tps=100.0, compute_tps=1e6)
 
 
+def _ignore(*_args: object) -> None:
+    """The rates stand-in's `observe_read`: these tests read at no set speed."""
+
+
 def _context(typed: str = "") -> PromptContext:
     head = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(12))
     return PromptContext(
@@ -153,7 +157,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Any:
             SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
             SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
             # Rates fast enough that the rewrite's prefix is never shortened here.
-            SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST),  # type: ignore[arg-type]
+            SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST, observe_read=_ignore),  # type: ignore[arg-type]
             CutPrompts(PromptBudget(budget_ms=0.0)),
         ),
     )
@@ -217,7 +221,7 @@ async def test_the_typing_models_whole_prompt_is_read_before_the_rewrites_warm_u
         worker,
         SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
         SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
-        SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST),  # type: ignore[arg-type]
+        SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST, observe_read=_ignore),  # type: ignore[arg-type]
         CutPrompts(PromptBudget(fixed_tokens=40)),  # the jump budget: a cut of 40 new tokens
     )
     try:
