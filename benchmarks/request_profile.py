@@ -269,7 +269,7 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
             for k, (uri, cursor) in enumerate(todo):
                 if args.cprofile_of == "prompt":
                     engine.prompts._memo.forget(uri)  # a fresh build at each
-                    engine.prompts.context.other_files.cache = None
+                    engine.prompts.context.other_files.clear()
                     prof.enable()
                     engine.prompts.for_open(uri, cursor, "fast")
                     prof.disable()

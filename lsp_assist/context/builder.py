@@ -116,7 +116,7 @@ class ContextEngine:
         the assembler (the gateway). Caches built from files it now refuses are dropped."""
         self.gateway.admits = admits
         if self.files.set_boundary(admits):
-            self.other_files.cache = None
+            self.other_files.clear()
             self.assembler.layout = StableLayout()
 
     # -- what the sources hold (the runtime, the CLI and tests read them) ----------------------
@@ -231,6 +231,7 @@ class ContextEngine:
             "context.names": name_memo_bytes(),
             "context.imports": imports_memo_bytes(),
             "context.import_rows": import_rows_memo_bytes(),
+            **self.other_files.memory(),
         }
 
     # -- building ------------------------------------------------------------------------------
