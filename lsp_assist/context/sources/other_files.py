@@ -9,7 +9,7 @@ and the result is cached while its inputs hold.
 
 A request at a fresh position of an unchanged document mostly asks what an earlier one in
 the same scope asked: the candidate files depend on the enclosing function's names, not
-on the rows near the cursor, so they are kept per scope (`ScopeMemo`), with the names and
+on the rows near the cursor, so they are kept per scope (`Scope`, in `scopes`), with the names and
 words of their outlines that the rows near the cursor can change the ranking by. The
 ranked outline text is kept per scope and per the near names it reads
 (`near & scope.names`): two positions whose near rows differ only in names no candidate
