@@ -193,6 +193,46 @@ class Assembler:
         if b is not None:
             self._other_files(b, others, req.layout)
 
+    def warm_rows(self, req: BuildRequest, start: int, until: float) -> int | None:
+        """The cross-file step's memos (`OtherFiles.warm`) at each row from `start` on, at
+        its end, until `until` (a `time.perf_counter()` value): the next row to do, None when
+        all are done or nothing is to be done."""
+        doc, budget = req.doc, max(0, int(req.budget))
+        others = [o for o in req.others if o.uri != doc.uri] if req.crossfile else []
+        src = self.sources.other_files
+        if not req.crossfile or budget <= 0 or not src.wanted(doc, others):
+            return None
+        for row in range(start, doc.line_count):
+            if time.perf_counter() > until:
+                return row
+            if is_long_row(doc, row):
+                continue
+            line = doc.line(row)
+            indent = len(line) - len(line.lstrip(" \t"))
+            # At its end and at its indentation: the syntax around the cursor (the enclosing
+            # definition) can differ there, at a definition's last row for one.
+            for col in (len(line), indent) if indent < len(line) else (len(line),):
+                b = self._start(req, Cursor(row, col), budget)
+                if b is None:
+                    return None
+                cap = self.layout.reservation(b.budget) if req.layout == "stable" else b.budget
+                src.warm(
+                    CrossRequest(
+                        b.doc,
+                        others,
+                        b.tree,
+                        b.data,
+                        b.at.chain,
+                        b.row,
+                        b.lang,
+                        b.at.near,
+                        b.budget,
+                        cap,
+                        b.deadline,
+                    )
+                )
+        return None
+
     def _start(self, req: BuildRequest, cur: Cursor, budget: int) -> _Build | None:
         """The build's state: the syntax at the cursor (None: the gateway refuses the file)."""
         doc = req.doc

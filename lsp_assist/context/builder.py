@@ -116,7 +116,7 @@ class ContextEngine:
         the assembler (the gateway). Caches built from files it now refuses are dropped."""
         self.gateway.admits = admits
         if self.files.set_boundary(admits):
-            self.other_files.cache = None
+            self.other_files.clear()
             self.assembler.layout = StableLayout()
 
     # -- what the sources hold (the runtime, the CLI and tests read them) ----------------------
@@ -211,6 +211,18 @@ class ContextEngine:
             doc.row_lengths()
             self.lexicon.rows(doc, 0, doc.line_count)
 
+    def warm_rows(
+        self, doc: Document, start: int, budget_chars: int, until: float, **options: Unpack[BuildOptions]
+    ) -> int | None:
+        """What a build at each row of this version, from `start` on, reads of other files
+        (the candidates per scope, their ranked outlines: `OtherFiles.warm`), done now until
+        `until` (a `time.perf_counter()` value); the next row to do, None when done. A file
+        past `WARM_ROWS` is left to its requests."""
+        if doc.line_count > WARM_ROWS:
+            return None
+        cursor = Cursor(min(start, doc.line_count - 1), 0)
+        return self.assembler.warm_rows(_request(doc, cursor, budget_chars, options), start, until)
+
     def forget_document(self, doc: Document) -> None:
         """Drop the per-document cache (a store `on_close` hook); the index keeps the file."""
         self.assembler.prose.forget(doc.uri)
@@ -231,6 +243,7 @@ class ContextEngine:
             "context.names": name_memo_bytes(),
             "context.imports": imports_memo_bytes(),
             "context.import_rows": import_rows_memo_bytes(),
+            **self.other_files.memory(),
         }
 
     # -- building ------------------------------------------------------------------------------

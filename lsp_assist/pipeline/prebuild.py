@@ -21,6 +21,10 @@ prompt built and only looks it up (`built_at_rest` counts those builds).
 A document opened or replaced whole gives no cursor to guess: then what every build of
 that version reads first at any position (each row's names and length,
 `ContextEngine.warm`) is read a little later, so a request anywhere in it finds them.
+Then, and after each edit pause of `ROWS_AFTER_EDIT_S`, the cross-file step's memos are
+filled at every row of the version (`ContextEngine.warm_rows`: the candidate files per
+scope and their ranked outlines), a slice of `ROWS_SLICE_S` at a time, so a request at a
+fresh position only looks them up; an edit stops it (its own pause starts it again).
 
 Edits that come faster than that are coalesced: one build per document, at the last
 edit. Nothing is built for a document that is excluded, too large, of a disabled
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 from lsp_assist.config.schema import Config
@@ -49,6 +54,9 @@ WARM_DELAY_S = 0.05  # after didOpen: the requests an editor sends with it run f
 # Larger documents are built by their requests only: on a huge file (minified, generated)
 # a build per keystroke could cost more than the requests that actually come.
 MAX_CHARS = 512_000
+ROWS_AFTER_EDIT_S = 0.5  # an edit pause this long: the rows' cross-file memos again
+ROWS_SLICE_S = 0.002  # of that work at a time: a request waits at most this for the loop
+ROWS_PAUSE_S = 0.001  # between two slices
 
 
 class PromptPrebuilder:
@@ -65,9 +73,11 @@ class PromptPrebuilder:
         self.typing = typing
         self.delay_s = delay_s
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._rows: dict[str, asyncio.TimerHandle] = {}  # the rows' cross-file memos, per document
         self.built = 0
         self.built_at_rest = 0
         self.warmed = 0
+        self.rows_warmed = 0  # documents whose every row was done
 
     def note_change(self, doc: Document) -> None:
         """A store `on_change` hook: queue a build at the end of the edit (runs per keystroke,
@@ -82,6 +92,11 @@ class PromptPrebuilder:
             old.cancel()
         delay = self.delay_s if doc.edit_end is not None else WARM_DELAY_S
         self._pending[doc.uri] = loop.call_later(delay, self._build, doc.uri, None)
+        rows = self._rows.pop(doc.uri, None)
+        if rows is not None:
+            rows.cancel()
+        if doc.edit_end is not None:  # didOpen's: after the warm-up (`_warm`)
+            self._rows[doc.uri] = loop.call_later(ROWS_AFTER_EDIT_S, self._warm_rows, doc.uri, doc.version, 0)
 
     def note_rest(self, uri: str, version: int | None, cursor: Cursor) -> None:
         """`lspAssist/cursorRest`: the cursor rests at `cursor` of `uri` at `version` (None:
@@ -99,9 +114,10 @@ class PromptPrebuilder:
         self._pending[uri] = loop.call_later(self.delay_s, self._build, uri, (doc.version, cursor))
 
     def forget(self, uri: str) -> None:
-        handle = self._pending.pop(uri, None)
-        if handle is not None:
-            handle.cancel()
+        for pending in (self._pending, self._rows):
+            handle = pending.pop(uri, None)
+            if handle is not None:
+                handle.cancel()
 
     def _build(self, uri: str, rest: tuple[int, Cursor] | None) -> None:
         """Build at the end of the last edit, or at `rest` (the version it was for, the cursor)."""
@@ -145,6 +161,30 @@ class PromptPrebuilder:
             log.debug("warming the document failed: %s", exc)
             return
         self.warmed += 1
+        self._warm_rows(doc.uri, doc.version, 0)
+
+    def _warm_rows(self, uri: str, version: int, row: int) -> None:
+        """One slice of the rows' cross-file memos from `row` on; the next one queued."""
+        self._rows.pop(uri, None)
+        prompts = self._prompts()
+        doc = self.store.get(uri)
+        if prompts is None or doc is None or doc.version != version:
+            return  # closed, or edited since: that edit's pause starts it again
+        if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
+            return
+        try:
+            nxt = prompts.warm_rows(uri, row, TIER, time.perf_counter() + ROWS_SLICE_S)
+        except Exception as exc:  # the requests gather for themselves
+            log.debug("warming the rows failed: %s", exc)
+            return
+        if nxt is None:
+            self.rows_warmed += 1
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._rows[uri] = loop.call_later(ROWS_PAUSE_S, self._warm_rows, uri, version, nxt)
 
 
 def _wanted(config: Config, doc: Document) -> bool:

@@ -124,6 +124,24 @@ class PromptBuilder:
             layout=tier_cfg.prompt_layout,
         )
 
+    def warm_rows(self, uri: str, start: int, tier: str, until: float) -> int | None:
+        """The cross-file memos at each row of an open document from `start` on, for `tier`'s
+        budget and the other documents a request would see (`ContextEngine.warm_rows`),
+        until `until`; the next row to do, None when done."""
+        doc = self.store.get(uri)
+        if doc is None:
+            return None
+        tier_cfg = self.config.tier(tier)
+        return self.context.warm_rows(
+            doc,
+            start,
+            tier_cfg.context_chars,
+            until,
+            others=self._others(doc),
+            deadline_ms=CONTEXT_DEADLINE_MS,
+            layout=tier_cfg.prompt_layout,
+        )
+
     def _others(self, doc: Document) -> list[Document]:
         """The other open documents a model may see (cross-file context)."""
         governance = self.governance

@@ -18,6 +18,7 @@ from benchmarks.soak import soak_spread
 from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
+from lsp_assist.context.sources.other_files import OUTLINES_BYTES, SCOPES_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.governance.redaction import SNIPPET_MEMO_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
@@ -40,6 +41,8 @@ BOUNDS = {
     "context.imports": IMPORTS_MEMO_BYTES,
     "context.import_rows": LINE_MEMO_BYTES,
     "context.row_names": ROW_TABLES_BYTES,
+    "context.scopes": SCOPES_BYTES,
+    "context.outlines": OUTLINES_BYTES,
     "typing": TYPING_BYTES,
     "prompts": PROMPT_MEMO_BYTES,
     "suggestions": SUGGESTION_BYTES,

@@ -6,19 +6,30 @@ each file spells); per request only names are collected, candidate files chosen
 (`context/candidates.py`) and entries ranked (`context/cross_ranking.py`). The cursor's own
 row is left out of every name set, so typing on it does not reorder the cross-file text,
 and the result is cached while its inputs hold.
+
+A request at a fresh position of an unchanged document mostly asks what an earlier one in
+the same scope asked: the candidate files depend on the enclosing function's names, not
+on the rows near the cursor, so they are kept per scope (`Scope`, in `scopes`), with the names and
+words of their outlines that the rows near the cursor can change the ranking by. The
+ranked outline text is kept per scope and per the near names it reads
+(`near & scope.names`): two positions whose near rows differ only in names no candidate
+outline has get the same text, bit for bit, at no cost. Both memos are bounded in bytes
+(`SCOPES_BYTES`, `OUTLINES_BYTES`) and listed in the server's memory report.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Tree
 
-from lsp_assist.context.candidates import CandidateQuery, gather_candidates
-from lsp_assist.context.cross_ranking import Gathered, Here, assemble
+from lsp_assist.context.candidates import Candidate, CandidateQuery, gather_candidates
+from lsp_assist.context.cross_ranking import MAX_FILES, Gathered, Here, assemble
 from lsp_assist.context.crossfile import CrossFileRanker, SourceDoc
 from lsp_assist.context.editor_definitions import EditorDefinition, EditorDefinitionStore, EditorFiles
 from lsp_assist.context.head_imports import HeadImports
@@ -34,8 +45,11 @@ from lsp_assist.context.sources.names import FileNames
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Snippet
 from lsp_assist.languages import tuning_for
+from lsp_assist.languages.imports import ImportRef
+from lsp_assist.memory import ByteLRU, set_bytes, strings_bytes
 from lsp_assist.structure.imports import HEAD_ROWS
-from lsp_assist.structure.outline import words_of
+from lsp_assist.structure.outline import FileOutline, tail_words, words_of
+from lsp_assist.structure.symbols import SymbolIndex
 
 # The cross-file budget (outlines of other files) adapts to what the local code needs:
 # 0.3 reaches more cross-file names but costs in-file recall; 0.2 the reverse.
@@ -52,6 +66,8 @@ NEAR_REACH_ABOVE = 12  # rows around the cursor whose classes' members rank firs
 NEAR_REACH_BELOW = 4
 RECENT_FILES = 6  # recently edited files offered as candidates
 BUDGET_STEP = 128  # file and function sizes are read in steps of this (a stable cache key)
+SCOPES_BYTES = 2 << 20  # candidates per scope (~1-3 KB each: ~1,000 scopes)
+OUTLINES_BYTES = 4 << 20  # ranked outline text per scope and near names (~2-4 KB each)
 
 
 def cross_file_budget(budget: int, file_chars: int, enclosing_chars: int) -> int:
@@ -103,6 +119,72 @@ class _Inputs:
     key: tuple[object, ...]
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The candidate files for one scope's names, and what of their outlines the rows near
+    the cursor can weigh: the names `Relevance.near` is compared with (containers, declaration
+    groups, the names typed entries give types and those types) and the entries' tail words
+    (`Relevance.near_words`). Near names outside these change nothing `assemble` computes."""
+
+    candidates: tuple[Candidate, ...]
+    names: frozenset[str]
+    words: frozenset[str]
+    mentioned: frozenset[str]  # held, not counted: the key has its id, so it is not reused
+
+
+def _scope_bytes(key: tuple[object, ...], scope: Scope) -> int:
+    used, defined, imports = key[4], key[5], key[6]
+    assert isinstance(used, frozenset) and isinstance(defined, frozenset)
+    n = set_bytes(used) + set_bytes(defined) + sys.getsizeof(imports) + sys.getsizeof(key)
+    n += set_bytes(scope.names) + set_bytes(scope.words)
+    for c in scope.candidates:
+        n += sys.getsizeof(c) + sys.getsizeof(c.path) + strings_bytes(c.reasons) + set_bytes(c.imported_names)
+    return n
+
+
+@dataclass(frozen=True)
+class _Outlines:
+    """`assemble`'s result for one scope and near names, with the objects its key names by id."""
+
+    got: Gathered
+    scope: Scope
+    current: FileOutline | None
+    families: frozenset[str]
+
+
+def _outlines_bytes(key: tuple[object, ...], value: _Outlines) -> int:
+    near, words = key[1], key[2]
+    assert isinstance(near, frozenset) and isinstance(words, frozenset)
+    got = value.got
+    n = set_bytes(near) + set_bytes(words) + sys.getsizeof(key)
+    n += sum(
+        sys.getsizeof(snip) + sys.getsizeof(snip.text) + sys.getsizeof(snip.path) for snip in got.snippets
+    )
+    n += sys.getsizeof(got.why) + strings_bytes(got.why.values()) + strings_bytes(got.candidates)
+    return n
+
+
+def scope_names(
+    candidates: Sequence[Candidate], outline_of: Callable[[str], FileOutline | None]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and words of the candidates' outlines that near names can weigh (`Scope`)."""
+    names: set[str] = set()
+    words: set[str] = set()
+    for cand in candidates[:MAX_FILES]:
+        outline = outline_of(cand.path)
+        if outline is None:
+            continue
+        names.update(p for p in outline.parents() if p is not None)
+        for group in outline.group_names().values():
+            names |= group
+        for name, types in outline.types_by_name().items():
+            names.add(name)
+            names |= types
+        for e in outline.entries:
+            words |= tail_words(e.name)
+    return frozenset(names), frozenset(words)
+
+
 class OtherFiles:
     """The cross-file source: outlines of the files the cursor needs, the package's names
     line, the editor's definitions no outline has, then similar windows of open files."""
@@ -121,18 +203,28 @@ class OtherFiles:
         self.head_imports = HeadImports()  # the head's import rows per document version
         self.cache: tuple[object, list[Snippet], Gathered] | None = None
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
+        # Per scope and per near names (see the module): bounded, dropped with the index.
+        self.scopes: ByteLRU[tuple[object, ...], Scope] = ByteLRU(SCOPES_BYTES, _scope_bytes)
+        self.outlines: ByteLRU[tuple[object, ...], _Outlines] = ByteLRU(OUTLINES_BYTES, _outlines_bytes)
+        self._memo_index: SymbolIndex | None = None  # the index the memos were filled from
+        self.scope_hits = 0
+        self.outline_hits = 0
+
+    def clear(self) -> None:
+        """Drop every memo (the data boundary changed)."""
+        self.cache = None
+        self.scopes.clear()
+        self.outlines.clear()
+
+    def memory(self) -> dict[str, int]:
+        return {"context.scopes": self.scopes.nbytes, "context.outlines": self.outlines.nbytes}
 
     def wanted(self, doc: Document, others: list[Document]) -> bool:
         return bool(others) or self.files.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
 
     def offer(self, req: CrossRequest) -> tuple[list[Snippet], Gathered | None]:
         """The snippets for the cursor, and what the outline step chose (for the labels)."""
-        for other in sorted(req.others, key=lambda d: d.uri):
-            if time.perf_counter() > req.deadline:
-                break
-            if self.files.symbols.version(other.display_path) != (other.uri, other.version):
-                self.files.refresh_document(other)  # edited since: its outline is one version old
-        self.editor_files.ensure(self.files.symbols)  # after an index swap: the editor's files again
+        self._refresh(req)
         inputs = self._inputs(req)
         if inputs is None:
             return [], None  # a big file's first request: its names are read over the next ones
@@ -176,17 +268,96 @@ class OtherFiles:
         return _Inputs(used, open_paths, recent, mentioned, near_rows, editor, editor_line, budget, key)
 
     def _gather(self, req: CrossRequest, inputs: _Inputs) -> tuple[list[Snippet], Gathered]:
+        got, editor_snippets, budget = self._ranked(req, inputs)
+        self.last_gathered = got
+        snippets = list(got.snippets) + editor_snippets
+        left = budget - snippet_chars(got.snippets)
+        if req.others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < req.deadline:
+            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in req.others]
+            snippets += self.ranker.rank(set(req.near), sources, left, deadline=req.deadline)
+        return snippets, got
+
+    def warm(self, req: CrossRequest) -> None:
+        """The memos filled at `req`'s row (background work while the user does not type:
+        `ContextEngine.warm_rows`): the scope's candidates and the ranked outlines; no
+        similar windows, and the single-entry cache of the last request left as it is."""
+        self._refresh(req)
+        inputs = self._inputs(req)
+        if inputs is not None and not inputs.editor:
+            self._ranked(req, inputs)
+
+    def _refresh(self, req: CrossRequest) -> None:
+        for other in sorted(req.others, key=lambda d: d.uri):
+            if time.perf_counter() > req.deadline:
+                break
+            if self.files.symbols.version(other.display_path) != (other.uri, other.version):
+                self.files.refresh_document(other)  # edited since: its outline is one version old
+        self.editor_files.ensure(self.files.symbols)  # after an index swap: the editor's files again
+
+    def _ranked(self, req: CrossRequest, inputs: _Inputs) -> tuple[Gathered, list[Snippet], int]:
+        """The outline step's choice, the editor's definitions, and the budget left for both."""
+        doc, symbols = req.doc, self.files.symbols
+        if symbols is not self._memo_index:  # another index: its ids and generations start over
+            self.scopes.clear()
+            self.outlines.clear()
+            self._memo_index = symbols
+        scope_key, scope = self._scope(req, inputs)
+        families = self.names.families(doc, inputs.mentioned)
+        near_words = words_of(inputs.near_rows) if tuning_for(req.lang).near_words else frozenset()
+        budget = inputs.budget
+        editor_snippets: list[Snippet] = []
+        if inputs.editor:  # what no outline of ours has, first on the shared cross-file budget
+            names = (inputs.near_rows, frozenset(inputs.used), inputs.editor_line)
+            editor_snippets = self.editor.offer(
+                inputs.editor, names, doc.display_path, budget, self._outlined
+            )
+            budget -= snippet_chars(editor_snippets)
+        current = symbols.outline(doc.display_path)  # its fields' types (`used_types`)
+        # What `assemble` reads of the near names is their part in the scope's outlines.
+        key = (
+            scope_key, inputs.near_rows & scope.names, near_words & scope.words, budget,
+            id(current), id(families), req.lang,
+        )  # fmt: skip
+        hit = self.outlines.get(key) if scope_key is not None else None
+        if hit is not None and hit.current is current and hit.families is families:
+            self.outline_hits += 1
+            return hit.got, editor_snippets, budget
+        rel = Relevance(
+            used=frozenset(inputs.used),
+            mentioned=inputs.mentioned,
+            near=inputs.near_rows,
+            families=families,
+            near_words=near_words,
+        )
+        got = assemble(scope.candidates, symbols.outline, rel, budget, req.deadline, Here(current, req.lang))
+        if scope_key is not None and time.perf_counter() <= req.deadline:  # a cut result is not kept
+            self.outlines.put(key, _Outlines(got, scope, current, families))
+        return got, editor_snippets, budget
+
+    def _scope(self, req: CrossRequest, inputs: _Inputs) -> tuple[tuple[object, ...] | None, Scope]:
+        """The candidate files for the cursor's scope, from the memo when an earlier request
+        asked with the same inputs (its key; None when the result was cut by the deadline)."""
         doc, symbols = req.doc, self.files.symbols
         defined_here: frozenset[str] = frozenset()
         if req.tree is not None:
             found = self.files.tree_symbols(doc).find(req.tree, req.data, inputs.used, typing_row=req.row)
             defined_here = frozenset(s.name for s in found)
         imports = self.head_imports.without_row(doc, req.row, req.lang)
+        head_lines = self._head(doc, req.row) if imports is None else ()
+        refs: tuple[ImportRef, ...] | tuple[str, ...] = imports if imports is not None else head_lines
+        key: tuple[object, ...] = (
+            doc.uri, doc.display_path, req.lang, symbols.generation, frozenset(inputs.used), defined_here,
+            refs, tuple(inputs.open_paths), tuple(inputs.recent), id(inputs.mentioned),
+        )  # fmt: skip
+        hit = self.scopes.get(key)
+        if hit is not None and hit.mentioned is inputs.mentioned:
+            self.scope_hits += 1
+            return key, hit
         cands = gather_candidates(
             CandidateQuery(
                 path=doc.display_path,
                 language=req.lang,
-                head_lines=self._head(doc, req.row) if imports is None else (),
+                head_lines=head_lines,
                 imports=imports,
                 open_paths=inputs.open_paths,
                 recent=inputs.recent,
@@ -197,30 +368,12 @@ class OtherFiles:
                 mentioned=inputs.mentioned,
             )
         )
-        rel = Relevance(
-            used=frozenset(inputs.used),
-            mentioned=inputs.mentioned,
-            near=inputs.near_rows,
-            families=self.names.families(doc, inputs.mentioned),
-            near_words=words_of(inputs.near_rows) if tuning_for(req.lang).near_words else frozenset(),
-        )
-        budget = inputs.budget
-        editor_snippets: list[Snippet] = []
-        if inputs.editor:  # what no outline of ours has, first on the shared cross-file budget
-            names = (inputs.near_rows, frozenset(inputs.used), inputs.editor_line)
-            editor_snippets = self.editor.offer(
-                inputs.editor, names, doc.display_path, budget, self._outlined
-            )
-            budget -= snippet_chars(editor_snippets)
-        current = symbols.outline(doc.display_path)  # its fields' types (`used_types`)
-        got = assemble(cands, symbols.outline, rel, budget, req.deadline, Here(current, req.lang))
-        self.last_gathered = got
-        snippets = list(got.snippets) + editor_snippets
-        left = budget - snippet_chars(got.snippets)
-        if req.others and left >= SIMILAR_MIN_CHARS and time.perf_counter() < req.deadline:
-            sources = [SourceDoc(o.display_path, o.uri, o.version, o.text) for o in req.others]
-            snippets += self.ranker.rank(set(req.near), sources, left, deadline=req.deadline)
-        return snippets, got
+        names, words = scope_names(cands, symbols.outline)
+        scope = Scope(tuple(cands), names, words, inputs.mentioned)
+        if time.perf_counter() > req.deadline:
+            return None, scope  # cut by the deadline: not kept
+        self.scopes.put(key, scope)
+        return key, scope
 
     def parts(self, snippets: list[Snippet], got: Gathered | None) -> list[Part]:
         """Each snippet as a part: which source sent it and why (its label), its file, its

@@ -154,3 +154,47 @@ async def test_an_opened_document_is_warmed_while_idle_and_excluded_ones_are_not
     assert secret is not None
     context.lexicon.rows(secret, 0, 2)
     assert read != []  # the excluded document was not read ahead
+
+
+LIB = (
+    "class Ledger:\n    def post(self, entry):\n        return entry\n\n\n"
+    "def open_ledger(path):\n    return Ledger()\n"
+)
+USER = "".join(
+    f"def f{i}(items):\n    book = open_ledger(items)\n    book.post({i})\n    return book\n\n"
+    for i in range(8)
+)
+
+
+async def _rows_done(pre: PromptPrebuilder, n: int) -> None:
+    for _ in range(200):
+        if pre.rows_warmed >= n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the rows were not warmed")
+
+
+async def test_an_opened_document_has_its_rows_cross_file_memos_filled_and_an_edit_stops_it() -> None:
+    """After didOpen, every row's cross-file step (`ContextEngine.warm_rows`) is done in
+    slices while idle: a request at any fresh position then only looks it up. An edit stops
+    it; its pause starts it again for the new version."""
+    store, context = DocumentStore(), CountingContext()
+    store.on_change.append(context.index_document)
+    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
+    pre = PromptPrebuilder(store, lambda: prompts)
+    store.on_change.append(pre.note_change)
+    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
+    doc = store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    await _rows_done(pre, 2)
+    memo = context.other_files
+    assert len(memo.scopes) >= 8 and len(memo.outlines) >= 8  # a scope per function at least
+    scopes, outlines = memo.scope_hits, memo.outline_hits
+    built = prompts.for_open(doc.uri, Cursor(13, 4), "fast")
+    assert built is not None and "open_ledger" in "".join(s.text for s in built.context.snippets)
+    assert memo.scope_hits == scopes + 1 and memo.outline_hits == outlines + 1
+    done, n = pre.rows_warmed, len(memo.scopes)
+    store.change(doc.uri, 2, [TextChange(Cursor(1, 4), Cursor(1, 4), "other = sorted(items)\n    ")])
+    await asyncio.sleep(0.1)
+    assert pre.rows_warmed == done and len(memo.scopes) <= n + 1  # the edit's own prebuild only
+    await _rows_done(pre, done + 1)  # the edit's pause: the new version's rows
+    assert len(memo.scopes) > n
