@@ -81,7 +81,13 @@ def build_context(host: ContextHost) -> ContextParts:
     store.on_change.append(workspace.note_change)
     store.on_close.append(workspace.note_closed)
     typing = TypingIndex()
-    prebuilder = PromptPrebuilder(store, lambda: host.engine.prompts if host.engine else None, typing)
+    prebuilder = PromptPrebuilder(
+        store,
+        lambda: host.engine.prompts if host.engine else None,
+        typing,
+        # Only an embedded model has `busy` (the one worker thread it reads on).
+        models_busy=lambda: any(getattr(p, "busy", False) is True for p in host.providers.values()),
+    )
     store.on_change.append(prebuilder.note_change)
     store.on_close.append(lambda doc: prebuilder.forget(doc.uri))
     suggestions = SuggestionEvents(

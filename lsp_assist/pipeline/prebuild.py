@@ -57,6 +57,10 @@ MAX_CHARS = 512_000
 ROWS_AFTER_EDIT_S = 0.5  # an edit pause this long: the rows' cross-file memos again
 ROWS_SLICE_S = 0.002  # of that work at a time: a request waits at most this for the loop
 ROWS_PAUSE_S = 0.001  # between two slices
+# While an embedded model works (a request, a prefill, the rewrite's warm-up or its read at
+# the rest), the fill waits this long and looks again: ~1 s of CPU for an 800-row file, on
+# two cores beside a model reading with both, would slow the rewrite the user rests for.
+ROWS_BUSY_RETRY_S = 0.25
 
 
 class PromptPrebuilder:
@@ -67,8 +71,10 @@ class PromptPrebuilder:
         typing: TypingIndex | None = None,
         *,
         delay_s: float = DELAY_S,
+        models_busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
+        self._models_busy = models_busy  # an embedded model is working (`ROWS_BUSY_RETRY_S`)
         self._prompts = prompts  # the current engine's builder (rebuilt on a config change)
         self.typing = typing
         self.delay_s = delay_s
@@ -173,16 +179,19 @@ class PromptPrebuilder:
         if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
             return
         try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._models_busy():
+            self._rows[uri] = loop.call_later(ROWS_BUSY_RETRY_S, self._warm_rows, uri, version, row)
+            return
+        try:
             nxt = prompts.warm_rows(uri, row, TIER, time.perf_counter() + ROWS_SLICE_S)
         except Exception as exc:  # the requests gather for themselves
             log.debug("warming the rows failed: %s", exc)
             return
         if nxt is None:
             self.rows_warmed += 1
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
             return
         self._rows[uri] = loop.call_later(ROWS_PAUSE_S, self._warm_rows, uri, version, nxt)
 

@@ -198,3 +198,20 @@ async def test_an_opened_document_has_its_rows_cross_file_memos_filled_and_an_ed
     assert pre.rows_warmed == done and len(memo.scopes) <= n + 1  # the edit's own prebuild only
     await _rows_done(pre, done + 1)  # the edit's pause: the new version's rows
     assert len(memo.scopes) > n
+
+
+async def test_the_rows_fill_waits_while_an_embedded_model_works() -> None:
+    """~1 s of CPU for an 800-row file would slow a model reading on both cores (the
+    rewrite the user rests for): the fill waits until no embedded model works."""
+    store, context = DocumentStore(), CountingContext()
+    store.on_change.append(context.index_document)
+    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
+    busy = [True]
+    pre = PromptPrebuilder(store, lambda: prompts, models_busy=lambda: busy[0])
+    store.on_change.append(pre.note_change)
+    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
+    store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    await asyncio.sleep(0.6)  # past the open's warm-up and a retry or two
+    assert pre.rows_warmed == 0 and len(context.other_files.scopes) <= 2  # the prebuilds' own
+    busy[0] = False
+    await _rows_done(pre, 2)
