@@ -117,7 +117,7 @@ class BackgroundReads:
         prompt = render_completion(context, template, "").prompt
         refiner = self._refiner.engine
         if refiner is not None:  # the rewrite model's prompt for the same place: warmed after
-            rewrite_ctx = shaped(context, self._rates.of(self._refiner.name))
+            rewrite_ctx = shaped(context, self._rates.shape_of(self._refiner.name))
             rewrite = render_rewrite(rewrite_ctx, self._refiner.template).text
             refiner_markers = MARKERS.get(self._refiner.template, ())
             self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)

@@ -7,9 +7,11 @@ Why the last: the measurement waits for a quiet machine, and a machine busy from
 never gives one, so the code model's rewrite ran on the prior estimate, about twice its
 real reading rate on two cores: prompts sized for 2 s of reading took 4, a warm-up's batch
 took longer than the user read, and a key threw all of it away. A busy machine halves the
-rate a quiet one measured, too. The rate in use moves only when the reads' smoothed rate
-leaves a band around it (`LIVE_BAND`): the rewrite's prompt is sized from it, and a prompt
-whose shape changed between the warm-up and the rest reads its whole window again.
+rate a quiet one measured, too. The batches and the rest's allowance follow the reads'
+smoothed rate (`of`); the rewrite prompt's size follows it only when it leaves a band
+around the rate that sized it (`shape_of`, `SHAPE_BAND`): a prompt whose shape changed
+between the warm-up and the rest reads its whole window again, and on a loaded machine the
+reads' rate wobbles between 16 and 33 tokens/s from one read to the next.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ MEASURE_TRIES = 30
 # Reads of at least this many tokens tell the prompt rate (fewer are mostly the pass).
 LIVE_MIN_TOKENS = 16
 LIVE_SMOOTHING = 0.3  # weight of the newest read in the smoothed rate
-# The rate in use follows the smoothed one only when this far from it, either way.
-LIVE_BAND = 1.25
+# The rate that sizes the rewrite's prompt follows the smoothed one only when this far from
+# it, either way (a 1.25x band moved it every 20-60 s on a loaded machine).
+SHAPE_BAND = 1.5
 
 
 class RatesKeeper:
@@ -59,20 +62,30 @@ class RatesKeeper:
         self.rates: dict[str, ModelRates] = {}
         self._measures: set[asyncio.Task[None]] = set()
         self._smoothed: dict[str, float] = {}  # prompt tokens/s of arithmetic, from reads
-        self._live: dict[str, float] = {}  # the rate in use, once the reads moved it
+        self._shape: dict[str, float] = {}  # the rate that sizes the rewrite's prompt, once moved
+
+    def _base(self, model: str) -> ModelRates:
+        return self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
 
     def of(self, model: str) -> ModelRates:
         """`model`'s measured (else estimated) rates, with the prompt rate its reads show
-        when they moved it (`observe_read`)."""
-        rates = self.rates.get(model) or prior_rates(1_000_000_000, self._settings.threads()[1])
-        live = self._live.get(model)
-        return rates if live is None else replace(rates, compute_tps=live)
+        (`observe_read`): what batches and the rest's allowance are sized from."""
+        rates = self._base(model)
+        seen = self._smoothed.get(model)
+        return rates if seen is None else replace(rates, compute_tps=seen)
+
+    def shape_of(self, model: str) -> ModelRates:
+        """The rates the rewrite's prompt is sized from (`rewrite_prompt.shaped`): those of
+        `of`, moved only out of `SHAPE_BAND` (see the module docstring)."""
+        rates = self._base(model)
+        shape = self._shape.get(model)
+        return rates if shape is None else replace(rates, compute_tps=shape)
 
     def observe_read(self, model: str, tokens: int, seconds: float, batch: int) -> None:
         """`model` read `tokens` prompt tokens in decode calls of `batch` in `seconds` (a
         rewrite to its first token, or a whole warm-up read): its arithmetic rate, the passes
-        over the weights taken out, smoothed; the rate in use follows when it leaves the
-        band (see the module docstring). Call on the event loop."""
+        over the weights taken out, smoothed (`of`); the prompt's size follows out of the
+        band (`shape_of`). Call on the event loop."""
         if tokens < LIVE_MIN_TOKENS or seconds <= 0:
             return
         current = self.of(model)
@@ -83,19 +96,19 @@ class RatesKeeper:
         before = self._smoothed.get(model)
         smoothed = seen if before is None else (1 - LIVE_SMOOTHING) * before + LIVE_SMOOTHING * seen
         self._smoothed[model] = smoothed
-        in_use = current.compute_tps
-        if smoothed > in_use * LIVE_BAND or smoothed < in_use / LIVE_BAND:
-            self._live[model] = smoothed
+        shape = self.shape_of(model).compute_tps
+        if smoothed > shape * SHAPE_BAND or smoothed < shape / SHAPE_BAND:
+            self._shape[model] = smoothed
             log.info(
                 "local model %s: its reads show %.0f prompt tokens/s of arithmetic (was %.0f): "
-                "the rewrite's prompt, batches and allowance follow",
+                "the rewrite's prompt is sized to it",
                 model,
                 smoothed,
-                in_use,
+                shape,
             )
 
     def batch(self, model: str, budget_s: float) -> int:
-        """The prompt batch `model` reads within `budget_s` at its measured (else estimated) rates."""
+        """The prompt batch `model` reads within `budget_s` at its rates (`of`)."""
         return self.of(model).batch_for(budget_s)
 
     def note_loaded(self, name: str, path: Path, engine: Any) -> None:
@@ -141,7 +154,7 @@ class RatesKeeper:
             if rates is not None:
                 self.rates[name] = rates
                 self._smoothed.pop(name, None)  # a quiet measurement: the reads start afresh
-                self._live.pop(name, None)
+                self._shape.pop(name, None)
                 await asyncio.to_thread(self._cache.put, key, rates)
                 log.info(
                     "local model %s measured: reads %.0f prompt tokens/s, writes %.1f tokens/s",

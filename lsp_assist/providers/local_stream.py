@@ -112,7 +112,7 @@ class LocalStreamer:
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template, rates = refine.template, self._parts.rates
             if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
-                rewrite_ctx = shaped(request.context, rates.of(refine.name))
+                rewrite_ctx = shaped(request.context, rates.shape_of(refine.name))
                 prompt = render_rewrite(rewrite_ctx, template)
                 cut_prompt = render_rewrite(rest_cut(rewrite_ctx), template).text
                 prompt_batch = abortable_batch(rates, refine.name)

@@ -90,6 +90,13 @@ def _ignore(*_args: object) -> None:
     """The rates stand-in's `observe_read`: these tests read at no set speed."""
 
 
+def _rates() -> Any:
+    """A `RatesKeeper` stand-in: rates fast enough that the rewrite's prefix is never
+    shortened here, batches of BATCH."""
+    fast = lambda _name: FAST  # noqa: E731
+    return SimpleNamespace(batch=lambda _name, _budget: BATCH, of=fast, shape_of=fast, observe_read=_ignore)
+
+
 def _context(typed: str = "") -> PromptContext:
     head = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(12))
     return PromptContext(
@@ -157,7 +164,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Any:
             SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
             SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
             # Rates fast enough that the rewrite's prefix is never shortened here.
-            SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST, observe_read=_ignore),  # type: ignore[arg-type]
+            _rates(),
             CutPrompts(PromptBudget(budget_ms=0.0)),
         ),
     )
@@ -221,7 +228,7 @@ async def test_the_typing_models_whole_prompt_is_read_before_the_rewrites_warm_u
         worker,
         SimpleNamespace(engine=typing, template="none"),  # type: ignore[arg-type]
         SimpleNamespace(engine=refiner, template="qwen", name="coder"),  # type: ignore[arg-type]
-        SimpleNamespace(batch=lambda _name, _budget: BATCH, of=lambda _name: FAST, observe_read=_ignore),  # type: ignore[arg-type]
+        _rates(),
         CutPrompts(PromptBudget(fixed_tokens=40)),  # the jump budget: a cut of 40 new tokens
     )
     try:
