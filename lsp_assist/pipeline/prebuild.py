@@ -61,6 +61,10 @@ ROWS_PAUSE_S = 0.001  # between two slices
 # the rest), the fill waits this long and looks again: ~1 s of CPU for an 800-row file, on
 # two cores beside a model reading with both, would slow the rewrite the user rests for.
 ROWS_BUSY_RETRY_S = 0.25
+# Nor while the user edits: the fill waits for this long without an edit to any document
+# (in a long typing session over twelve files the fill's slices, run after every 0.5 s
+# pause, halved the requests the server answered in a time).
+ROWS_QUIET_S = 1.0
 
 
 class PromptPrebuilder:
@@ -75,6 +79,7 @@ class PromptPrebuilder:
     ) -> None:
         self.store = store
         self._models_busy = models_busy  # an embedded model is working (`ROWS_BUSY_RETRY_S`)
+        self._last_edit = 0.0  # `time.monotonic()` of the last change to any document
         self._prompts = prompts  # the current engine's builder (rebuilt on a config change)
         self.typing = typing
         self.delay_s = delay_s
@@ -93,6 +98,7 @@ class PromptPrebuilder:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (the CLI, in-process tools): nothing to overlap
             return
+        self._last_edit = time.monotonic()
         old = self._pending.pop(doc.uri, None)
         if old is not None:
             old.cancel()
@@ -182,7 +188,7 @@ class PromptPrebuilder:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        if self._models_busy():
+        if self._models_busy() or time.monotonic() - self._last_edit < ROWS_QUIET_S:
             self._rows[uri] = loop.call_later(ROWS_BUSY_RETRY_S, self._warm_rows, uri, version, row)
             return
         try:

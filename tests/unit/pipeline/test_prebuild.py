@@ -167,7 +167,7 @@ USER = "".join(
 
 
 async def _rows_done(pre: PromptPrebuilder, n: int) -> None:
-    for _ in range(200):
+    for _ in range(600):  # the fill starts once no edit came for ROWS_QUIET_S
         if pre.rows_warmed >= n:
             return
         await asyncio.sleep(0.01)
@@ -215,3 +215,23 @@ async def test_the_rows_fill_waits_while_an_embedded_model_works() -> None:
     assert pre.rows_warmed == 0 and len(context.other_files.scopes) <= 2  # the prebuilds' own
     busy[0] = False
     await _rows_done(pre, 2)
+
+
+async def test_the_rows_fill_waits_while_the_user_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edits to any document keep the fill off the loop until they stop for ROWS_QUIET_S."""
+    from lsp_assist.pipeline import prebuild
+
+    monkeypatch.setattr(prebuild, "ROWS_QUIET_S", 0.3)
+    store, context = DocumentStore(), CountingContext()
+    store.on_change.append(context.index_document)
+    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
+    pre = PromptPrebuilder(store, lambda: prompts)
+    store.on_change.append(pre.note_change)
+    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
+    store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    scratch = store.open("file:///p/scratch.py", "python", 1, "x = 1\n", "/p/scratch.py")
+    for k in range(8):  # an edit every 0.1 s elsewhere, for 0.8 s
+        await asyncio.sleep(0.1)
+        store.change(scratch.uri, 2 + k, [TextChange(Cursor(0, 5), Cursor(0, 5), "1")])
+    assert pre.rows_warmed == 0
+    await _rows_done(pre, 3)
