@@ -75,6 +75,9 @@ def test_a_fresh_position_reuses_the_scope_and_sends_what_an_uncached_build_send
     assert memo.outline_hits > len(todo) // 10
     assert len(memo.scopes) > 0 and memo.scopes.nbytes > 0 and memo.outlines.nbytes > 0
     assert engine.memory()["context.scopes"] == memo.scopes.nbytes
+    # The near-weighable names are kept per candidate list, shared by the scopes.
+    assert 0 < len(memo.scope_names) < len(memo.scopes) // 4
+    assert engine.memory()["context.scope_names"] == memo.scope_names.nbytes > 0
     fresh = [_prompt(_uncached(engine, doc, docs, c, budget)) for doc, c in todo]
     differ = [(doc.display_path, c) for (doc, c), a, b in zip(todo, cached, fresh, strict=True) if a != b]
     assert not differ
