@@ -1,7 +1,7 @@
-"""The cross-file step's memos per scope and per near names (`sources/other_files.py`): a
-request at a fresh position of an unchanged document reuses what an earlier one in the
-same scope gathered and ranked, and its prompt is what an uncached build gives there, bit
-for bit."""
+"""The cross-file step's memos per scope and per near names (`sources/other_files.py`) and
+the related lines' windows per document version (`sources/related.py`): a request at a
+fresh position of an unchanged document reuses what an earlier one in the same scope
+gathered and ranked, and its prompt is what an uncached build gives there, bit for bit."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def _uncached(
     engine: ContextEngine, doc: Document, docs: list[Document], cursor: Cursor, budget: int = BUDGET
 ) -> PromptContext:
     engine.other_files.clear()  # every cross-file memo: gathered and ranked from scratch
+    engine.assembler.sources.related.forget_version()  # the version's related windows too
     return _build(engine, doc, docs, cursor, budget)
 
 
