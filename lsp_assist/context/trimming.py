@@ -204,9 +204,14 @@ class LineSelection:
                     if (step > 0 and r >= stop) or (step < 0 and r <= stop):
                         break
                     continue
-            if r not in self.kept:
-                got = self.try_add((r,), limit - added)
-                if not got:
+            if r not in self.kept:  # `try_add((r,), limit - added)`, for one row
+                before = self.cost
+                self._add_row(r)
+                got = self.cost - before
+                if self.cost > self.budget or got > limit - added:
+                    self._remove_row(r)
+                    break
+                if not got:  # kept, as `try_add` keeps it (a row that joins two runs)
                     break
                 added += got
             r += step

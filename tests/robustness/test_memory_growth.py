@@ -18,7 +18,7 @@ from benchmarks.soak import soak_spread
 from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
-from lsp_assist.context.sources.other_files import OUTLINES_BYTES, SCOPES_BYTES
+from lsp_assist.context.sources.other_files import OUTLINES_BYTES, SCOPE_NAMES_BYTES, SCOPES_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
 from lsp_assist.governance.redaction import SNIPPET_MEMO_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
@@ -42,6 +42,7 @@ BOUNDS = {
     "context.import_rows": LINE_MEMO_BYTES,
     "context.row_names": ROW_TABLES_BYTES,
     "context.scopes": SCOPES_BYTES,
+    "context.scope_names": SCOPE_NAMES_BYTES,
     "context.outlines": OUTLINES_BYTES,
     "typing": TYPING_BYTES,
     "prompts": PROMPT_MEMO_BYTES,

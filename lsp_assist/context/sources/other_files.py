@@ -9,12 +9,15 @@ and the result is cached while its inputs hold.
 
 A request at a fresh position of an unchanged document mostly asks what an earlier one in
 the same scope asked: the candidate files depend on the enclosing function's names, not
-on the rows near the cursor, so they are kept per scope (`Scope`, in `scopes`), with the names and
-words of their outlines that the rows near the cursor can change the ranking by. The
+on the rows near the cursor, so they are kept per scope (`Scope`, in `scopes`). The names
+and words of their outlines that the rows near the cursor can change the ranking by depend on
+the candidate list alone: they are kept once per list (`scope_names`), not per scope (a
+file's hundreds of scopes share a few dozen lists). The
 ranked outline text is kept per scope and per the near names it reads
-(`near & scope.names`): two positions whose near rows differ only in names no candidate
+(`near & names`): two positions whose near rows differ only in names no candidate
 outline has get the same text, bit for bit, at no cost. Both memos are bounded in bytes
-(`SCOPES_BYTES`, `OUTLINES_BYTES`) and listed in the server's memory report.
+(`SCOPES_BYTES`, `SCOPE_NAMES_BYTES`, `OUTLINES_BYTES`) and listed in the server's memory
+report.
 """
 
 from __future__ import annotations
@@ -66,8 +69,13 @@ NEAR_REACH_ABOVE = 12  # rows around the cursor whose classes' members rank firs
 NEAR_REACH_BELOW = 4
 RECENT_FILES = 6  # recently edited files offered as candidates
 BUDGET_STEP = 128  # file and function sizes are read in steps of this (a stable cache key)
-SCOPES_BYTES = 2 << 20  # candidates per scope (~1-3 KB each: ~1,000 scopes)
-OUTLINES_BYTES = 4 << 20  # ranked outline text per scope and near names (~2-4 KB each)
+# Every row of a file is a scope once the background fill has run (module-level rows each
+# their own): stdlib files of 500-1,400 rows need 1.0-3.2 MB of scopes (~3.1 KB each),
+# 0.5-1.4 MB of names (12-34 candidate lists) and 1.0-3.5 MB of outlines; the bounds hold
+# two such files.
+SCOPES_BYTES = 8 << 20  # candidates per scope
+SCOPE_NAMES_BYTES = 4 << 20  # the near-weighable names per candidate list (~40 KB each)
+OUTLINES_BYTES = 8 << 20  # ranked outline text per scope and near names (~3.4 KB each)
 
 
 def cross_file_budget(budget: int, file_chars: int, enclosing_chars: int) -> int:
@@ -121,25 +129,44 @@ class _Inputs:
 
 @dataclass(frozen=True)
 class Scope:
-    """The candidate files for one scope's names, and what of their outlines the rows near
-    the cursor can weigh: the names `Relevance.near` is compared with (containers, declaration
-    groups, the names typed entries give types and those types) and the entries' tail words
-    (`Relevance.near_words`). Near names outside these change nothing `assemble` computes."""
+    """The candidate files for one scope's names; `names_key` finds what of their outlines
+    the rows near the cursor can weigh (`ScopeNames`, shared by every scope with the same
+    candidate list)."""
 
     candidates: tuple[Candidate, ...]
-    names: frozenset[str]
-    words: frozenset[str]
+    names_key: tuple[object, ...]  # the index generation and the ranked candidates' paths
     mentioned: frozenset[str]  # held, not counted: the key has its id, so it is not reused
 
 
+@dataclass(frozen=True)
+class ScopeNames:
+    """What of a candidate list's outlines the rows near the cursor can weigh: the names
+    `Relevance.near` is compared with (containers, declaration groups, the names typed
+    entries give types and those types) and the entries' tail words
+    (`Relevance.near_words`). Near names outside these change nothing `assemble` computes."""
+
+    names: frozenset[str]
+    words: frozenset[str]
+
+
 def _scope_bytes(key: tuple[object, ...], scope: Scope) -> int:
+    # The names (sorted tuples: a fifth of a set's table) are the lexicon's strings, one
+    # object per identifier of the file, shared by every scope's key: their containers count.
     used, defined, imports = key[4], key[5], key[6]
-    assert isinstance(used, frozenset) and isinstance(defined, frozenset)
-    n = set_bytes(used) + set_bytes(defined) + sys.getsizeof(imports) + sys.getsizeof(key)
-    n += set_bytes(scope.names) + set_bytes(scope.words)
+    n = sys.getsizeof(used) + sys.getsizeof(defined) + sys.getsizeof(imports) + sys.getsizeof(key)
+    n += sys.getsizeof(scope.names_key)  # its paths are the candidates' (counted below)
     for c in scope.candidates:
         n += sys.getsizeof(c) + sys.getsizeof(c.path) + strings_bytes(c.reasons) + set_bytes(c.imported_names)
     return n
+
+
+def _scope_names_bytes(key: tuple[object, ...], value: ScopeNames) -> int:
+    return (
+        sys.getsizeof(key)
+        + strings_bytes(p for p in key if isinstance(p, str))
+        + set_bytes(value.names)
+        + set_bytes(value.words)
+    )
 
 
 @dataclass(frozen=True)
@@ -166,8 +193,8 @@ def _outlines_bytes(key: tuple[object, ...], value: _Outlines) -> int:
 
 def scope_names(
     candidates: Sequence[Candidate], outline_of: Callable[[str], FileOutline | None]
-) -> tuple[frozenset[str], frozenset[str]]:
-    """The names and words of the candidates' outlines that near names can weigh (`Scope`)."""
+) -> ScopeNames:
+    """The names and words of the candidates' outlines that near names can weigh."""
     names: set[str] = set()
     words: set[str] = set()
     for cand in candidates[:MAX_FILES]:
@@ -182,7 +209,7 @@ def scope_names(
             names |= types
         for e in outline.entries:
             words |= tail_words(e.name)
-    return frozenset(names), frozenset(words)
+    return ScopeNames(frozenset(names), frozenset(words))
 
 
 class OtherFiles:
@@ -205,6 +232,9 @@ class OtherFiles:
         self.last_gathered: Gathered | None = None  # for `lsp-assist context`
         # Per scope and per near names (see the module): bounded, dropped with the index.
         self.scopes: ByteLRU[tuple[object, ...], Scope] = ByteLRU(SCOPES_BYTES, _scope_bytes)
+        self.scope_names: ByteLRU[tuple[object, ...], ScopeNames] = ByteLRU(
+            SCOPE_NAMES_BYTES, _scope_names_bytes
+        )
         self.outlines: ByteLRU[tuple[object, ...], _Outlines] = ByteLRU(OUTLINES_BYTES, _outlines_bytes)
         self._memo_index: SymbolIndex | None = None  # the index the memos were filled from
         self.scope_hits = 0
@@ -214,10 +244,15 @@ class OtherFiles:
         """Drop every memo (the data boundary changed)."""
         self.cache = None
         self.scopes.clear()
+        self.scope_names.clear()
         self.outlines.clear()
 
     def memory(self) -> dict[str, int]:
-        return {"context.scopes": self.scopes.nbytes, "context.outlines": self.outlines.nbytes}
+        return {
+            "context.scopes": self.scopes.nbytes,
+            "context.scope_names": self.scope_names.nbytes,
+            "context.outlines": self.outlines.nbytes,
+        }
 
     def wanted(self, doc: Document, others: list[Document]) -> bool:
         return bool(others) or self.files.symbols.file_count() > 0 or self.editor_definitions.has(doc.uri)
@@ -299,9 +334,11 @@ class OtherFiles:
         doc, symbols = req.doc, self.files.symbols
         if symbols is not self._memo_index:  # another index: its ids and generations start over
             self.scopes.clear()
+            self.scope_names.clear()
             self.outlines.clear()
             self._memo_index = symbols
         scope_key, scope = self._scope(req, inputs)
+        near_names = self._names_of(scope)
         families = self.names.families(doc, inputs.mentioned)
         near_words = words_of(inputs.near_rows) if tuning_for(req.lang).near_words else frozenset()
         budget = inputs.budget
@@ -315,7 +352,7 @@ class OtherFiles:
         current = symbols.outline(doc.display_path)  # its fields' types (`used_types`)
         # What `assemble` reads of the near names is their part in the scope's outlines.
         key = (
-            scope_key, inputs.near_rows & scope.names, near_words & scope.words, budget,
+            scope_key, inputs.near_rows & near_names.names, near_words & near_names.words, budget,
             id(current), id(families), req.lang,
         )  # fmt: skip
         hit = self.outlines.get(key) if scope_key is not None else None
@@ -346,7 +383,8 @@ class OtherFiles:
         head_lines = self._head(doc, req.row) if imports is None else ()
         refs: tuple[ImportRef, ...] | tuple[str, ...] = imports if imports is not None else head_lines
         key: tuple[object, ...] = (
-            doc.uri, doc.display_path, req.lang, symbols.generation, frozenset(inputs.used), defined_here,
+            doc.uri, doc.display_path, req.lang, symbols.generation, tuple(sorted(inputs.used)),
+            tuple(sorted(defined_here)),
             refs, tuple(inputs.open_paths), tuple(inputs.recent), id(inputs.mentioned),
         )  # fmt: skip
         hit = self.scopes.get(key)
@@ -368,12 +406,21 @@ class OtherFiles:
                 mentioned=inputs.mentioned,
             )
         )
-        names, words = scope_names(cands, symbols.outline)
-        scope = Scope(tuple(cands), names, words, inputs.mentioned)
+        names_key = (symbols.generation, *(c.path for c in cands[:MAX_FILES]))
+        scope = Scope(tuple(cands), names_key, inputs.mentioned)
         if time.perf_counter() > req.deadline:
             return None, scope  # cut by the deadline: not kept
         self.scopes.put(key, scope)
         return key, scope
+
+    def _names_of(self, scope: Scope) -> ScopeNames:
+        """The scope's near-weighable names, shared with every scope of the same candidates
+        (computed again if the memo let them go: the same sets, from the same outlines)."""
+        got = self.scope_names.get(scope.names_key)
+        if got is None:
+            got = scope_names(scope.candidates, self.files.symbols.outline)
+            self.scope_names.put(scope.names_key, got)
+        return got
 
     def parts(self, snippets: list[Snippet], got: Gathered | None) -> list[Part]:
         """Each snippet as a part: which source sent it and why (its label), its file, its

@@ -13,7 +13,7 @@ from collections import Counter
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.parts import Placer
 from lsp_assist.documents.store import Document
-from lsp_assist.memory import ByteLRU, set_bytes
+from lsp_assist.memory import ENTRY_OVERHEAD, ByteLRU, set_bytes
 
 RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
@@ -21,6 +21,7 @@ RELATED_WINDOW = 6
 RELATED_STEP = 3
 RELATED_BEST = 8  # windows tried, best first
 WINDOWS_BYTES = 3 << 20  # ~3,000 related windows' names (~130 per request)
+VERSION_BYTES = 1 << 20  # one version's windows by row (the sets' tables; ~1,000 windows)
 
 
 def _window_bytes(rows: tuple[frozenset[str], ...], names: frozenset[str]) -> int:
@@ -38,6 +39,17 @@ class RelatedLines:
         self.windows: ByteLRU[tuple[frozenset[str], ...], frozenset[str]] = ByteLRU(
             WINDOWS_BYTES, _window_bytes
         )
+        # One document version's windows by (start, end) row: a request at a fresh position
+        # of an unchanged document finds most of its ~130 windows here without building
+        # their rows' key. The sets are the `windows` memo's; one version only (the last
+        # asked), started over past `VERSION_BYTES` (their tables: the names are the lexicon's).
+        self._version: tuple[str, str] | None = None  # its uri and text (the object: as the lexicon)
+        self._at: dict[tuple[int, int], frozenset[str]] = {}
+        self._at_bytes = 0
+
+    def forget_version(self) -> None:
+        """Drop the last version's windows (they are read again from the rows' memo)."""
+        self._version, self._at, self._at_bytes = None, {}, 0
 
     def place(self, place: Placer, doc: Document, near: Counter[str], limit: int) -> int:
         """Best windows (by Jaccard with the names near the cursor) outside the local window."""
@@ -62,18 +74,33 @@ class RelatedLines:
         """Window starts sharing a name with `query`, best first (ties: nearest the cursor)."""
         lo, hi = reach
         row = place.cursor_row
-        per = self.lexicon.rows(doc, lo, hi)
+        version = self._version
+        if version is None or version[0] != doc.uri or version[1] is not doc.text:
+            self.forget_version()
+            self._version = (doc.uri, doc.text)
+        at = self._at
+        per: list[frozenset[str]] | None = None
         scored: list[tuple[float, int]] = []
         windows = self.windows
         kept = place.kept
         for start in range(lo, hi, RELATED_STEP):
-            if start <= row < start + RELATED_WINDOW or any(r in kept for r in (start, start + 4)):
+            if start <= row < start + RELATED_WINDOW or start in kept or start + 4 in kept:
                 continue
-            rows_ids = tuple(per[start - lo : start - lo + RELATED_WINDOW])
-            ids = windows.get(rows_ids)
+            span = (start, min(hi, start + RELATED_WINDOW))
+            ids = at.get(span)
             if ids is None:
-                ids = frozenset().union(*rows_ids)
-                windows.put(rows_ids, ids)
+                if per is None:
+                    per = self.lexicon.rows(doc, lo, hi)
+                rows_ids = tuple(per[start - lo : start - lo + RELATED_WINDOW])
+                ids = windows.get(rows_ids)
+                if ids is None:
+                    ids = frozenset().union(*rows_ids)
+                    windows.put(rows_ids, ids)
+                self._at_bytes += sys.getsizeof(ids) + ENTRY_OVERHEAD
+                if self._at_bytes > VERSION_BYTES:
+                    at.clear()
+                    self._at_bytes = 0
+                at[span] = ids
             inter = len(ids & query)
             if inter:
                 scored.append((inter / (len(ids) + len(query) - inter), start))

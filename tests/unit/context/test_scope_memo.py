@@ -1,7 +1,7 @@
-"""The cross-file step's memos per scope and per near names (`sources/other_files.py`): a
-request at a fresh position of an unchanged document reuses what an earlier one in the
-same scope gathered and ranked, and its prompt is what an uncached build gives there, bit
-for bit."""
+"""The cross-file step's memos per scope and per near names (`sources/other_files.py`) and
+the related lines' windows per document version (`sources/related.py`): a request at a
+fresh position of an unchanged document reuses what an earlier one in the same scope
+gathered and ranked, and its prompt is what an uncached build gives there, bit for bit."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def _uncached(
     engine: ContextEngine, doc: Document, docs: list[Document], cursor: Cursor, budget: int = BUDGET
 ) -> PromptContext:
     engine.other_files.clear()  # every cross-file memo: gathered and ranked from scratch
+    engine.assembler.sources.related.forget_version()  # the version's related windows too
     return _build(engine, doc, docs, cursor, budget)
 
 
@@ -75,6 +76,9 @@ def test_a_fresh_position_reuses_the_scope_and_sends_what_an_uncached_build_send
     assert memo.outline_hits > len(todo) // 10
     assert len(memo.scopes) > 0 and memo.scopes.nbytes > 0 and memo.outlines.nbytes > 0
     assert engine.memory()["context.scopes"] == memo.scopes.nbytes
+    # The near-weighable names are kept per candidate list, shared by the scopes.
+    assert 0 < len(memo.scope_names) < len(memo.scopes) // 4
+    assert engine.memory()["context.scope_names"] == memo.scope_names.nbytes > 0
     fresh = [_prompt(_uncached(engine, doc, docs, c, budget)) for doc, c in todo]
     differ = [(doc.display_path, c) for (doc, c), a, b in zip(todo, cached, fresh, strict=True) if a != b]
     assert not differ
