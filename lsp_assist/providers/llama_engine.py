@@ -424,10 +424,8 @@ class LlamaEngine:
         # The hint's tokens not yet written, while what was written is its start.
         follow = job.hint[1:] if greedy and job.hint and job.hint[0] == pending else []
         while give(pending):
-            if follow:
-                draft = follow[:HINT_BATCH]
-            else:
-                draft = lookup_draft([*self._tokens, pending], job.draft_tokens) if speculate else []
+            ahead = follow[:HINT_BATCH]
+            draft = ahead or (lookup_draft([*self._tokens, pending], job.draft_tokens) if speculate else [])
             draft = draft[: max(0, job.max_tokens - st.generated_tokens - 1)]
             base = len(self._tokens)
             self._decode([pending, *draft], logits_from=0)
@@ -451,9 +449,7 @@ class LlamaEngine:
             self._truncate(base + 1 + accepted)
             if not alive:
                 break
-            if follow:  # the model kept to the hint up to here: it goes on with `nxt`, or leaves it
-                rest = follow[accepted:] if accepted == len(draft) else []
-                follow = rest[1:] if rest and rest[0] == nxt else []
+            follow = _still_ahead(follow, len(draft), accepted, nxt)
             pending = nxt
         tail = stopper.flush() + decoder.decode(b"", final=True)
         if tail and st.stop_reason not in ("stop", "consumer", "cancel"):
@@ -496,6 +492,13 @@ class AbortWatch:
         finally:
             self._cancel = None
             self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
+
+
+def _still_ahead(follow: list[int], drafted: int, accepted: int, chosen: int) -> list[int]:
+    """The hint's tokens still ahead (`Job.hint`) once `accepted` of the `drafted` ones were
+    kept and `chosen` came next: none once the model left the hint."""
+    rest = follow[accepted:] if follow and accepted == drafted else []
+    return rest[1:] if rest and rest[0] == chosen else []
 
 
 def _giver(
