@@ -58,7 +58,9 @@ def test_parse_team_policy_pins_and_stricter_limits() -> None:
 
 
 async def test_quota_is_exact_under_concurrency_from_several_clients(redis_server: RedisServer) -> None:
-    stores = [RedisStore(redis_server.url, namespace="t1") for _ in range(3)]
+    # Exactness, not speed: 40 admits at once over three fresh connections outlasted the
+    # request path's 0.25 s socket timeout on a loaded CI machine.
+    stores = [RedisStore(redis_server.url, namespace="t1", timeout_s=5.0) for _ in range(3)]
     q = [QuotaCheck("feature:completion", 7, None)]
     try:
         results = await asyncio.gather(*(stores[i % 3].admit(q, [], []) for i in range(40)))
