@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -166,6 +167,19 @@ USER = "".join(
 )
 
 
+def _rows_setup(**kw: Any) -> tuple[DocumentStore, CountingContext, PromptBuilder, PromptPrebuilder]:
+    """A store, its context engine and prompt builder, and a prebuilder (`kw` its options)
+    hooked to the store's changes; the ledger library and its user opened."""
+    store, context = DocumentStore(), CountingContext()
+    store.on_change.append(context.index_document)
+    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
+    pre = PromptPrebuilder(store, lambda: prompts, **kw)
+    store.on_change.append(pre.note_change)
+    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
+    store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    return store, context, prompts, pre
+
+
 async def _rows_done(pre: PromptPrebuilder, n: int) -> None:
     for _ in range(600):  # the fill starts once no edit came for ROWS_QUIET_S
         if pre.rows_warmed >= n:
@@ -178,13 +192,9 @@ async def test_an_opened_document_has_its_rows_cross_file_memos_filled_and_an_ed
     """After didOpen, every row's cross-file step (`ContextEngine.warm_rows`) is done in
     slices while idle: a request at any fresh position then only looks it up. An edit stops
     it; its pause starts it again for the new version."""
-    store, context = DocumentStore(), CountingContext()
-    store.on_change.append(context.index_document)
-    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
-    pre = PromptPrebuilder(store, lambda: prompts)
-    store.on_change.append(pre.note_change)
-    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
-    doc = store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    store, context, prompts, pre = _rows_setup()
+    doc = store.get("file:///p/user.py")
+    assert doc is not None
     await _rows_done(pre, 2)
     memo = context.other_files
     assert len(memo.scopes) >= 8 and len(memo.outlines) >= 8  # a scope per function at least
@@ -203,14 +213,8 @@ async def test_an_opened_document_has_its_rows_cross_file_memos_filled_and_an_ed
 async def test_the_rows_fill_waits_while_an_embedded_model_works() -> None:
     """~1 s of CPU for an 800-row file would slow a model reading on both cores (the
     rewrite the user rests for): the fill waits until no embedded model works."""
-    store, context = DocumentStore(), CountingContext()
-    store.on_change.append(context.index_document)
-    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
     busy = [True]
-    pre = PromptPrebuilder(store, lambda: prompts, models_busy=lambda: busy[0])
-    store.on_change.append(pre.note_change)
-    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
-    store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    _, context, _, pre = _rows_setup(models_busy=lambda: busy[0])
     await asyncio.sleep(0.6)  # past the open's warm-up and a retry or two
     assert pre.rows_warmed == 0 and len(context.other_files.scopes) <= 2  # the prebuilds' own
     busy[0] = False
@@ -222,13 +226,7 @@ async def test_the_rows_fill_waits_while_the_user_edits(monkeypatch: pytest.Monk
     from lsp_assist.pipeline import prebuild
 
     monkeypatch.setattr(prebuild, "ROWS_QUIET_S", 0.3)
-    store, context = DocumentStore(), CountingContext()
-    store.on_change.append(context.index_document)
-    prompts = PromptBuilder(Config(), store, context, NoGovernance(), {})  # type: ignore[arg-type]
-    pre = PromptPrebuilder(store, lambda: prompts)
-    store.on_change.append(pre.note_change)
-    store.open("file:///p/books.py", "python", 1, LIB, "/p/books.py")
-    store.open("file:///p/user.py", "python", 1, USER, "/p/user.py")
+    store, _, _, pre = _rows_setup()
     scratch = store.open("file:///p/scratch.py", "python", 1, "x = 1\n", "/p/scratch.py")
     for k in range(8):  # an edit every 0.1 s elsewhere, for 0.8 s
         await asyncio.sleep(0.1)

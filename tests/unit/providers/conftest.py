@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,12 +15,27 @@ _ROOT = str(Path(__file__).resolve().parents[3])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from lsp_assist.config.schema import TierConfig  # noqa: E402
+from lsp_assist.config.schema import LocalConfig, TierConfig  # noqa: E402
 from lsp_assist.domain import ModelRequest, PromptContext  # noqa: E402
+from lsp_assist.errors import Unavailable  # noqa: E402
 from lsp_assist.providers.http import ClientPool  # noqa: E402
+from lsp_assist.providers.local import LocalProvider  # noqa: E402
+from lsp_assist.providers.models import resolve_model  # noqa: E402
 from tests.fakes.fake_model_server import FakeModelServer  # noqa: E402
 
 SECRET_KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+async def loaded_gemma(tmp_path: Path, local: LocalConfig) -> LocalProvider:
+    """The embedded Gemma as a `LocalProvider` with `local`, loaded; the test is skipped
+    where the model cannot be had. The real-model tests' common start."""
+    try:
+        resolve_model("gemma3-270m", tmp_path)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), local, tmp_path)
+    await asyncio.wait_for(p.ready(), 120)
+    return p
 
 
 @pytest.fixture

@@ -6,19 +6,17 @@ order than one token a pass, so a later near-tie may fall the other way.)"""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 from pathlib import Path
 
 import pytest
 
-from lsp_assist.config.schema import LocalConfig, TierConfig
+from lsp_assist.config.schema import LocalConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext
-from lsp_assist.errors import Unavailable
 from lsp_assist.providers.local import LocalProvider
-from lsp_assist.providers.models import resolve_model
 from lsp_assist.providers.prompt_budget import PromptBudget
+from tests.unit.providers.conftest import loaded_gemma
 
 pytestmark = [
     pytest.mark.model,
@@ -41,13 +39,8 @@ def fahrenheit_to_celsius(fahrenheit: float) -> float:
 
 @pytest.fixture
 async def provider(tmp_path: Path) -> LocalProvider:
-    try:
-        resolve_model("gemma3-270m", tmp_path)
-    except Unavailable as exc:
-        pytest.skip(str(exc))
     local = LocalConfig(refine_model="", constrain_members=False)
-    p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), local, tmp_path)
-    await asyncio.wait_for(p.ready(), 120)
+    p = await loaded_gemma(tmp_path, local)
     p.budget = PromptBudget(budget_ms=0)  # the whole prompt, every time
     yield p  # type: ignore[misc]
     await p.aclose()

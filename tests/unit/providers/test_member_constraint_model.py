@@ -4,7 +4,6 @@ are exactly those of free decoding."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import re
 from dataclasses import replace
@@ -12,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from lsp_assist.config.schema import LocalConfig, TierConfig
+from lsp_assist.config.schema import LocalConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.domain import Cursor, ModelRequest, PromptContext
-from lsp_assist.errors import Unavailable
 from lsp_assist.providers.local import LocalProvider
-from lsp_assist.providers.models import resolve_model
 from lsp_assist.providers.prompt_budget import PromptBudget
+from tests.unit.providers.conftest import loaded_gemma
 
 pytestmark = [
     pytest.mark.model,
@@ -57,13 +55,8 @@ CIRCLE = {"center", "radius", "area", "contains"}
 
 @pytest.fixture
 async def provider(tmp_path: Path) -> LocalProvider:
-    try:
-        resolve_model("gemma3-270m", tmp_path)
-    except Unavailable as exc:
-        pytest.skip(str(exc))
-    local = LocalConfig(refine_model="")  # the constraint is the main model's: no refine model
-    p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), local, tmp_path)
-    await asyncio.wait_for(p.ready(), 120)
+    # The constraint is the main model's: no refine model.
+    p = await loaded_gemma(tmp_path, LocalConfig(refine_model=""))
     assert await p.members_ready()  # the vocabulary is indexed after the load
     yield p  # type: ignore[misc]
     await p.aclose()
