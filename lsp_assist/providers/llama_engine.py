@@ -13,7 +13,8 @@ llama.cpp context is not thread-safe). ctypes releases the GIL during each llama
 so the asyncio loop keeps running while a batch is decoded. `Job.cancel` is checked
 between prompt batches and between generated tokens: a superseded request stops within
 one token (~20 ms). A background read (`prefill(abortable=True)`) is also stopped midway
-through a batch, through llama.cpp's abort callback; the batches before it stay read.
+through a batch, through llama.cpp's abort callback (`llama_abort.py`: read in C, not under
+the GIL); the batches before it stay read.
 
 Decoding is greedy below `GREEDY_BELOW` (deterministic answers keep the suggestion cache,
 prefetch and typing-through consistent); above it, top-k sampling with temperature.
@@ -39,6 +40,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from lsp_assist.providers.llama_abort import AbortWatch, CancelFlag
 
 GREEDY_BELOW = 0.2
 PROMPT_BATCH = 128  # tokens per decode call while reading a prompt: the cancel check's granularity
@@ -100,7 +103,7 @@ class Job:
     abortable: bool = False
     # Tokens the answer is expected to start with (`hint`, module docstring); greedy only.
     hint: list[int] = field(default_factory=list)
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: threading.Event = field(default_factory=CancelFlag)  # llama.cpp reads it in C
     stats: GenerationStats = field(default_factory=GenerationStats)
 
 
@@ -462,36 +465,6 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
-
-
-class AbortWatch:
-    """Lets a cancel Event stop a decode midway: while `watching(cancel)`, llama.cpp asks
-    between two nodes of its graph whether to stop (a Python call under the GIL per node:
-    only for background reads, never for a request's decodes)."""
-
-    def __init__(self, lib: Any, ctx: Any) -> None:
-        self._lib, self._ctx = lib, ctx
-        self._cancel: threading.Event | None = None
-        self._callback: Any = None  # kept alive as long as llama.cpp may call it
-
-    def aborting(self) -> bool:
-        cancel = self._cancel
-        return cancel is not None and cancel.is_set()
-
-    @contextlib.contextmanager
-    def watching(self, cancel: threading.Event | None) -> Iterator[None]:
-        if cancel is None:
-            yield
-            return
-        if self._callback is None:
-            self._callback = self._lib.ggml_abort_callback(lambda _data: self.aborting())
-        self._cancel = cancel
-        self._lib.llama_set_abort_callback(self._ctx, self._callback, None)
-        try:
-            yield
-        finally:
-            self._cancel = None
-            self._lib.llama_set_abort_callback(self._ctx, self._lib.ggml_abort_callback(), None)
 
 
 def _still_ahead(follow: list[int], drafted: int, accepted: int, chosen: int) -> list[int]:

@@ -18,7 +18,8 @@ import pytest
 from lsp_assist.context.templates import render_completion
 from lsp_assist.domain import PromptContext
 from lsp_assist.providers import local_prefill
-from lsp_assist.providers.llama_engine import AbortWatch, Job, LlamaEngine
+from lsp_assist.providers.llama_abort import AbortWatch
+from lsp_assist.providers.llama_engine import Job, LlamaEngine
 from lsp_assist.providers.local_prefill import BackgroundReads
 from lsp_assist.providers.local_shared import CutPrompts
 from lsp_assist.providers.local_worker import ModelWorker
