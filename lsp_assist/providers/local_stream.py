@@ -252,7 +252,8 @@ class LocalStreamer:
             run.loop.call_soon_threadsafe(parts.rates.observe_read, *seen)
         stats_log.debug(
             "local model: refine model: prompt %d tokens, evaluated %d in %.0f ms, "
-            "%d tokens generated in %.0f ms (the line on screen drafted %d, kept %d), end %s, cut from %d",
+            "%d tokens generated in %.0f ms (the line on screen drafted %d, kept %d), end %s, cut from %d, "
+            "threads %d/%d",
             st.prompt_tokens,
             st.evaluated_tokens,
             st.prompt_ms,
@@ -262,6 +263,8 @@ class LocalStreamer:
             st.accepted_tokens,
             st.stop_reason,
             len(tokens),
+            engine.threads,
+            engine.batch_threads,
         )
         return st
 

@@ -4,6 +4,10 @@ prompt, chosen per request from the cores idle right now."""
 from __future__ import annotations
 
 import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from lsp_assist.config.schema import LocalConfig
 
@@ -22,15 +26,79 @@ def default_threads(cpus: int | None = None) -> tuple[int, int]:
     return 1, max(1, min(4, n))
 
 
-def _busy_cores() -> float:
-    """Cores busy with other work right now: runnable tasks from /proc/loadavg (an instant
-    count, minus the thread asking), else the 1-minute load average (macOS)."""
+#: The shortest window `OtherLoad` averages over: at 100 ticks/s, 15 ticks per core.
+MIN_WINDOW_S = 0.15
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    at: float  # time.monotonic()
+    busy: int  # clock ticks all cores spent busy (steal included: another tenant had the core)
+    own: int  # clock ticks this process spent (all its threads)
+
+
+def _read_snapshot() -> _Snapshot | None:
+    """/proc/stat's busy ticks and this process's own, or None off Linux."""
     try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            running = int(fh.read().split()[3].split("/")[0])
-        return float(max(0, running - 1))
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            mine = fh.read().rsplit(")", 1)[1].split()
     except (OSError, ValueError, IndexError):
-        pass
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle, iowait
+    busy = sum(fields[:8]) - idle  # user nice system idle iowait irq softirq steal
+    return _Snapshot(time.monotonic(), busy, int(mine[11]) + int(mine[12]))  # utime, stime
+
+
+class OtherLoad:
+    """Cores that other processes keep busy, averaged since the last call at least
+    MIN_WINDOW_S ago: /proc/stat's busy time less this process's own.
+
+    An instant count of runnable tasks (/proc/loadavg) counted this server's own threads:
+    the event loop answering the request that starts a read, llama.cpp's threads still
+    spinning after the last batch. So on two cores a read almost always got one thread
+    (the code model's reads at the rest: 20 tokens/s where two threads read 47)."""
+
+    def __init__(self, read: Callable[[], _Snapshot | None] = _read_snapshot) -> None:
+        self._read = read
+        self._lock = threading.Lock()
+        self._since: _Snapshot | None = None
+        self._cores = 0.0
+        self._hz = _ticks_per_second()
+
+    def cores(self) -> float | None:
+        """Other work's cores over the last window; None where /proc/stat is not there."""
+        now = self._read()
+        if now is None:
+            return None
+        with self._lock:
+            since = self._since
+            if since is None:
+                self._since = now
+            elif now.at - since.at >= MIN_WINDOW_S:
+                others = (now.busy - since.busy) - (now.own - since.own)
+                self._cores = max(0.0, others / ((now.at - since.at) * self._hz))
+                self._since = now
+            return self._cores
+
+
+def _ticks_per_second() -> int:
+    try:
+        return int(os.sysconf("SC_CLK_TCK"))
+    except (ValueError, OSError, AttributeError):
+        return 100
+
+
+_OTHERS = OtherLoad()
+
+
+def _busy_cores() -> float:
+    """Cores busy with other work: `OtherLoad` on Linux; else the 1-minute load average
+    (macOS), which counts this process too."""
+    cores = _OTHERS.cores()
+    if cores is not None:
+        return cores
     try:
         return os.getloadavg()[0]
     except OSError:
@@ -38,8 +106,8 @@ def _busy_cores() -> float:
 
 
 def prompt_threads(most: int, cpus: int | None = None, busy: float | None = None) -> int:
-    """As many prompt threads as there are idle cores, from 1 to `most`: a spinning
-    llama.cpp thread on a busy core slows all the others down."""
+    """As many prompt threads as there are cores other work leaves idle, from 1 to `most`:
+    a spinning llama.cpp thread on a busy core slows all the others down."""
     n = cpus if cpus is not None else (os.cpu_count() or 2)
     load = _busy_cores() if busy is None else busy
     return max(1, min(most, int(n - load + 0.5)))
