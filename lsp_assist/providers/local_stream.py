@@ -5,9 +5,9 @@ worker thread (superseding the running one) and yields the text the thread sends
 through an asyncio queue. On the thread the typing model reads only what fits the jump
 budget (`fit_prompt`) and says so before the first token; the whole prompt is then read in
 the background for the next key. A rewrite (`request.refine`) and an escalation (`strong`)
-run on the refine model when it is loaded: an escalation reads its whole prompt, a rewrite
-a prompt sized to the model's measured reading rate and, at the rest, only as much of what
-its warm-up left as lets it be on screen soon (`rewrite_prompt.py`).
+run on the refine model when it is loaded, on the prompt its warm-up reads: sized to the
+model's measured reading rate (`rewrite_prompt.py`); at the rest a rewrite reads only as much
+of what the warm-up left as lets it be on screen soon, an escalation all of it.
 """
 
 from __future__ import annotations
@@ -39,10 +39,6 @@ from lsp_assist.providers.rewrite_prompt import (
 from lsp_assist.providers.rewrite_prompt import render as render_rewrite
 
 stats_log = logging.getLogger("lsp_assist.local_model")
-
-# An escalation on the stronger model reads in batches a key waits this long for at most
-# (the user asked and waits; larger batches waste fewer passes over the weights).
-STRONG_BATCH_BUDGET_S = 0.5
 
 Piece = str | StreamChunk | None
 
@@ -111,15 +107,16 @@ class LocalStreamer:
         cut_prompt = ""
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template, rates = refine.template, self._parts.rates
-            if request.refine:  # the prompt its warm-up read (`BackgroundReads.prefill`)
-                rewrite_ctx = shaped(request.context, rates.shape_of(refine.name))
-                prompt = render_rewrite(rewrite_ctx, template)
+            # The prompt its warm-up read (`BackgroundReads.prefill`), for an escalation too:
+            # the whole quality window (~430 tokens) was 10-20 s of reading on two cores,
+            # past the stream's timeout, where the warm-up's shape is what is cached.
+            rewrite_ctx = shaped(request.context, rates.shape_of(refine.name))
+            prompt = render_rewrite(rewrite_ctx, template)
+            if request.refine:
                 cut_prompt = render_rewrite(rest_cut(rewrite_ctx), template).text
-                prompt_batch = abortable_batch(rates, refine.name)
-            else:  # an escalation on the same model
-                whole = render_completion(request.context, template, "")
-                prompt = RewritePrompt(whole.prompt, stop=whole.stop)
-                prompt_batch = rates.batch(refine.name, STRONG_BATCH_BUDGET_S)
+            # The user asked and waits (an escalation) or rests (a rewrite): large batches,
+            # which a key stops midway (`prefill(abortable=True)`).
+            prompt_batch = abortable_batch(rates, refine.name)
         return StreamPlan(
             engine=refiner if refiner is not None else loader.engine,
             on_refiner=refiner is not None,
@@ -146,8 +143,8 @@ class LocalStreamer:
             # The trie is of the main model's vocabulary: the refine model decodes freely.
             constraint=self._constraint(request) if not plan.on_refiner else None,
             prompt_batch=plan.prompt_batch,
-            # The rewrite reads in large batches; a key stops one midway (`prefill`).
-            abortable=plan.on_refiner and request.refine,
+            # The rewrite and an escalation read in large batches; a key stops one midway.
+            abortable=plan.on_refiner,
         )
 
     async def stream(self, request: ModelRequest, strong: bool = False) -> AsyncGenerator[StreamChunk, None]:

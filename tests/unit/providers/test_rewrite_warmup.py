@@ -245,3 +245,28 @@ async def test_the_typing_models_whole_prompt_is_read_before_the_rewrites_warm_u
     finally:
         assert worker.executor is not None
         worker.executor.shutdown(wait=True)
+
+
+def test_an_escalation_on_the_rewrite_model_reads_what_its_warm_up_read() -> None:
+    """An escalation runs on the rewrite model with the prompt its warm-up reads: after a
+    warm-up at the place, only the prompt's last token is read (the whole quality window
+    was a cold read of 10-20 s on two cores)."""
+    from lsp_assist.domain import ModelRequest
+    from lsp_assist.providers.local_stream import LocalStreamer
+
+    engine, lib = _engine()
+    parts = SimpleNamespace(
+        loader=SimpleNamespace(path_name="gemma.gguf", template="none", engine=None),
+        refiner=SimpleNamespace(engine=engine, template="qwen", name="coder"),
+        rates=_rates(),
+    )
+    streamer = LocalStreamer(parts, lambda _r: None)  # type: ignore[arg-type]
+    ctx = _context("return f3(")
+    plan = streamer.plan(ModelRequest(ctx, max_tokens=64, temperature=0.0, feature="escalation"), strong=True)
+    assert plan.on_refiner and plan.engine is engine
+    assert plan.prompt == render(rewrite_context(ctx), "qwen").text
+    engine.prefill(engine.tokenize(plan.prompt), threading.Event(), batch=BATCH)  # the warm-up
+    warmed = lib.read
+    job = Job(tokens=engine.tokenize(plan.prompt), max_tokens=1, temperature=0.0, emit=lambda _t: True)
+    assert engine._read_prompt(job) is not None
+    assert job.stats.evaluated_tokens == 1 and lib.read == warmed + 1
