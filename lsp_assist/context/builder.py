@@ -206,10 +206,12 @@ class ContextEngine:
     def warm(self, doc: Document) -> None:
         """What a build at any position of this version reads first, read now (the prompt
         prebuilder, after didOpen or a whole replacement): each row's names and length
-        (`Lexicon.rows`, `Document.row_lengths`), for a file within `WARM_ROWS`."""
+        (`Lexicon.rows`, `Document.row_lengths`) and the related lines' windows
+        (`RelatedLines.warm`), for a file within `WARM_ROWS`."""
         if doc.line_count <= WARM_ROWS:
             doc.row_lengths()
             self.lexicon.rows(doc, 0, doc.line_count)
+            self.assembler.sources.related.warm(doc)
 
     def warm_rows(
         self, doc: Document, start: int, budget_chars: int, until: float, **options: Unpack[BuildOptions]

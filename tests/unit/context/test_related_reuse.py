@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from lsp_assist.context.builder import ContextEngine
+from lsp_assist.context.sources.related import WINDOWS_BYTES, _window_bytes
 from lsp_assist.documents.store import DocumentStore, TextChange
 from lsp_assist.domain import Cursor
+from lsp_assist.memory import ByteLRU
 
 BODY = "".join(
     f"def step_{i}(items, total):\n    value_{i} = items[{i}] * total\n    return value_{i} + offset\n\n"
@@ -29,3 +31,32 @@ def test_an_edit_rebuilds_only_the_windows_it_touches_and_the_prompt_is_the_same
     assert len(warm._windows) - windows_before <= 2  # only windows holding the edited row
     assert reused.prefix == fresh.prefix and reused.suffix == fresh.suffix
     assert reused.parts == fresh.parts
+
+
+def test_after_didopen_every_window_is_read_and_fresh_positions_build_as_uncached() -> None:
+    """`ContextEngine.warm` reads every window of the version: a request anywhere (its
+    reach cut at the file's ends or 200 rows away) looks none up in the rows' memo, and
+    each prompt is the one an engine with nothing cached builds."""
+    long_body = BODY * 3  # ~960 rows: reaches cut short of the file's end too
+    store = DocumentStore()
+    doc = store.open("file:///r.py", "python", 1, long_body + TEXT, "/r.py")
+    warm = ContextEngine()
+    warm.warm(doc)
+    related = warm.assembler.sources.related
+    assert len(related._at) == doc.line_count and None not in related._at
+    looked_up: list[object] = []
+
+    class Counting(ByteLRU[tuple[frozenset[str], ...], frozenset[str]]):
+        def get(self, key: tuple[frozenset[str], ...]) -> frozenset[str] | None:
+            looked_up.append(key)
+            return super().get(key)
+
+    related.windows = Counting(WINDOWS_BYTES, _window_bytes)  # what a request builds itself
+    for row in (1, 5, 150, 401, 500, 771, doc.line_count - 3):
+        cursor = Cursor(row, len(doc.line(row)))
+        got = warm.build(doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0)
+        fresh = ContextEngine().build(doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0)
+        assert got == fresh, row
+    # Only a reach cut 200 rows from the cursor (not at the file's end) builds its last
+    # one or two windows: at most 2 a request.
+    assert len(looked_up) <= 2 * 7
