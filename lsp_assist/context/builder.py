@@ -231,6 +231,7 @@ class ContextEngine:
         self.assembler.layout.forget(doc.uri)
         self.editor_definitions.forget(doc.uri)
         self.lexicon.forget(doc.uri)
+        self.assembler.sources.related.forget(doc.uri)
         self.other_files.head_imports.forget(doc.uri)
         self.files.forget(doc)
 
@@ -240,6 +241,7 @@ class ContextEngine:
             "context.idents": self.lexicon.memo.nbytes,
             "context.row_names": self.lexicon.tables_bytes,
             "context.windows": self._windows.nbytes,
+            "context.window_rows": self.assembler.sources.related.versions_bytes,
             "context.similar": self.ranker.nbytes,
             "context.layout": self.layout.nbytes,
             "context.names": name_memo_bytes(),

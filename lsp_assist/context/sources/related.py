@@ -8,12 +8,13 @@ request reuse their union from the last keystroke, and across versions).
 from __future__ import annotations
 
 import sys
-from collections import Counter
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
 
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.parts import Placer
 from lsp_assist.documents.store import Document
-from lsp_assist.memory import ENTRY_OVERHEAD, ByteLRU, set_bytes
+from lsp_assist.memory import ByteLRU, set_bytes
 
 RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
@@ -21,8 +22,22 @@ RELATED_WINDOW = 6
 RELATED_STEP = 3
 RELATED_BEST = 8  # windows tried, best first
 WINDOWS_BYTES = 3 << 20  # ~3,000 related windows' names (~130 per request)
-VERSION_BYTES = 1 << 20  # one version's windows by row (the sets' tables; ~1,000 windows)
-WARM_BYTES_PER_ROW = 900  # a window's set (10-20 names) and its slot: what a row's costs
+# The open documents' current versions' windows by start row (the sets, also the `windows`
+# memo's, and a slot per row: ~750 bytes a row), least recent document out first.
+VERSIONS_BYTES = 2 << 20
+VERSION_DOCS = 8
+WARM_BYTES = 1 << 20  # a file whose windows are more is not read whole after didOpen
+WARM_BYTES_PER_ROW = 800
+_SLOT = 8
+
+
+@dataclass
+class _Version:
+    """One document version's windows by start row (None: not read yet)."""
+
+    text: str  # the version's text (compared by identity: an edit makes a new one)
+    at: list[frozenset[str] | None]
+    nbytes: int
 
 
 def _window_bytes(rows: tuple[frozenset[str], ...], names: frozenset[str]) -> int:
@@ -40,27 +55,28 @@ class RelatedLines:
         self.windows: ByteLRU[tuple[frozenset[str], ...], frozenset[str]] = ByteLRU(
             WINDOWS_BYTES, _window_bytes
         )
-        # One document version's windows by start row (each the rows `start` to `start +
-        # RELATED_WINDOW`, cut at the file's end): a request at a fresh position of an
-        # unchanged document finds its ~130 windows here without building their rows' key.
-        # The sets are the `windows` memo's; one version only (the last asked), started over
-        # past `VERSION_BYTES` (their tables: the names are the lexicon's).
-        self._version: tuple[str, str] | None = None  # its uri and text (the object: as the lexicon)
-        self._at: list[frozenset[str] | None] = []
-        self._at_bytes = 0
+        # Each recent document's current version's windows by start row (each the rows
+        # `start` to `start + RELATED_WINDOW`, cut at the file's end): a request at a fresh
+        # position of an unchanged document finds its ~130 windows here without building
+        # their rows' key, also when requests alternate between documents. Bounded by
+        # `VERSIONS_BYTES` and `VERSION_DOCS`, least recent document out first.
+        self._versions: OrderedDict[str, _Version] = OrderedDict()
+        self.versions_bytes = 0
 
-    def forget_version(self) -> None:
-        """Drop the last version's windows (they are read again from the rows' memo)."""
-        self._version, self._at, self._at_bytes = None, [], 0
+    def forget(self, uri: str) -> None:
+        """Drop a document's windows by row (didClose; they are read again from the memo)."""
+        old = self._versions.pop(uri, None)
+        if old is not None:
+            self.versions_bytes -= old.nbytes
 
     def warm(self, doc: Document) -> None:
         """Every window of this version, read now (after didOpen: `ContextEngine.warm`), for
-        a file whose windows fit `VERSION_BYTES`; a longer one's are read by its requests."""
-        if doc.line_count * WARM_BYTES_PER_ROW > VERSION_BYTES:
+        a file whose windows fit `WARM_BYTES`; a longer one's are read by its requests."""
+        if doc.line_count * WARM_BYTES_PER_ROW > WARM_BYTES:
             return
-        self._version_of(doc)
+        v = self._version_of(doc)
         for first in range(RELATED_STEP):  # every start: a cursor's reach starts at any row
-            self._windows_at(doc, first, doc.line_count, RELATED_STEP, doc.line_count)
+            self._windows_at(v, doc, (first, doc.line_count, RELATED_STEP), doc.line_count)
 
     def place(self, place: Placer, doc: Document, near: Counter[str], limit: int) -> int:
         """Best windows (by Jaccard with the names near the cursor) outside the local window."""
@@ -85,9 +101,9 @@ class RelatedLines:
         """Window starts sharing a name with `query`, best first (ties: nearest the cursor)."""
         lo, hi = reach
         row = place.cursor_row
-        self._version_of(doc)
+        v = self._version_of(doc)
         # The windows of `lo`..`hi` by `RELATED_STEP`, each cut at `hi` (the reach's end).
-        wins = self._windows_at(doc, lo, hi, RELATED_STEP, hi)
+        wins = self._windows_at(v, doc, (lo, hi, RELATED_STEP), hi)
         inters = [len(ids & query) for ids in wins]
         scored: list[tuple[float, int]] = []
         kept = place.kept
@@ -102,19 +118,23 @@ class RelatedLines:
         scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
         return [start for _, start in scored]
 
-    def _version_of(self, doc: Document) -> None:
-        version = self._version
-        if version is None or version[0] != doc.uri or version[1] is not doc.text:
-            self.forget_version()
-            self._version = (doc.uri, doc.text)
-            self._at = [None] * doc.line_count
-            self._at_bytes = 8 * doc.line_count
+    def _version_of(self, doc: Document) -> _Version:
+        v = self._versions.get(doc.uri)
+        if v is None or v.text is not doc.text:
+            self.forget(doc.uri)
+            v = _Version(doc.text, [None] * doc.line_count, _SLOT * doc.line_count)
+            self._versions[doc.uri] = v
+            self.versions_bytes += v.nbytes
+        self._versions.move_to_end(doc.uri)
+        return v
 
-    def _windows_at(self, doc: Document, lo: int, hi: int, step: int, end: int) -> list[frozenset[str]]:
-        """The names of the windows starting at `lo`..`hi` by `step`, each cut at `end` (the
+    def _windows_at(
+        self, v: _Version, doc: Document, starts: tuple[int, int, int], end: int
+    ) -> list[frozenset[str]]:
+        """The names of the windows at `starts` (`lo`, `hi`, `step`), each cut at `end` (the
         version's table where a window is not cut short of the file's end)."""
-        at = self._at
-        wins = at[lo:hi:step]
+        lo, hi, step = starts
+        wins = v.at[lo:hi:step]
         whole = hi if end >= doc.line_count else max(lo, end - RELATED_WINDOW + 1)
         if None not in wins and whole >= hi:
             return wins  # type: ignore[return-value]  # every window was read
@@ -130,13 +150,21 @@ class RelatedLines:
                     self.windows.put(rows_ids, got)
                 ids = got
                 if start < whole:
-                    self._keep(start, ids)
+                    self._keep(v, start, ids)
             out.append(ids)
         return out
 
-    def _keep(self, start: int, ids: frozenset[str]) -> None:
-        self._at_bytes += sys.getsizeof(ids) + ENTRY_OVERHEAD
-        if self._at_bytes > VERSION_BYTES:
-            self._at = [None] * len(self._at)
-            self._at_bytes = 8 * len(self._at)
-        self._at[start] = ids
+    def _keep(self, v: _Version, start: int, ids: frozenset[str]) -> None:
+        add = sys.getsizeof(ids)
+        v.at[start] = ids
+        v.nbytes += add
+        self.versions_bytes += add
+        versions = self._versions
+        while self.versions_bytes > VERSIONS_BYTES or len(versions) > VERSION_DOCS:
+            oldest = next(iter(versions))
+            if versions[oldest] is v:  # the current one alone is over: started over
+                self.versions_bytes -= v.nbytes - _SLOT * len(v.at)
+                v.at[:] = [None] * len(v.at)
+                v.nbytes = _SLOT * len(v.at)
+                break
+            self.forget(oldest)

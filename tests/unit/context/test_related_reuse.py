@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lsp_assist.context.builder import ContextEngine
-from lsp_assist.context.sources.related import WINDOWS_BYTES, _window_bytes
+from lsp_assist.context.sources.related import VERSIONS_BYTES, WINDOWS_BYTES, _window_bytes
 from lsp_assist.documents.store import DocumentStore, TextChange
 from lsp_assist.domain import Cursor
 from lsp_assist.memory import ByteLRU
@@ -43,7 +45,8 @@ def test_after_didopen_every_window_is_read_and_fresh_positions_build_as_uncache
     warm = ContextEngine()
     warm.warm(doc)
     related = warm.assembler.sources.related
-    assert len(related._at) == doc.line_count and None not in related._at
+    at = related._versions[doc.uri].at
+    assert len(at) == doc.line_count and None not in at
     looked_up: list[object] = []
 
     class Counting(ByteLRU[tuple[frozenset[str], ...], frozenset[str]]):
@@ -60,3 +63,53 @@ def test_after_didopen_every_window_is_read_and_fresh_positions_build_as_uncache
     # Only a reach cut 200 rows from the cursor (not at the file's end) builds its last
     # one or two windows: at most 2 a request.
     assert len(looked_up) <= 2 * 7
+
+
+def test_requests_alternating_between_documents_keep_each_ones_windows_within_the_bound() -> None:
+    store = DocumentStore()
+    docs = [
+        store.open(f"file:///r{i}.py", "python", 1, TEXT.replace("step_", f"s{i}_"), f"/r{i}.py")
+        for i in range(3)
+    ]
+    engine = ContextEngine()
+    for doc in docs:
+        engine.warm(doc)
+    related = engine.assembler.sources.related
+    looked_up: list[object] = []
+
+    class Counting(ByteLRU[tuple[frozenset[str], ...], frozenset[str]]):
+        def get(self, key: tuple[frozenset[str], ...]) -> frozenset[str] | None:
+            looked_up.append(key)
+            return super().get(key)
+
+    related.windows = Counting(WINDOWS_BYTES, _window_bytes)
+    for doc in docs * 2:  # each document's windows were kept when the next one was asked
+        row = doc.line_count // 2
+        engine.build(doc, Cursor(row, 0), 4000, crossfile=False, deadline_ms=60_000.0)
+    assert looked_up == []
+    assert 0 < related.versions_bytes <= VERSIONS_BYTES
+    assert engine.memory()["context.window_rows"] == related.versions_bytes
+    engine.forget_document(docs[0])
+    assert docs[0].uri not in related._versions
+
+
+def test_past_the_bound_the_least_recent_documents_windows_go_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lsp_assist.context.sources import related as related_mod
+
+    store = DocumentStore()
+    docs = [store.open(f"file:///r{i}.py", "python", 1, TEXT, f"/r{i}.py") for i in range(3)]
+    engine = ContextEngine()
+    related = engine.assembler.sources.related
+    engine.warm(docs[0])
+    one = related.versions_bytes
+    monkeypatch.setattr(related_mod, "VERSIONS_BYTES", int(one * 2.5))
+    engine.warm(docs[1])
+    engine.warm(docs[2])
+    assert list(related._versions) == [docs[1].uri, docs[2].uri]
+    assert related.versions_bytes <= one * 2.5
+    monkeypatch.setattr(related_mod, "VERSIONS_BYTES", one // 2)  # one alone is over: started over
+    engine = ContextEngine()
+    engine.warm(docs[2])
+    assert 0 < engine.assembler.sources.related.versions_bytes <= one // 2
+    got = engine.build(docs[2], Cursor(100, 0), 4000, crossfile=False, deadline_ms=60_000.0)
+    assert got == ContextEngine().build(docs[2], Cursor(100, 0), 4000, crossfile=False, deadline_ms=60_000.0)
