@@ -7,6 +7,7 @@ request reuse their union from the last keystroke, and across versions).
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ class RelatedLines:
         lo, hi = max(0, row - RELATED_REACH), min(doc.line_count, row + RELATED_REACH)
         used = 0
         skip = place.skipper
-        for start in self._ranked(place, doc, set(near), (lo, hi))[:RELATED_BEST]:
+        for start in self._ranked(place, doc, set(near), (lo, hi)):
             rows = range(start, min(hi, start + RELATED_WINDOW))
             if skip is not None:  # never half a docstring: no dangling quotes in the prompt
                 rows_kept = [r for r in rows if skip(r) is None]
@@ -98,14 +99,15 @@ class RelatedLines:
         return used
 
     def _ranked(self, place: Placer, doc: Document, query: set[str], reach: tuple[int, int]) -> list[int]:
-        """Window starts sharing a name with `query`, best first (ties: nearest the cursor)."""
+        """The `RELATED_BEST` window starts sharing most names with `query` (Jaccard), best
+        first (ties: nearest the cursor, then the first in the file)."""
         lo, hi = reach
         row = place.cursor_row
         v = self._version_of(doc)
         # The windows of `lo`..`hi` by `RELATED_STEP`, each cut at `hi` (the reach's end).
         wins = self._windows_at(v, doc, (lo, hi, RELATED_STEP), hi)
         inters = [len(ids & query) for ids in wins]
-        scored: list[tuple[float, int]] = []
+        scored: list[tuple[float, int, int]] = []
         kept = place.kept
         n_query = len(query)
         for i, inter in enumerate(inters):
@@ -114,9 +116,9 @@ class RelatedLines:
             start = lo + i * RELATED_STEP
             if start <= row < start + RELATED_WINDOW or start in kept or start + 4 in kept:
                 continue
-            scored.append((inter / (len(wins[i]) + n_query - inter), start))
-        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
-        return [start for _, start in scored]
+            scored.append((-inter / (len(wins[i]) + n_query - inter), abs(start - row), start))
+        # The order a stable sort by (score, distance) gives: the start breaks the last ties.
+        return [start for _, _, start in heapq.nsmallest(RELATED_BEST, scored)]
 
     def _version_of(self, doc: Document) -> _Version:
         v = self._versions.get(doc.uri)

@@ -113,3 +113,36 @@ def test_past_the_bound_the_least_recent_documents_windows_go_first(monkeypatch:
     assert 0 < engine.assembler.sources.related.versions_bytes <= one // 2
     got = engine.build(docs[2], Cursor(100, 0), 4000, crossfile=False, deadline_ms=60_000.0)
     assert got == ContextEngine().build(docs[2], Cursor(100, 0), 4000, crossfile=False, deadline_ms=60_000.0)
+
+
+def test_the_best_windows_are_those_a_full_sort_by_score_then_distance_gives() -> None:
+    import random
+
+    from lsp_assist.context.lexicon import Lexicon
+    from lsp_assist.context.parts import PartLedger, Placer
+    from lsp_assist.context.sources.related import RELATED_BEST, RELATED_STEP, RELATED_WINDOW, RelatedLines
+    from lsp_assist.context.trimming import LineSelection
+
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(30)]
+    text = "\n".join(" ".join(rng.sample(words, rng.randint(0, 4))) for _ in range(500))
+    doc = DocumentStore().open("file:///w.py", "python", 1, text, "/w.py")
+    lex = Lexicon()
+    related = RelatedLines(lex)
+    for _ in range(60):
+        row = rng.randrange(doc.line_count)
+        sel = LineSelection(doc, row, 10_000, "# ...")
+        sel.try_add(range(row - rng.randint(0, 5), row + rng.randint(0, 5)))
+        query = set(rng.sample(words, rng.randint(1, 10)))
+        lo, hi = max(0, row - 200), min(doc.line_count, row + 200)
+        scored = []
+        for start in range(lo, hi, RELATED_STEP):
+            if start <= row < start + RELATED_WINDOW or start in sel.kept or start + 4 in sel.kept:
+                continue
+            ids = frozenset().union(*lex.rows(doc, start, min(hi, start + RELATED_WINDOW)))
+            inter = len(ids & query)
+            if inter:
+                scored.append((inter / (len(ids) + len(query) - inter), start))
+        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
+        want = [start for _, start in scored][:RELATED_BEST]
+        assert related._ranked(Placer(sel, PartLedger()), doc, query, (lo, hi)) == want
