@@ -188,6 +188,8 @@ class ContextEngine:
         A document behind the data boundary is not recorded at all (no symbols, no names,
         no recent edit): nothing of it can reach another file's prompt.
         """
+        self.lexicon.follow_edit(doc)  # the version's tables of rows follow the edit
+        self.assembler.sources.related.follow_edit(doc)
         seen = self.files.note(doc)
         if seen is Seen.REFUSED:
             return

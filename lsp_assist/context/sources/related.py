@@ -70,6 +70,29 @@ class RelatedLines:
         if old is not None:
             self.versions_bytes -= old.nbytes
 
+    def follow_edit(self, doc: Document) -> None:
+        """After a didChange: the document's windows by row, if they were of the text the
+        change started from, now of the new text (the windows holding a replaced row to be
+        read again, the others moved with their rows)."""
+        v = self._versions.get(doc.uri)
+        if v is None or v.text is doc.text:
+            return
+        edits = doc.row_edits_since(v.text)
+        if edits is None:
+            self.forget(doc.uri)
+            return
+        at, before = v.at, v.nbytes
+        for first, last, new_lines in edits:
+            lo = max(0, first - RELATED_WINDOW + 1)  # the first window holding `first`
+            gone = at[lo : last + 1]
+            v.nbytes -= sum(sys.getsizeof(w) for w in gone if w is not None)
+            v.nbytes += _SLOT * (new_lines - (last - first))
+            at[lo : last + 1] = [None] * (first + new_lines + 1 - lo)
+        self.versions_bytes += v.nbytes - before
+        v.text = doc.text
+        if len(at) != doc.line_count:  # not the text the edits describe: read it again
+            self.forget(doc.uri)
+
     def warm(self, doc: Document) -> None:
         """Every window of this version, read now (after didOpen: `ContextEngine.warm`), for
         a file whose windows fit `WARM_BYTES`; a longer one's are read by its requests."""

@@ -146,3 +146,60 @@ def test_the_best_windows_are_those_a_full_sort_by_score_then_distance_gives() -
         scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
         want = [start for _, start in scored][:RELATED_BEST]
         assert related._ranked(Placer(sel, PartLedger()), doc, query, (lo, hi)) == want
+
+
+def test_the_versions_tables_follow_edits_and_builds_stay_those_of_an_uncached_engine() -> None:
+    """After each didChange (one range or several, new lines, joined lines, a whole
+    replacement) the row names and windows by row kept for the old text move with their
+    rows: every entry is what reading the new text gives, and a build equals one of an
+    engine that reads every new text again."""
+    import random
+
+    from lsp_assist.context.lexicon import Lexicon
+
+    rng = random.Random(9)
+    store, twin_store = DocumentStore(), DocumentStore()
+    engine, twin = ContextEngine(), ContextEngine()  # the twin reads each new text again
+    twin.lexicon.follow_edit = lambda doc: None  # type: ignore[method-assign]
+    twin.assembler.sources.related.follow_edit = lambda doc: None  # type: ignore[method-assign]
+    store.on_change.append(engine.index_document)
+    twin_store.on_change.append(twin.index_document)
+    doc = store.open("file:///e.py", "python", 1, BODY * 2, "/e.py")
+    twin_doc = twin_store.open("file:///e.py", "python", 1, BODY * 2, "/e.py")
+    engine.warm(doc)
+    twin.warm(twin_doc)
+    related = engine.assembler.sources.related
+    fresh_lex = Lexicon()
+    followed = 0
+    for version in range(2, 60):
+        changes = []
+        for _ in range(rng.choice((1, 1, 1, 2, 3))):
+            row = rng.randrange(doc.line_count)
+            start = Cursor(row, rng.randint(0, len(doc.line(row))))
+            end_row = min(doc.line_count - 1, row + rng.choice((0, 0, 0, 1, 3)))
+            end = Cursor(end_row, rng.randint(0, len(doc.line(end_row)))) if end_row > row else start
+            text = rng.choice((" ", "x", "value_9", "\n", "\n    total = 1\n", ""))
+            changes.append(TextChange(start, end, text))
+        if version == 40:
+            changes = [TextChange(None, None, BODY)]
+        before = related._versions.get(doc.uri)
+        store.change(doc.uri, version, changes)
+        twin_store.change(doc.uri, version, changes)
+        if before is not None and related._versions.get(doc.uri) is before:
+            followed += 1
+        table = engine.lexicon._tables.get(doc.uri)
+        if table is not None:
+            assert table.text is doc.text and len(table.names) == doc.line_count
+            for r, names in enumerate(table.names):
+                assert names is None or names == fresh_lex.line(doc.line(r)), (version, r)
+        v = related._versions.get(doc.uri)
+        if v is not None:
+            assert v.text is doc.text and len(v.at) == doc.line_count
+            for s, ids in enumerate(v.at):
+                rows = [fresh_lex.line(t) for t in doc.lines(s, s + 6)]
+                assert ids is None or ids == frozenset().union(*rows), (version, s)
+        row = rng.randrange(doc.line_count)
+        cursor = Cursor(row, len(doc.line(row)))
+        got = engine.build(doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0)
+        assert got == twin.build(twin_doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0), version
+    assert followed > 40
