@@ -104,8 +104,9 @@ class Document:
         self.edit_end: Cursor | None = None
         # The rows the last didChange replaced, change by change (each: its first row, its
         # last row before and the rows of its new text less one; None: the whole text), and
-        # the text it started from: per-version tables of rows (`Lexicon`, the related
-        # lines' windows) follow the edit instead of being read again.
+        # the text it started from (while the `on_change` hooks run): per-version tables of
+        # rows (`Lexicon`, the related lines' windows) follow the edit instead of being read
+        # again.
         self.batch_before: str | None = None
         self.row_edits: list[tuple[int, int, int] | None] = []
 
@@ -385,6 +386,7 @@ class DocumentStore:
                 doc._apply(change)
         doc.version = version
         self._notify(self.on_change, doc)
+        doc.batch_before = None  # read by the hooks only: the old text is not kept alive
         return doc
 
     def _apply_observed(self, doc: Document, change: TextChange) -> None:

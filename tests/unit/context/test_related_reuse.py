@@ -203,3 +203,14 @@ def test_the_versions_tables_follow_edits_and_builds_stay_those_of_an_uncached_e
         got = engine.build(doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0)
         assert got == twin.build(twin_doc, cursor, 4000, crossfile=False, deadline_ms=60_000.0), version
     assert followed > 40
+
+
+def test_the_text_an_edit_started_from_is_not_kept_after_its_hooks() -> None:
+    store = DocumentStore()
+    seen: list[object] = []
+    store.on_change.append(lambda d: seen.append(d.row_edits_since(before)))
+    doc = store.open("file:///k.py", "python", 1, TEXT, "/k.py")
+    before = doc.text
+    store.change(doc.uri, 2, [TextChange(Cursor(1, 0), Cursor(1, 0), "x = 1\n")])
+    assert seen == [[(1, 1, 1)]]  # the hooks saw the rows the change replaced
+    assert doc.batch_before is None and doc.row_edits_since(before) is None
