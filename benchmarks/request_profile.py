@@ -274,9 +274,10 @@ async def _run(args: Any, root: Path, fake: FakeModelServer) -> dict[str, Any]:
         if args.cprofile:
             prof = cProfile.Profile()
             for k, (uri, cursor) in enumerate(todo):
-                if args.cprofile_of == "prompt":
+                if args.cprofile_of in ("prompt", "fresh"):
                     engine.prompts._memo.forget(uri)  # a fresh build at each
-                    engine.prompts.context.other_files.clear()
+                    if args.cprofile_of == "prompt":  # `fresh`: the version's memos kept
+                        engine.prompts.context.other_files.clear()
                     prof.enable()
                     engine.prompts.for_open(uri, cursor, "fast")
                     prof.disable()
@@ -314,10 +315,11 @@ def main() -> None:
     ap.add_argument("--cprofile", type=int, default=25, help="rows of the cProfile top list (0: none)")
     ap.add_argument(
         "--cprofile-of",
-        choices=["prompt", "request", "after"],
+        choices=["prompt", "fresh", "request", "after"],
         default="prompt",
-        help="what the top list profiles: a fresh prompt build, a whole request at a rested position,"
-        " or that request from the token it needed to its return",
+        help="what the top list profiles: a fresh prompt build (`fresh`: with the version's"
+        " background memos kept), a whole request at a rested position, or that request from"
+        " the token it needed to its return",
     )
     ap.add_argument("--cprofile-sort", default="cumulative", help="cumulative, tottime, ... (pstats)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")

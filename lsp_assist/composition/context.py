@@ -18,7 +18,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import DocumentStore
 from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.governance.guard import Governance
-from lsp_assist.governance.redaction import snippet_memo_bytes
+from lsp_assist.governance.redaction import clean_lines_bytes, snippet_memo_bytes
 from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.service import NextEditService
 from lsp_assist.pipeline.engine import CompletionEngine
@@ -139,5 +139,6 @@ def memory_report(
     out["suggestion_events"] = parts.suggestions.nbytes
     out["next_edit_history"] = parts.history.nbytes
     out["redacted_snippets"] = snippet_memo_bytes()
+    out["redaction_clean_lines"] = clean_lines_bytes()
     out["total"] = sum(out.values())
     return out

@@ -332,7 +332,7 @@ class Assembler:
             return ""
         shown_text = "\n".join([*b.kept, *(snip.text for snip in b.snippets)])
         head = f"{line_comment(b.lang)} {NAMES_HEAD}"
-        rows = (sel.lines.line(r) for r in sel.kept)
+        rows = src.lexicon.names_at(b.doc, sel.kept)  # the version's table: read after didOpen
         names_line = src.names_line.text(ranked, rows, shown_text, head, sel.remaining + reserve)
         sel.budget = local_limit - len(names_line)
         if reserve - len(names_line) >= NAMES_GIVE_BACK:  # (nearly) all names shown

@@ -188,6 +188,8 @@ class ContextEngine:
         A document behind the data boundary is not recorded at all (no symbols, no names,
         no recent edit): nothing of it can reach another file's prompt.
         """
+        self.lexicon.follow_edit(doc)  # the version's tables of rows follow the edit
+        self.assembler.sources.related.follow_edit(doc)
         seen = self.files.note(doc)
         if seen is Seen.REFUSED:
             return
@@ -206,10 +208,12 @@ class ContextEngine:
     def warm(self, doc: Document) -> None:
         """What a build at any position of this version reads first, read now (the prompt
         prebuilder, after didOpen or a whole replacement): each row's names and length
-        (`Lexicon.rows`, `Document.row_lengths`), for a file within `WARM_ROWS`."""
+        (`Lexicon.rows`, `Document.row_lengths`) and the related lines' windows
+        (`RelatedLines.warm`), for a file within `WARM_ROWS`."""
         if doc.line_count <= WARM_ROWS:
             doc.row_lengths()
             self.lexicon.rows(doc, 0, doc.line_count)
+            self.assembler.sources.related.warm(doc)
 
     def warm_rows(
         self, doc: Document, start: int, budget_chars: int, until: float, **options: Unpack[BuildOptions]
@@ -229,6 +233,7 @@ class ContextEngine:
         self.assembler.layout.forget(doc.uri)
         self.editor_definitions.forget(doc.uri)
         self.lexicon.forget(doc.uri)
+        self.assembler.sources.related.forget(doc.uri)
         self.other_files.head_imports.forget(doc.uri)
         self.files.forget(doc)
 
@@ -238,6 +243,7 @@ class ContextEngine:
             "context.idents": self.lexicon.memo.nbytes,
             "context.row_names": self.lexicon.tables_bytes,
             "context.windows": self._windows.nbytes,
+            "context.window_rows": self.assembler.sources.related.versions_bytes,
             "context.similar": self.ranker.nbytes,
             "context.layout": self.layout.nbytes,
             "context.names": name_memo_bytes(),

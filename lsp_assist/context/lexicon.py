@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -85,6 +86,37 @@ class Lexicon:
             self.tables_bytes += added
             self._bound()
         return names[lo:hi]  # type: ignore[return-value]  # every row of the range is read
+
+    def follow_edit(self, doc: Document) -> None:
+        """After a didChange: the document's table, if it was of the text the change started
+        from, now of the new text (the replaced rows to be read again, the others moved)."""
+        table = self._tables.get(doc.uri)
+        if table is None or table.text is doc.text:
+            return
+        edits = doc.row_edits_since(table.text)
+        if edits is None:
+            self.forget(doc.uri)
+            return
+        names, before = table.names, table.nbytes
+        for first, last, new_lines in edits:
+            gone = names[first : last + 1]
+            table.nbytes -= sum(sys.getsizeof(n) for n in gone if n is not None)
+            table.nbytes += _PTR * (new_lines - (last - first))
+            names[first : last + 1] = [None] * (new_lines + 1)
+        self.tables_bytes += table.nbytes - before
+        table.text = doc.text
+        if len(names) != doc.line_count:  # not the text the edits describe: read it again
+            self.forget(doc.uri)
+
+    def names_at(self, doc: Document, rows: Iterable[int]) -> list[frozenset[str]]:
+        """`line` of each of `rows` of `doc`: from the current version's table where it was
+        read (after didOpen: every row), else from the memo; the table is not filled."""
+        table = self._tables.get(doc.uri)
+        line = self.line
+        if table is None or table.text is not doc.text:
+            return [line(doc.line(r)) for r in rows]
+        names = table.names
+        return [got if (got := names[r]) is not None else line(doc.line(r)) for r in rows]
 
     def _bound(self) -> None:
         while self._tables and (len(self._tables) > ROW_TABLE_DOCS or self.tables_bytes > ROW_TABLES_BYTES):

@@ -151,6 +151,13 @@ class LineSelection:
     def remaining(self) -> int:
         return self.budget - self.cost
 
+    def _add_cost(self, row: int) -> int:
+        """What adding `row` (not kept) would add to `cost`."""
+        kept = self.kept
+        before, after = (row - 1) in kept, (row + 1) in kept
+        runs = -1 if before and after else (1 if not before and not after else 0)
+        return self.row_cost(row) + self._marker_cost * runs
+
     def _add_row(self, row: int) -> None:
         kept = self.kept
         before, after = (row - 1) in kept, (row + 1) in kept
@@ -178,17 +185,32 @@ class LineSelection:
 
         `limit` caps what this item may add on top of the overall budget.
         """
-        new = sorted({r for r in rows if 0 <= r < self.n and r not in self.kept})
+        kept = self.kept
+        new = sorted({r for r in rows if 0 <= r < self.n and r not in kept})
         if not new:
             return 0
-        before = self.cost
+        # What adding them costs, worked out before any is added (an item that does not fit,
+        # a whole enclosing function, is not added row by row and taken back).
+        lengths = self._row_lengths
+        runs = chars = 0
+        prev = -2
         for r in new:
-            self._add_row(r)
-        added = self.cost - before
-        if self.cost > self.budget or (limit is not None and added > limit):
-            for r in reversed(new):
-                self._remove_row(r)
+            before, after = r - 1 == prev or (r - 1) in kept, (r + 1) in kept
+            if before and after:
+                runs -= 1
+            elif not before and not after:
+                runs += 1
+            chars += lengths[r] + 1
+            prev = r
+        added = chars + self._marker_cost * runs
+        if self.cost + added > self.budget or (limit is not None and added > limit):
             return 0
+        kept.update(new)
+        owner, label = self.owner, self.label
+        for r in new:
+            owner.setdefault(r, label)
+        self.line_chars += chars
+        self._runs += runs
         return added
 
     def grow(self, start: int, stop: int, step: int, limit: int) -> int:
@@ -205,12 +227,10 @@ class LineSelection:
                         break
                     continue
             if r not in self.kept:  # `try_add((r,), limit - added)`, for one row
-                before = self.cost
-                self._add_row(r)
-                got = self.cost - before
-                if self.cost > self.budget or got > limit - added:
-                    self._remove_row(r)
+                got = self._add_cost(r)
+                if self.cost + got > self.budget or got > limit - added:
                     break
+                self._add_row(r)
                 if not got:  # kept, as `try_add` keeps it (a row that joins two runs)
                     break
                 added += got

@@ -102,6 +102,13 @@ class Document:
         #: the end of its text, or inside a bracket pair the editor closed (`()` typed as
         #: one change); None after a full replacement. The prompt prebuilder builds there.
         self.edit_end: Cursor | None = None
+        # The rows the last didChange replaced, change by change (each: its first row, its
+        # last row before and the rows of its new text less one; None: the whole text), and
+        # the text it started from (while the `on_change` hooks run): per-version tables of
+        # rows (`Lexicon`, the related lines' windows) follow the edit instead of being read
+        # again.
+        self.batch_before: str | None = None
+        self.row_edits: list[tuple[int, int, int] | None] = []
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -228,14 +235,23 @@ class Document:
         self._bytes = None
         self._setup_syntax()
 
+    def row_edits_since(self, text: str) -> list[tuple[int, int, int]] | None:
+        """The rows each change of the last didChange replaced, when `text` (an object) is
+        the text it started from and none replaced the whole text; else None."""
+        if text is not self.batch_before or None in self.row_edits:
+            return None
+        return self.row_edits  # type: ignore[return-value]  # None is not in it
+
     def _apply(self, change: TextChange) -> None:
         if change.start is None or change.end is None:
             self._replace_all(change.text)
             self.edit_end = None
+            self.row_edits.append(None)
             return
         a, b = self.clamp(change.start), self.clamp(change.end)
         if (b.line, b.character) < (a.line, a.character):
             a, b = b, a
+        self.row_edits.append((a.line, b.line, change.text.count("\n")))
         starts = self._line_starts()
         s = starts[a.line] + a.character
         e = starts[b.line] + b.character
@@ -362,6 +378,7 @@ class DocumentStore:
             _log.warning("stale change for version %d after %d dropped", version, doc.version)
             return None
         doc.change_batch += 1
+        doc.batch_before, doc.row_edits = doc.text, []
         for change in changes:
             if self.on_edit:
                 self._apply_observed(doc, change)
@@ -369,6 +386,7 @@ class DocumentStore:
                 doc._apply(change)
         doc.version = version
         self._notify(self.on_change, doc)
+        doc.batch_before = None  # read by the hooks only: the old text is not kept alive
         return doc
 
     def _apply_observed(self, doc: Document, change: TextChange) -> None:

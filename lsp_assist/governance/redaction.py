@@ -411,6 +411,10 @@ class Redactor:
         """Merged, sorted spans (start, end, kind) to replace."""
         if len(text) < 8:
             return []
+        return self.line_spans(text)
+
+    def line_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """`find` without its shortcut for short texts (a line of a longer prompt)."""
         low: str | None = None
         spans: list[tuple[int, int, str]] = []
         for rule in self.rules:
@@ -505,10 +509,89 @@ def contains_placeholder(text: str) -> bool:
     return _PLACEHOLDER_PREFIX in text
 
 
+#: Lines seen in a prompt (or a whole document read at didOpen) with nothing to redact:
+#: ~10,000 lines of code, the open files' and more.
+CLEAN_LINES_BYTES = 1 << 20
+NEW_LINES_SCANNED = 8  # at most this many unknown lines are scanned one by one, not the text
+_LINE_OVERHEAD = 60  # the dict slot of a line (its string is counted by `sys.getsizeof`)
+
+
+class CleanLines:
+    """Line texts known to hold nothing to redact, oldest out first past `max_bytes`.
+
+    Every rule matches within one line (a private key block spans lines, but its `BEGIN`
+    line alone is a match), so an ASCII text all of whose lines are clean is clean: a
+    prompt at a fresh position of an unchanged document (its rows, the gap markers, the
+    names line: lines seen before) is answered with one set comparison instead of a scan,
+    and one with a few new lines (the line just edited) by scanning those alone.
+    Non-ASCII text is always scanned (lower-casing may move offsets across lines)."""
+
+    def __init__(self, max_bytes: int = CLEAN_LINES_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._lines: dict[str, None] = {}
+        self.nbytes = 0
+        self.hits = 0  # texts answered from the memo (for tests)
+
+    def spans(self, redactor: Redactor, text: str) -> list[tuple[int, int, str]]:
+        """`redactor.find(text)`; its lines learned when it is clean."""
+        if len(text) < 8 or not text.isascii():
+            return redactor.find(text)
+        lines = text.split("\n")
+        known = self._lines
+        if known.keys() >= set(lines):
+            self.hits += 1
+            return []
+        new = {line for line in lines if line not in known}
+        if len(new) <= NEW_LINES_SCANNED:  # an edited line, the names line: scanned alone
+            if not any(redactor.line_spans(line) for line in new):
+                self.learn(list(new))
+                self.hits += 1
+                return []
+            return redactor.find(text)
+        spans = redactor.find(text)
+        if not spans:
+            self.learn(lines)
+        return spans
+
+    def learn_text(self, redactor: Redactor, text: str) -> None:
+        """Scan a whole text (a document at didOpen) and learn its lines when it is clean."""
+        if text.isascii() and len(text) <= self.max_bytes // 4 and not redactor.find(text):
+            self.learn(text.split("\n"))
+
+    def learn(self, lines: list[str]) -> None:
+        known = self._lines
+        for line in lines:
+            if line not in known:
+                known[line] = None
+                self.nbytes += sys.getsizeof(line) + _LINE_OVERHEAD
+        while self.nbytes > self.max_bytes and known:
+            old = next(iter(known))
+            del known[old]
+            self.nbytes -= sys.getsizeof(old) + _LINE_OVERHEAD
+
+    def clear(self) -> None:
+        self._lines.clear()
+        self.nbytes = 0
+
+
+_clean_lines = CleanLines()
+
+
+def clean_lines_bytes() -> int:
+    """What the clean-lines memo holds (for the server's memory report)."""
+    return _clean_lines.nbytes
+
+
+def learn_clean_text(text: str) -> None:
+    """Learn the lines of a document's text when it holds nothing to redact (the prompt
+    prebuilder, after didOpen): the first prompt anywhere in it needs no scan."""
+    _clean_lines.learn_text(_DEFAULT, text)
+
+
 def redact_context(ctx: PromptContext) -> tuple[PromptContext, int]:
     """Redact everything in a prompt context that would be sent to a model."""
     joined = ctx.prefix + ctx.suffix
-    spans = _DEFAULT.find(joined)
+    spans = _clean_lines.spans(_DEFAULT, joined)
     count = len(spans)
     prefix, suffix = ctx.prefix, ctx.suffix
     if spans:

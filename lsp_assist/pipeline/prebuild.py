@@ -168,7 +168,7 @@ class PromptPrebuilder:
         if not _wanted(prompts.config, doc) or prompts.excluded(doc.snapshot()) is not None:
             return
         try:
-            prompts.context.warm(doc)
+            prompts.warm(doc)
         except Exception as exc:  # the first request reads them itself
             log.debug("warming the document failed: %s", exc)
             return

@@ -23,6 +23,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor, DocumentSnapshot, Mode, PromptContext
 from lsp_assist.governance.epoch import PolicyEpoch
+from lsp_assist.governance.redaction import learn_clean_text
 from lsp_assist.pipeline.boundary import gate_context, verdict
 from lsp_assist.pipeline.ports import GovernancePort
 from lsp_assist.pipeline.prompt_memo import PromptMemo, others_key
@@ -123,6 +124,13 @@ class PromptBuilder:
             deadline_ms=CONTEXT_DEADLINE_MS,
             layout=tier_cfg.prompt_layout,
         )
+
+    def warm(self, doc: Document) -> None:
+        """What a build at any position of this version reads first (`ContextEngine.warm`),
+        and its lines' redaction (`learn_clean_text`: a clean file's lines need no scan in
+        its prompts), done now (the prompt prebuilder, after didOpen)."""
+        self.context.warm(doc)
+        learn_clean_text(doc.text)
 
     def warm_rows(self, uri: str, start: int, tier: str, until: float) -> int | None:
         """The cross-file memos at each row of an open document from `start` on, for `tier`'s

@@ -19,8 +19,9 @@ from lsp_assist.context.crossfile import RANKER_BYTES
 from lsp_assist.context.layout import MEMO_BYTES as LAYOUT_BYTES
 from lsp_assist.context.lexicon import IDENTS_BYTES, ROW_TABLES_BYTES
 from lsp_assist.context.sources.other_files import OUTLINES_BYTES, SCOPE_NAMES_BYTES, SCOPES_BYTES
+from lsp_assist.context.sources.related import VERSIONS_BYTES as WINDOW_ROWS_BYTES
 from lsp_assist.context.sources.related import WINDOWS_BYTES
-from lsp_assist.governance.redaction import SNIPPET_MEMO_BYTES
+from lsp_assist.governance.redaction import CLEAN_LINES_BYTES, SNIPPET_MEMO_BYTES
 from lsp_assist.nextedit.history import HISTORY_BYTES
 from lsp_assist.pipeline.cache import MEMORY_BYTES as SUGGESTION_BYTES
 from lsp_assist.pipeline.prompt_memo import MEMO_BYTES as PROMPT_MEMO_BYTES
@@ -35,6 +36,7 @@ from tests.fakes.process import FakeModelProcess
 BOUNDS = {
     "context.idents": IDENTS_BYTES,
     "context.windows": WINDOWS_BYTES,
+    "context.window_rows": WINDOW_ROWS_BYTES,
     "context.similar": RANKER_BYTES,
     "context.layout": LAYOUT_BYTES,
     "context.names": 2 * NAME_MEMO_BYTES,
@@ -51,6 +53,7 @@ BOUNDS = {
     "suggestion_events": EVENTS_BYTES,
     "next_edit_history": HISTORY_BYTES,
     "redacted_snippets": SNIPPET_MEMO_BYTES,
+    "redaction_clean_lines": CLEAN_LINES_BYTES,
 }
 REQUESTS = 600
 DOCUMENTS = 12

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lsp_assist.context.crossfile import IDENT, names_that_fit
@@ -188,17 +187,20 @@ class NamesLine:
         self.lexicon = lexicon
 
     def text(
-        self, ranked: tuple[str, ...], shown_rows: Iterable[str], shown_text: str, head: str, limit: int
+        self,
+        ranked: tuple[str, ...],
+        shown_rows: list[frozenset[str]],
+        shown_text: str,
+        head: str,
+        limit: int,
     ) -> str:
-        """`head` and the most used names of `ranked` that neither the kept rows
-        (`shown_rows`) nor `shown_text` spell, within `limit` characters (with its
+        """`head` and the most used names of `ranked` that neither the kept rows (the names
+        of each: `shown_rows`) nor `shown_text` spell, within `limit` characters (with its
         newline); "" when none."""
         cost = len(head) + 1
         if limit <= cost:
             return ""
         shown = set(IDENT.findall(shown_text))
-        idents = self.lexicon.line
-        for row in shown_rows:
-            shown |= idents(row)
+        shown.update(*shown_rows)
         out = names_that_fit((n for n in ranked if n not in shown), limit - cost, ",")
         return head + ",".join(out) + "\n" if out else ""

@@ -7,13 +7,15 @@ request reuse their union from the last keystroke, and across versions).
 
 from __future__ import annotations
 
+import heapq
 import sys
-from collections import Counter
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
 
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.parts import Placer
 from lsp_assist.documents.store import Document
-from lsp_assist.memory import ENTRY_OVERHEAD, ByteLRU, set_bytes
+from lsp_assist.memory import ByteLRU, set_bytes
 
 RELATED_SHARE = 0.2
 RELATED_REACH = 200  # rows each side searched for related lines (bounded work per keystroke)
@@ -21,7 +23,22 @@ RELATED_WINDOW = 6
 RELATED_STEP = 3
 RELATED_BEST = 8  # windows tried, best first
 WINDOWS_BYTES = 3 << 20  # ~3,000 related windows' names (~130 per request)
-VERSION_BYTES = 1 << 20  # one version's windows by row (the sets' tables; ~1,000 windows)
+# The open documents' current versions' windows by start row (the sets, also the `windows`
+# memo's, and a slot per row: ~750 bytes a row), least recent document out first.
+VERSIONS_BYTES = 2 << 20
+VERSION_DOCS = 8
+WARM_BYTES = 1 << 20  # a file whose windows are more is not read whole after didOpen
+WARM_BYTES_PER_ROW = 800
+_SLOT = 8
+
+
+@dataclass
+class _Version:
+    """One document version's windows by start row (None: not read yet)."""
+
+    text: str  # the version's text (compared by identity: an edit makes a new one)
+    at: list[frozenset[str] | None]
+    nbytes: int
 
 
 def _window_bytes(rows: tuple[frozenset[str], ...], names: frozenset[str]) -> int:
@@ -39,17 +56,51 @@ class RelatedLines:
         self.windows: ByteLRU[tuple[frozenset[str], ...], frozenset[str]] = ByteLRU(
             WINDOWS_BYTES, _window_bytes
         )
-        # One document version's windows by (start, end) row: a request at a fresh position
-        # of an unchanged document finds most of its ~130 windows here without building
-        # their rows' key. The sets are the `windows` memo's; one version only (the last
-        # asked), started over past `VERSION_BYTES` (their tables: the names are the lexicon's).
-        self._version: tuple[str, str] | None = None  # its uri and text (the object: as the lexicon)
-        self._at: dict[tuple[int, int], frozenset[str]] = {}
-        self._at_bytes = 0
+        # Each recent document's current version's windows by start row (each the rows
+        # `start` to `start + RELATED_WINDOW`, cut at the file's end): a request at a fresh
+        # position of an unchanged document finds its ~130 windows here without building
+        # their rows' key, also when requests alternate between documents. Bounded by
+        # `VERSIONS_BYTES` and `VERSION_DOCS`, least recent document out first.
+        self._versions: OrderedDict[str, _Version] = OrderedDict()
+        self.versions_bytes = 0
 
-    def forget_version(self) -> None:
-        """Drop the last version's windows (they are read again from the rows' memo)."""
-        self._version, self._at, self._at_bytes = None, {}, 0
+    def forget(self, uri: str) -> None:
+        """Drop a document's windows by row (didClose; they are read again from the memo)."""
+        old = self._versions.pop(uri, None)
+        if old is not None:
+            self.versions_bytes -= old.nbytes
+
+    def follow_edit(self, doc: Document) -> None:
+        """After a didChange: the document's windows by row, if they were of the text the
+        change started from, now of the new text (the windows holding a replaced row to be
+        read again, the others moved with their rows)."""
+        v = self._versions.get(doc.uri)
+        if v is None or v.text is doc.text:
+            return
+        edits = doc.row_edits_since(v.text)
+        if edits is None:
+            self.forget(doc.uri)
+            return
+        at, before = v.at, v.nbytes
+        for first, last, new_lines in edits:
+            lo = max(0, first - RELATED_WINDOW + 1)  # the first window holding `first`
+            gone = at[lo : last + 1]
+            v.nbytes -= sum(sys.getsizeof(w) for w in gone if w is not None)
+            v.nbytes += _SLOT * (new_lines - (last - first))
+            at[lo : last + 1] = [None] * (first + new_lines + 1 - lo)
+        self.versions_bytes += v.nbytes - before
+        v.text = doc.text
+        if len(at) != doc.line_count:  # not the text the edits describe: read it again
+            self.forget(doc.uri)
+
+    def warm(self, doc: Document) -> None:
+        """Every window of this version, read now (after didOpen: `ContextEngine.warm`), for
+        a file whose windows fit `WARM_BYTES`; a longer one's are read by its requests."""
+        if doc.line_count * WARM_BYTES_PER_ROW > WARM_BYTES:
+            return
+        v = self._version_of(doc)
+        for first in range(RELATED_STEP):  # every start: a cursor's reach starts at any row
+            self._windows_at(v, doc, (first, doc.line_count, RELATED_STEP), doc.line_count)
 
     def place(self, place: Placer, doc: Document, near: Counter[str], limit: int) -> int:
         """Best windows (by Jaccard with the names near the cursor) outside the local window."""
@@ -59,7 +110,7 @@ class RelatedLines:
         lo, hi = max(0, row - RELATED_REACH), min(doc.line_count, row + RELATED_REACH)
         used = 0
         skip = place.skipper
-        for start in self._ranked(place, doc, set(near), (lo, hi))[:RELATED_BEST]:
+        for start in self._ranked(place, doc, set(near), (lo, hi)):
             rows = range(start, min(hi, start + RELATED_WINDOW))
             if skip is not None:  # never half a docstring: no dangling quotes in the prompt
                 rows_kept = [r for r in rows if skip(r) is None]
@@ -71,38 +122,74 @@ class RelatedLines:
         return used
 
     def _ranked(self, place: Placer, doc: Document, query: set[str], reach: tuple[int, int]) -> list[int]:
-        """Window starts sharing a name with `query`, best first (ties: nearest the cursor)."""
+        """The `RELATED_BEST` window starts sharing most names with `query` (Jaccard), best
+        first (ties: nearest the cursor, then the first in the file)."""
         lo, hi = reach
         row = place.cursor_row
-        version = self._version
-        if version is None or version[0] != doc.uri or version[1] is not doc.text:
-            self.forget_version()
-            self._version = (doc.uri, doc.text)
-        at = self._at
-        per: list[frozenset[str]] | None = None
-        scored: list[tuple[float, int]] = []
-        windows = self.windows
+        v = self._version_of(doc)
+        # The windows of `lo`..`hi` by `RELATED_STEP`, each cut at `hi` (the reach's end).
+        wins = self._windows_at(v, doc, (lo, hi, RELATED_STEP), hi)
+        inters = [len(ids & query) for ids in wins]
+        scored: list[tuple[float, int, int]] = []
         kept = place.kept
-        for start in range(lo, hi, RELATED_STEP):
+        n_query = len(query)
+        for i, inter in enumerate(inters):
+            if not inter:
+                continue
+            start = lo + i * RELATED_STEP
             if start <= row < start + RELATED_WINDOW or start in kept or start + 4 in kept:
                 continue
-            span = (start, min(hi, start + RELATED_WINDOW))
-            ids = at.get(span)
+            scored.append((-inter / (len(wins[i]) + n_query - inter), abs(start - row), start))
+        # The order a stable sort by (score, distance) gives: the start breaks the last ties.
+        return [start for _, _, start in heapq.nsmallest(RELATED_BEST, scored)]
+
+    def _version_of(self, doc: Document) -> _Version:
+        v = self._versions.get(doc.uri)
+        if v is None or v.text is not doc.text:
+            self.forget(doc.uri)
+            v = _Version(doc.text, [None] * doc.line_count, _SLOT * doc.line_count)
+            self._versions[doc.uri] = v
+            self.versions_bytes += v.nbytes
+        self._versions.move_to_end(doc.uri)
+        return v
+
+    def _windows_at(
+        self, v: _Version, doc: Document, starts: tuple[int, int, int], end: int
+    ) -> list[frozenset[str]]:
+        """The names of the windows at `starts` (`lo`, `hi`, `step`), each cut at `end` (the
+        version's table where a window is not cut short of the file's end)."""
+        lo, hi, step = starts
+        wins = v.at[lo:hi:step]
+        whole = hi if end >= doc.line_count else max(lo, end - RELATED_WINDOW + 1)
+        if None not in wins and whole >= hi:
+            return wins  # type: ignore[return-value]  # every window was read
+        per = self.lexicon.rows(doc, lo, end)
+        out: list[frozenset[str]] = []
+        for i, start in enumerate(range(lo, hi, step)):
+            ids = wins[i] if start < whole else None
             if ids is None:
-                if per is None:
-                    per = self.lexicon.rows(doc, lo, hi)
-                rows_ids = tuple(per[start - lo : start - lo + RELATED_WINDOW])
-                ids = windows.get(rows_ids)
-                if ids is None:
-                    ids = frozenset().union(*rows_ids)
-                    windows.put(rows_ids, ids)
-                self._at_bytes += sys.getsizeof(ids) + ENTRY_OVERHEAD
-                if self._at_bytes > VERSION_BYTES:
-                    at.clear()
-                    self._at_bytes = 0
-                at[span] = ids
-            inter = len(ids & query)
-            if inter:
-                scored.append((inter / (len(ids) + len(query) - inter), start))
-        scored.sort(key=lambda t: (-t[0], abs(t[1] - row)))
-        return [start for _, start in scored]
+                rows_ids = tuple(per[start - lo : min(end, start + RELATED_WINDOW) - lo])
+                got = self.windows.get(rows_ids)
+                if got is None:
+                    got = frozenset().union(*rows_ids)
+                    self.windows.put(rows_ids, got)
+                ids = got
+                if start < whole:
+                    self._keep(v, start, ids)
+            out.append(ids)
+        return out
+
+    def _keep(self, v: _Version, start: int, ids: frozenset[str]) -> None:
+        add = sys.getsizeof(ids)
+        v.at[start] = ids
+        v.nbytes += add
+        self.versions_bytes += add
+        versions = self._versions
+        while self.versions_bytes > VERSIONS_BYTES or len(versions) > VERSION_DOCS:
+            oldest = next(iter(versions))
+            if versions[oldest] is v:  # the current one alone is over: started over
+                self.versions_bytes -= v.nbytes - _SLOT * len(v.at)
+                v.at[:] = [None] * len(v.at)
+                v.nbytes = _SLOT * len(v.at)
+                break
+            self.forget(oldest)

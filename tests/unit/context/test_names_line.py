@@ -216,3 +216,23 @@ def test_the_files_name_families_are_read_with_its_names_not_by_a_request(
     monkeypatch.setattr(names_module, "families_of", no_request_work)
     ctx = engine.build(doc, cursor, 4000, others=[other], deadline_ms=10_000)
     assert ctx.size > 0
+
+
+def test_the_names_line_reads_the_kept_rows_names_from_the_versions_table() -> None:
+    """After didOpen (the version's row names read: `ContextEngine.warm`) the names line
+    looks no kept row up again, and the prompt is the one a build without the table gives."""
+    text, cursor = _big_module()
+    warmed, cold = ContextEngine(), ContextEngine()
+    doc = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
+    warmed.index_document(doc)
+    warmed.warm(doc)
+    looked_up: list[str] = []
+    line = warmed.lexicon.line
+    warmed.lexicon.line = lambda t: looked_up.append(t) or line(t)  # type: ignore[method-assign]
+    got = warmed.build(doc, cursor, 2000, crossfile=False, deadline_ms=10_000)
+    assert _names(got.prefix)[:2] == ["far_registry", "lookup"]
+    kept = [r for r in got.prefix.split("\n")[1:] if r.strip() and not r.startswith("# ")]
+    assert not set(kept) & set(looked_up)  # their names came from the table
+    other = Document("file:///p/m.py", "python", 1, text, "/p/m.py")
+    cold.index_document(other)
+    assert cold.build(other, cursor, 2000, crossfile=False, deadline_ms=10_000) == got

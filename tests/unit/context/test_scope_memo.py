@@ -48,7 +48,7 @@ def _uncached(
     engine: ContextEngine, doc: Document, docs: list[Document], cursor: Cursor, budget: int = BUDGET
 ) -> PromptContext:
     engine.other_files.clear()  # every cross-file memo: gathered and ranked from scratch
-    engine.assembler.sources.related.forget_version()  # the version's related windows too
+    engine.assembler.sources.related.forget(doc.uri)  # the version's related windows too
     return _build(engine, doc, docs, cursor, budget)
 
 

@@ -146,3 +146,75 @@ def test_a_remembered_snippet_is_redacted_every_time_and_the_memo_stays_bounded(
     # Evicted, then found again: still redacted.
     out, n = redact_context(ctx)
     assert n == 1 and GHP not in out.snippets[0].text
+
+
+# -- the clean-lines memo: a prompt whose every line is known clean is not scanned ---------
+
+
+def _corpus_lines() -> list[str]:
+    from tests.data.secrets_corpus import BENIGN, PLANTED
+
+    texts = [c.text for c in PLANTED + BENIGN] + [p[0] for p in POSITIVES] + [PEM, JWT]
+    return [ln for t in texts for ln in t.split("\n")]
+
+
+def test_every_rule_matches_within_a_line_so_clean_lines_make_a_clean_text() -> None:
+    """What the memo rests on: an ASCII text has something to redact exactly when one of
+    its lines, alone, has (random joins of the corpus' lines, planted secrets and look-alikes)."""
+    import random
+
+    rng = random.Random(7)
+    lines = [ln for ln in _corpus_lines() if ln.isascii()]
+    checked = 0
+    for _ in range(400):
+        joined = "\n".join(rng.sample(lines, rng.randint(1, 12)))
+        if len(joined) < 8:
+            continue
+        whole = bool(redaction._DEFAULT.find(joined))
+        per_line = any(redaction._DEFAULT.line_spans(ln) for ln in joined.split("\n"))
+        assert whole == per_line, joined
+        checked += 1
+    assert checked > 300
+
+
+def test_the_clean_lines_memo_answers_as_a_scan_would() -> None:
+    """Random prompts from the corpus' lines and clean code, through the memo: the same
+    spans as a scan of each; prompts whose lines were all seen are answered from it."""
+    import random
+
+    rng = random.Random(11)
+    corpus = _corpus_lines()
+    code = [f"    value_{i} = compute(item_{i}, key={i})" for i in range(40)]
+    memo = redaction.CleanLines()
+    for _ in range(600):
+        pool = code if rng.random() < 0.6 else corpus + code
+        joined = "\n".join(rng.choice(pool) for _ in range(rng.randint(1, 20)))
+        assert memo.spans(redaction._DEFAULT, joined) == redaction._DEFAULT.find(joined), joined
+    assert memo.hits > 100
+
+
+def test_a_prompt_from_known_lines_skips_the_scan_and_a_new_secret_line_is_found() -> None:
+    base = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(30))
+    redaction.learn_clean_text(base)
+    before = redaction._clean_lines.hits
+    ctx = PromptContext(language="python", path="a.py", prefix=base[:300], suffix=base[300:900])
+    out, n = redact_context(ctx)
+    assert n == 0 and out is ctx and redaction._clean_lines.hits == before + 1
+    # An edit brings one new line: scanned alone, and its secret is found as a scan finds it.
+    edited = base[:300] + f"token = '{GHP}'\n"
+    out, n = redact_context(
+        PromptContext(language="python", path="a.py", prefix=edited, suffix=base[300:900])
+    )
+    assert n == 1 and GHP not in out.prefix
+    assert out.prefix == redact(edited + base[300:900])[0][: len(out.prefix)]
+    # A whole text with a secret is not learned: its clean lines are still scanned with it.
+    redaction.learn_clean_text(f"a = 1\nk = '{GHP}'\n")
+    assert "k = '" + GHP + "'" not in redaction._clean_lines._lines
+
+
+def test_the_clean_lines_memo_stays_within_its_bound() -> None:
+    memo = redaction.CleanLines(max_bytes=20_000)
+    for i in range(2_000):
+        memo.spans(redaction._DEFAULT, f"x_{i} = {i}\ny_{i} = {i}")
+    assert 0 < memo.nbytes <= 20_000
+    assert memo.spans(redaction._DEFAULT, "x_1999 = 1999\ny_1999 = 1999") == []

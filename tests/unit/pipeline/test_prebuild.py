@@ -9,7 +9,7 @@ import pytest
 
 from lsp_assist.config.schema import Config
 from lsp_assist.documents.store import DocumentStore, TextChange
-from lsp_assist.domain import Cursor
+from lsp_assist.domain import Cursor, PromptContext
 from lsp_assist.pipeline.prebuild import PromptPrebuilder
 from lsp_assist.pipeline.prompt import PromptBuilder
 from lsp_assist.pipeline.typing_index import TypingIndex
@@ -155,6 +155,27 @@ async def test_an_opened_document_is_warmed_while_idle_and_excluded_ones_are_not
     assert secret is not None
     context.lexicon.rows(secret, 0, 2)
     assert read != []  # the excluded document was not read ahead
+
+
+async def test_an_opened_documents_lines_are_known_clean_and_its_prompt_is_unchanged() -> None:
+    from lsp_assist.governance import redaction
+
+    class Redacting(NoGovernance):
+        def redact_context(self, ctx: PromptContext) -> tuple[PromptContext, int]:
+            return redaction.redact_context(ctx)
+
+    redaction._clean_lines.clear()
+    prompts, store, _ = _setup(Redacting())
+    store.open("file:///a.py", "python", 1, TEXT, "/a.py")
+    await asyncio.sleep(0.15)
+    assert set(TEXT.split("\n")) <= redaction._clean_lines._lines.keys()
+    hits = redaction._clean_lines.hits
+    built = prompts.for_open("file:///a.py", Cursor(3, 9), "fast")
+    assert built is not None and redaction._clean_lines.hits == hits + 1  # no scan
+    redaction._clean_lines.clear()  # the same build with nothing known: the same prompt
+    prompts._memo.forget("file:///a.py")
+    again = prompts.for_open("file:///a.py", Cursor(3, 9), "fast")
+    assert again is not None and again.context == built.context and again.key == built.key
 
 
 LIB = (
