@@ -108,11 +108,12 @@ async def _models_and_roles(rt: Any, measure: bool) -> int:
     rest_s = local.refine_rest_ms / 1000.0
     for c in candidates:
         how = "measured" if c.rates.measured else "estimated: run doctor without --no-measure"
+        escalation = c.quality_s(rewrites=c.name == rt.roles.rewrite.model)
         print(
             f"  {c.name}: reads {c.rates.prompt_tps:.0f} prompt tokens/s, writes {c.rates.gen_tps:.1f}"
             f" tokens/s ({1 / c.rates.rest_pass_s:.1f} on every core; {how});"
             f" a keystroke {c.typing_s():.2f} s, a rewrite after a rest"
-            f" {c.rewrite_s(rest_s):.2f} s, an escalation {c.quality_s():.1f} s"
+            f" {c.rewrite_s(rest_s):.2f} s, an escalation {escalation:.1f} s"
         )
     print("roles:")
     for line in rt.roles.lines():

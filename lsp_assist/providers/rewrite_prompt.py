@@ -83,6 +83,13 @@ def rewrite_chars(prompt_tps: float) -> int:
     return int(prompt_tps * REWRITE_READ_S * CHARS_PER_TOKEN)
 
 
+def rewrite_tokens(prompt_tps: float) -> int:
+    """About how many tokens the rewrite's prompt holds for a model reading `prompt_tps`
+    tokens/s (`shaped`, no other files' outlines): `rewrite_chars`, or the least prefix and
+    the suffix where that is more."""
+    return int(max(rewrite_chars(prompt_tps), MIN_PREFIX_CHARS + REWRITE_SUFFIX_CHARS) / CHARS_PER_TOKEN)
+
+
 def rewrite_prefix_chars(prompt_tps: float, snippet_chars: int = 0) -> int:
     """The rewrite's prefix length for a model reading `prompt_tps` tokens/s: what the
     suffix and `snippet_chars` of other files leave of `rewrite_chars`."""
@@ -221,5 +228,6 @@ __all__ = [
     "rewrite_context",
     "rewrite_prefix_chars",
     "rewrite_snippets",
+    "rewrite_tokens",
     "shaped",
 ]

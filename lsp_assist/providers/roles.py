@@ -29,6 +29,7 @@ from pathlib import Path
 
 from lsp_assist.config.schema import Config, LocalConfig, TierConfig
 from lsp_assist.providers.model_rates import ModelRates, RatesCache, model_id, prior_rates, rates_key
+from lsp_assist.providers.rewrite_prompt import rewrite_tokens
 
 #: The first ghost text's latency a typing model must fit (the p50 the product promises).
 TYPING_BUDGET_S = 0.25
@@ -45,7 +46,7 @@ REWRITE_READ, REWRITE_WRITE = 48, 12
 #: How long a key typed during a background read may wait for one of its batches.
 BACKGROUND_BATCH_BUDGET_S = 0.2
 #: An escalation: a whole prompt (quality budget, ~1,500 characters on the embedded model)
-#: and a few lines.
+#: and a few lines; on the rewrite model, the rewrite's prompt (`rewrite_prompt.shaped`).
 QUALITY_READ, QUALITY_WRITE = 450, 48
 
 #: Installed built-in models: (name, the module that ships it, bytes of its GGUF file,
@@ -74,8 +75,11 @@ class Candidate:
         batch = self.rates.batch_for(BACKGROUND_BATCH_BUDGET_S)
         return rest_s + self.rates.read_s(REWRITE_READ, batch) + self.rates.write_s(REWRITE_WRITE, rest=True)
 
-    def quality_s(self) -> float:
-        return self.rates.read_s(QUALITY_READ) + self.rates.write_s(QUALITY_WRITE, rest=True)
+    def quality_s(self, rewrites: bool = False) -> float:
+        """An escalation on this model; `rewrites`: it is also the rewrite model, whose
+        escalation reads the rewrite's prompt (`local_stream.LocalStreamer.plan`)."""
+        read = rewrite_tokens(self.rates.prompt_tps) if rewrites else QUALITY_READ
+        return self.rates.read_s(read) + self.rates.write_s(QUALITY_WRITE, rest=True)
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,7 @@ def assign(config: Config, candidates: list[Candidate]) -> Roles:
     """Each role's model for `config` (tiers as configured, before "auto" is resolved)."""
     typing = _typing(config.tier("fast"), config.local, candidates)
     rewrite = _rewrite(typing, config.local, candidates)
-    quality = _quality(config.tier("fast"), config.tier("quality"), typing, candidates)
+    quality = _quality(config.tier("fast"), config.tier("quality"), typing, rewrite, candidates)
     return Roles(typing, rewrite, quality, _next_edit(config, typing, quality))
 
 
@@ -213,7 +217,9 @@ def _rewrite(typing: Choice, local: LocalConfig, candidates: list[Candidate]) ->
     return Choice("rewrite", "local", best.name, why, best.rewrite_s(rest_s))
 
 
-def _quality(fast: TierConfig, quality: TierConfig, typing: Choice, candidates: list[Candidate]) -> Choice:
+def _quality(
+    fast: TierConfig, quality: TierConfig, typing: Choice, rewrite: Choice, candidates: list[Candidate]
+) -> Choice:
     if quality.provider != "auto":
         where = {"offline": "offline", "local": "local"}.get(quality.provider, "remote")
         model = quality.model or (typing.model if where == "local" else quality.provider)
@@ -227,7 +233,11 @@ def _quality(fast: TierConfig, quality: TierConfig, typing: Choice, candidates: 
         )
     best = max(candidates, key=lambda c: c.strength)
     return Choice(
-        "quality", "local", best.name, "the strongest installed model" + _basis(best), best.quality_s()
+        "quality",
+        "local",
+        best.name,
+        "the strongest installed model" + _basis(best),
+        best.quality_s(rewrites=rewrite.model == best.name),
     )
 
 

@@ -130,3 +130,20 @@ def test_a_slightly_slow_measurement_keeps_the_stronger_typing_model() -> None:
     crawl = _cands(ModelRates(5.0, 100.0, measured=True), ModelRates(2.0, 30.0, measured=True))
     roles = assign(_config(), crawl)
     assert roles.typing.model == GEMMA and "the fastest" in roles.typing.reason
+
+
+def test_an_escalation_on_the_rewrite_model_is_predicted_from_the_rewrites_prompt() -> None:
+    """The code model both rewrites and escalates: its escalation reads the rewrite's prompt
+    (what it reads in 2 s, at least ~180 tokens), not the 450-token quality window."""
+    from lsp_assist.providers.rewrite_prompt import rewrite_tokens
+    from lsp_assist.providers.roles import QUALITY_READ
+
+    roles = assign(_config(), SLOW)
+    coder = next(c for c in SLOW if c.name == CODER)
+    assert roles.rewrite.model == roles.quality.model == CODER
+    assert rewrite_tokens(coder.rates.prompt_tps) < QUALITY_READ
+    assert roles.quality.predicted_s == coder.quality_s(rewrites=True) < coder.quality_s()
+    # With no rewrite model (configured off), the escalation reads the whole window.
+    cfg = _config()
+    cfg.local = dataclasses.replace(cfg.local, refine_model="")
+    assert assign(cfg, SLOW).quality.predicted_s == coder.quality_s()
