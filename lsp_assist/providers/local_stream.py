@@ -22,7 +22,7 @@ from lsp_assist.context.templates import MARKERS, render_completion, resolve_tem
 from lsp_assist.domain import ModelRequest, StreamChunk, Usage
 from lsp_assist.errors import ProviderError
 from lsp_assist.providers.local_loader import ModelLoader
-from lsp_assist.providers.local_prefill import BACKGROUND_BATCH, BackgroundReads, abortable_batch
+from lsp_assist.providers.local_prefill import ABORTABLE_MAX_BATCH, BACKGROUND_BATCH, BackgroundReads
 from lsp_assist.providers.local_rates import RatesKeeper
 from lsp_assist.providers.local_refine import RefineModel
 from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
@@ -114,9 +114,12 @@ class LocalStreamer:
             prompt = render_rewrite(rewrite_ctx, template)
             if request.refine:
                 cut_prompt = render_rewrite(rest_cut(rewrite_ctx), template).text
-            # The user asked and waits (an escalation) or rests (a rewrite): large batches,
-            # which a key stops midway (`prefill(abortable=True)`).
-            prompt_batch = abortable_batch(rates, refine.name)
+            # The user asked and waits (an escalation) or rests (a rewrite): the largest
+            # batches, which a key stops midway (`prefill(abortable=True)`). The warm-up's
+            # are sized to what a key throws away (`abortable_batch`); here a key ends the
+            # answer being read, and each batch costs a pass over the weights: the rest's
+            # ~55 tokens in one call, not two of ~30.
+            prompt_batch = ABORTABLE_MAX_BATCH
         return StreamPlan(
             engine=refiner if refiner is not None else loader.engine,
             on_refiner=refiner is not None,

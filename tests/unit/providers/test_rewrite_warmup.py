@@ -273,3 +273,31 @@ def test_an_escalation_on_the_rewrite_model_reads_what_its_warm_up_read() -> Non
     job = Job(tokens=engine.tokenize(plan.prompt), max_tokens=1, temperature=0.0, emit=lambda _t: True)
     assert engine._read_prompt(job) is not None
     assert job.stats.evaluated_tokens == 1 and lib.read == warmed + 1
+
+
+def test_a_rewrite_at_the_rest_reads_what_is_left_in_one_decode_call() -> None:
+    """The rest's read goes in the largest batches a key can stop midway, not in the
+    warm-up's (sized to what a key throws away): each decode call costs a pass over the
+    weights, ~0.1 s of the code model on two cores."""
+    from lsp_assist.domain import ModelRequest
+    from lsp_assist.providers.local_prefill import ABORTABLE_MAX_BATCH
+    from lsp_assist.providers.local_stream import LocalStreamer
+
+    engine, lib = _engine()
+    sizes: list[int] = []
+    lib.after_decode = lambda: sizes.append(engine._batch.n_tokens)
+    parts = SimpleNamespace(
+        loader=SimpleNamespace(path_name="gemma.gguf", template="none", engine=None),
+        refiner=SimpleNamespace(engine=engine, template="qwen", name="coder"),
+        rates=_rates(),  # the warm-up's batches: BATCH
+    )
+    streamer = LocalStreamer(parts, lambda _r: None)  # type: ignore[arg-type]
+    ctx = _context("return f3(")
+    plan = streamer.plan(ModelRequest(ctx, max_tokens=8, temperature=0.0, refine=True), strong=True)
+    assert plan.prompt_batch == ABORTABLE_MAX_BATCH > BATCH
+    tokens = engine.tokenize(plan.prompt)
+    engine.prefill(tokens[: len(tokens) - 40], threading.Event(), batch=BATCH)  # a warm-up cut short
+    sizes.clear()
+    job = Job(tokens=tokens, max_tokens=1, temperature=0.0, emit=lambda _t: True, prompt_batch=plan.prompt_batch)
+    assert engine._read_prompt(job) is not None
+    assert sizes[0] == 40  # the 40 tokens left, in one call
