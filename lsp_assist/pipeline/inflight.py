@@ -318,6 +318,7 @@ class _StreamReader:
                 stop = assembler.feed(chunk.text)
                 line = assembler.first_line() if quick_on_first_line and not flight.quick.done() else None
                 flight.post_ms += (time.perf_counter() - t_post) * 1000.0
+                answered = line is not None
                 if line is not None:
                     flight.quick.set_result(line)
                 elif answer_budget_s > 0 and not flight.quick.done():
@@ -326,6 +327,7 @@ class _StreamReader:
                         if early:
                             flight.early = True
                             flight.quick.set_result(early)
+                            answered = True
                     if not flight.quick.done() and loop.time() - budget_start >= answer_budget_s * 0.5:
                         partial = assembler.text()  # what an early answer would show
                 if (
@@ -337,7 +339,11 @@ class _StreamReader:
                     grew_at = loop.time()
                     flight.on_grow(assembler.text())
                 if stop or (flight.wind_down and "\n" in chunk.text and flight.quick.done()):
+                    if answered:
+                        await _let_the_request_answer()
                     break
+                if answered:
+                    await _let_the_request_answer()
         finally:
             self.tokens = tokens
 
@@ -384,6 +390,20 @@ class _StreamReader:
         result.tokens = self.tokens
         _publish(flight, result)
         return result
+
+
+#: Loop hops from the first answer to the reply's write: asyncio.wait's completion callback
+#: and the request task's wake-up (`resilience.first_success`), then the handler task's done
+#: callback that writes the reply (pygls).
+_HOPS_TO_THE_REPLY = 3
+
+
+async def _let_the_request_answer() -> None:
+    """Yield until the reply of the request waiting on the first answer is written: reading
+    on (down the HTTP stack to the socket) or closing the stream and its bookkeeping would
+    otherwise run first. Were there more hops, they would only run before it again."""
+    for _ in range(_HOPS_TO_THE_REPLY):
+        await asyncio.sleep(0)
 
 
 def _publish(flight: InflightStream, result: StreamResult) -> None:

@@ -5,9 +5,9 @@ prefetched suggestion through the typing-through index (its text before the curs
 document as if the suggestion had been accepted). A prefetch is speculative: it starts
 after the answer has been sent, waits for the document's live stream, never takes the
 local model's only slot from a real request, and is dropped the moment the user types
-something that is not the suggestion it follows. Within a typing burst it waits for the
-pause (`Scheduler.pause_left`): a key typed meanwhile would drop it, and its model call
-would be one more the burst paid for nothing.
+something that is not the suggestion it follows. It waits for the user's rest
+(`Scheduler.pause_left`: no key for twice their keystroke gap, at least 0.5 s): a key typed
+meanwhile would drop it, and its model call would be one more the burst paid for nothing.
 """
 
 from __future__ import annotations
@@ -78,9 +78,11 @@ class Prefetcher:
     async def _run(self, target: Target, text: str) -> None:
         await asyncio.sleep(_START_DELAY_S)
         wait = self.pause_left(target.uri)
-        if wait > 0:  # mid-burst: the next key usually comes first (and cancels this task)
+        if wait > 0:  # the next key usually comes first (and cancels this task)
             self.waited_for_pause += 1
+        while wait > 0:  # a key typed into the suggestion keeps it, and moves the rest on
             await asyncio.sleep(wait)
+            wait = self.pause_left(target.uri)
         # One live call per document: wait for the stream that produced `text` to end.
         live = self.launcher.live_stream(target.uri)
         if live is not None and not live.done:

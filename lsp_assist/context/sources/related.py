@@ -2,18 +2,19 @@
 
 Windows are scored by Jaccard with the names near the cursor; a window's names are kept by
 the names of its rows, so an edit rebuilds only the windows holding it (the other ~130 of a
-request reuse their union from the last keystroke, and across versions).
+request reuse their union from the last keystroke, and across versions), and each recent
+document version's windows by start row in a table that follows edits (`row_tables`).
 """
 
 from __future__ import annotations
 
 import heapq
 import sys
-from collections import Counter, OrderedDict
-from dataclasses import dataclass
+from collections import Counter
 
 from lsp_assist.context.lexicon import Lexicon
 from lsp_assist.context.parts import Placer
+from lsp_assist.context.row_tables import RowTable, RowTables
 from lsp_assist.documents.store import Document
 from lsp_assist.memory import ByteLRU, set_bytes
 
@@ -29,16 +30,7 @@ VERSIONS_BYTES = 2 << 20
 VERSION_DOCS = 8
 WARM_BYTES = 1 << 20  # a file whose windows are more is not read whole after didOpen
 WARM_BYTES_PER_ROW = 800
-_SLOT = 8
-
-
-@dataclass
-class _Version:
-    """One document version's windows by start row (None: not read yet)."""
-
-    text: str  # the version's text (compared by identity: an edit makes a new one)
-    at: list[frozenset[str] | None]
-    nbytes: int
+_Version = RowTable[frozenset[str]]  # one document version's windows by start row (None: not read yet)
 
 
 def _window_bytes(rows: tuple[frozenset[str], ...], names: frozenset[str]) -> int:
@@ -61,37 +53,24 @@ class RelatedLines:
         # position of an unchanged document finds its ~130 windows here without building
         # their rows' key, also when requests alternate between documents. Bounded by
         # `VERSIONS_BYTES` and `VERSION_DOCS`, least recent document out first.
-        self._versions: OrderedDict[str, _Version] = OrderedDict()
-        self.versions_bytes = 0
+        # A window reads the `RELATED_WINDOW - 1` rows after its start: an edit empties the
+        # windows starting that far before it.
+        self._versions: RowTables[frozenset[str]] = RowTables(reach=RELATED_WINDOW - 1)
+
+    @property
+    def versions_bytes(self) -> int:
+        """What the windows by row keep alive (`VERSIONS_BYTES` at most)."""
+        return self._versions.nbytes
 
     def forget(self, uri: str) -> None:
         """Drop a document's windows by row (didClose; they are read again from the memo)."""
-        old = self._versions.pop(uri, None)
-        if old is not None:
-            self.versions_bytes -= old.nbytes
+        self._versions.forget(uri)
 
     def follow_edit(self, doc: Document) -> None:
         """After a didChange: the document's windows by row, if they were of the text the
         change started from, now of the new text (the windows holding a replaced row to be
         read again, the others moved with their rows)."""
-        v = self._versions.get(doc.uri)
-        if v is None or v.text is doc.text:
-            return
-        edits = doc.row_edits_since(v.text)
-        if edits is None:
-            self.forget(doc.uri)
-            return
-        at, before = v.at, v.nbytes
-        for first, last, new_lines in edits:
-            lo = max(0, first - RELATED_WINDOW + 1)  # the first window holding `first`
-            gone = at[lo : last + 1]
-            v.nbytes -= sum(sys.getsizeof(w) for w in gone if w is not None)
-            v.nbytes += _SLOT * (new_lines - (last - first))
-            at[lo : last + 1] = [None] * (first + new_lines + 1 - lo)
-        self.versions_bytes += v.nbytes - before
-        v.text = doc.text
-        if len(at) != doc.line_count:  # not the text the edits describe: read it again
-            self.forget(doc.uri)
+        self._versions.follow_edit(doc)
 
     def warm(self, doc: Document) -> None:
         """Every window of this version, read now (after didOpen: `ContextEngine.warm`), for
@@ -144,14 +123,7 @@ class RelatedLines:
         return [start for _, _, start in heapq.nsmallest(RELATED_BEST, scored)]
 
     def _version_of(self, doc: Document) -> _Version:
-        v = self._versions.get(doc.uri)
-        if v is None or v.text is not doc.text:
-            self.forget(doc.uri)
-            v = _Version(doc.text, [None] * doc.line_count, _SLOT * doc.line_count)
-            self._versions[doc.uri] = v
-            self.versions_bytes += v.nbytes
-        self._versions.move_to_end(doc.uri)
-        return v
+        return self._versions.of(doc)
 
     def _windows_at(
         self, v: _Version, doc: Document, starts: tuple[int, int, int], end: int
@@ -180,16 +152,12 @@ class RelatedLines:
         return out
 
     def _keep(self, v: _Version, start: int, ids: frozenset[str]) -> None:
-        add = sys.getsizeof(ids)
         v.at[start] = ids
-        v.nbytes += add
-        self.versions_bytes += add
         versions = self._versions
-        while self.versions_bytes > VERSIONS_BYTES or len(versions) > VERSION_DOCS:
-            oldest = next(iter(versions))
+        versions.add(v, sys.getsizeof(ids))
+        while versions.nbytes > VERSIONS_BYTES or len(versions) > VERSION_DOCS:
+            oldest = versions.oldest()
             if versions[oldest] is v:  # the current one alone is over: started over
-                self.versions_bytes -= v.nbytes - _SLOT * len(v.at)
-                v.at[:] = [None] * len(v.at)
-                v.nbytes = _SLOT * len(v.at)
+                versions.empty(v)
                 break
-            self.forget(oldest)
+            versions.forget(oldest)

@@ -10,7 +10,7 @@ soon as it exists for a quick answer; `text` gives the final cleaned suggestion.
 from __future__ import annotations
 
 from lsp_assist.domain import Mode, PromptContext
-from lsp_assist.pipeline.postprocess.clean import process
+from lsp_assist.pipeline.postprocess.clean import Cleaned, process
 
 #: A runaway stream is cut here whatever it says.
 MAX_RAW_CHARS = 16_000
@@ -26,6 +26,17 @@ class StreamAssembler:
         self._done = False
         self._checked_lines = 0
         self._stops = tuple(s for s in ctx.stop if s and s != "\n")
+        # The last text cleaned and its result: on the token that ends the first line,
+        # `feed` (the line just completed) and `first_line` clean the same text.
+        self._cleaned: tuple[str, Cleaned] | None = None
+
+    def _process(self, raw: str) -> Cleaned:
+        last = self._cleaned
+        if last is not None and last[0] == raw:
+            return last[1]
+        got = process(self.ctx, raw, self.mode)
+        self._cleaned = (raw, got)
+        return got
 
     @property
     def raw(self) -> str:
@@ -52,7 +63,7 @@ class StreamAssembler:
             return True
         if any(ch in ")]}" for ch in delta):
             # A closer may be one the editor already has: stop as soon as the line is final.
-            got = process(self.ctx, raw, self.mode)
+            got = self._process(raw)
             if got.stopped and got.why == "unbalanced closer":
                 self._done = True
                 return True
@@ -69,7 +80,7 @@ class StreamAssembler:
         if complete > self._checked_lines:
             self._checked_lines = complete
             head = raw[: raw.rfind("\n")]
-            if process(self.ctx, head, self.mode).stopped:
+            if self._process(head).stopped:
                 self._done = True
         return self._done
 
@@ -82,7 +93,7 @@ class StreamAssembler:
             if not self._done:
                 return None
             end = len(raw)
-        got = process(self.ctx, raw[:end], self.mode).text
+        got = self._process(raw[:end]).text
         if not got:
             return None
         first = got.split("\n")
@@ -96,4 +107,4 @@ class StreamAssembler:
 
     def text(self) -> str:
         """The final cleaned suggestion ("" when there is nothing useful)."""
-        return process(self.ctx, self._raw, self.mode).text
+        return self._process(self._raw).text

@@ -189,8 +189,8 @@ def test_the_versions_tables_follow_edits_and_builds_stay_those_of_an_uncached_e
             followed += 1
         table = engine.lexicon._tables.get(doc.uri)
         if table is not None:
-            assert table.text is doc.text and len(table.names) == doc.line_count
-            for r, names in enumerate(table.names):
+            assert table.text is doc.text and len(table.at) == doc.line_count
+            for r, names in enumerate(table.at):
                 assert names is None or names == fresh_lex.line(doc.line(r)), (version, r)
         v = related._versions.get(doc.uri)
         if v is not None:

@@ -1,4 +1,4 @@
-"""A prefetch waits for a pause in the user's typing: mid-burst the next key would drop it,
+"""A prefetch waits for a rest in the user's typing: mid-burst the next key would drop it,
 and its model call would be one more the burst paid for nothing (issue 40)."""
 
 from __future__ import annotations
@@ -15,19 +15,31 @@ from tests.fakes.fake_model_server import FakeModelServer
 from tests.fakes.runtimes import openai_runtime
 
 
-def test_pause_left_is_zero_outside_a_burst_and_twice_the_gap_within_one() -> None:
+def test_pause_left_waits_for_a_rest_of_twice_the_gap_and_at_least_half_a_second() -> None:
     s = Scheduler()
     assert s.pause_left("u") == 0.0  # never typed
     st = s._state("u")
     st.last_change = time.monotonic()
-    st.interval_ewma = 1.0  # the first key after a pause
+    st.rhythm = 0.0  # the first key after a pause: another usually follows it
+    assert 0.45 < s.pause_left("u") <= 0.5
+    st.rhythm = 0.4  # keys 400 ms apart: quiet for 800 ms
+    assert 0.75 < s.pause_left("u") <= 0.8
+    st.rhythm = 0.9  # a slow typist: at most the gap that ends the typing
+    assert 0.95 < s.pause_left("u") <= 1.0
+    st.last_change = time.monotonic() - 1.0  # the rest came
     assert s.pause_left("u") == 0.0
-    st.interval_ewma = 0.2  # a burst at 200 ms a key: quiet for 400 ms
-    assert 0.35 < s.pause_left("u") <= 0.4
-    st.interval_ewma = 0.05  # a fast burst: at least the burst gap itself
-    assert 0.2 < s.pause_left("u") <= 0.25
-    st.last_change = time.monotonic() - 1.0  # the pause came
-    assert s.pause_left("u") == 0.0
+
+
+def test_the_rhythm_spans_gaps_longer_than_the_burst_gap_and_ends_at_a_long_one() -> None:
+    s = Scheduler()
+    st = s._state("u")
+    for gap in (0.3, 0.1):  # a 300 ms gap resets the debounce's estimate, not the rhythm
+        st.last_change = time.monotonic() - gap
+        s.note_change("u")
+    assert 0.15 < st.rhythm < 0.25
+    st.last_change = time.monotonic() - 2.0  # a pause: the typing starts over
+    s.note_change("u")
+    assert st.rhythm == 0.0
 
 
 async def test_a_prefetch_scheduled_mid_burst_calls_the_model_only_after_the_pause(
@@ -59,5 +71,32 @@ async def test_a_prefetch_scheduled_mid_burst_calls_the_model_only_after_the_pau
                 break
             await asyncio.sleep(0.02)
         assert len(fake.model_requests()) == calls + 1  # the pause came: the prefetch ran
+    finally:
+        await rt.aclose()
+
+
+async def test_a_burst_with_a_longer_gap_makes_one_call_per_key_and_no_prefetch(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    """Keys 300 ms apart (longer than the debounce's burst gap): each answered suggestion
+    used to start a prefetch there, which the next key dropped after its call was made."""
+    rt = openai_runtime(fake, tmp_path / "ws", completion={"prefetch": True, "enrichment": False})
+    try:
+        engine = rt.engine
+        assert engine is not None
+        path = tmp_path / "ws" / "a.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        uri = path.as_uri()
+        rt.store.open(uri, "python", 1, "def f():\n    ", str(path))
+        keys = "ret"
+        for k, ch in enumerate(keys):
+            if k:
+                await asyncio.sleep(0.3)  # the prefetch of the last answer would start meanwhile
+            rt.store.change(uri, k + 2, [TextChange(Cursor(1, 4 + k), Cursor(1, 4 + k), ch)])
+            engine.note_change(uri)  # as the didChange handler does
+            fake.push(text="x = 1\n")  # never what the user types next: no typing-through
+            result = await engine.complete(CompletionRequest(uri, Cursor(1, 5 + k)))
+            assert result.outcome == Outcome.MODEL
+        assert len(fake.model_requests()) == len(keys)  # one call per key, no prefetch
     finally:
         await rt.aclose()

@@ -102,3 +102,23 @@ def test_block_closer_missing_from_file_is_kept() -> None:
     assert clean(ctx, "return a;\n}\n\nfoo();") == "return a;\n}"
     ctx_has = _ctx("function f(a) {\n  ", "\n}\n", language="javascript")
     assert clean(ctx_has, "return a;\n}\n") == "return a;"
+
+
+def test_the_token_ending_the_first_line_cleans_its_text_once(monkeypatch: object) -> None:
+    """`feed` (the line just completed) and `first_line` clean the same text on that token:
+    the second is the first's result, the same as a fresh clean (issue 40: the answer path)."""
+    import lsp_assist.pipeline.postprocess.stream as stream_mod
+
+    seen: list[str] = []
+
+    def counting(ctx: PromptContext, raw: str, mode: object = None) -> object:
+        seen.append(raw)
+        return process(ctx, raw, mode)  # type: ignore[arg-type]
+
+    ctx = _ctx("def f(items):\n    ", "\n", "multi")
+    asm = StreamAssembler(ctx, ctx.mode)
+    monkeypatch.setattr(stream_mod, "process", counting)  # type: ignore[attr-defined]
+    for delta in ("return total", "(items", ")", "\n"):
+        asm.feed(delta)
+    assert asm.first_line() == process(ctx, "return total(items)").text == "return total(items)"
+    assert seen.count("return total(items)") == 1
