@@ -78,8 +78,12 @@ class Context:
 
 def cheap(ctx: Context, left: str, right: str, line: str) -> float:
     """The part of a candidate's confidence that needs no syntax tree."""
-    score = NEIGHBOURS * ((left == ctx.left) + (right == ctx.right)) / 2
-    score += SIMILAR_LINE * similarity(ctx.line, line)
+    return cheap_of(ctx, ((left == ctx.left) + (right == ctx.right)) / 2, similarity(ctx.line, line))
+
+
+def cheap_of(ctx: Context, neighbours: float, similar_line: float) -> float:
+    """`cheap` from the share of matching neighbour characters and the line similarity."""
+    score = NEIGHBOURS * neighbours + SIMILAR_LINE * similar_line
     score -= COMMON_TOKEN * ctx.common
     score += RENAME * ctx.rename + REPEATED * ctx.repeated
     return score
