@@ -72,8 +72,8 @@ from benchmarks.rpc_client import RpcClient, server_at, server_cmd
 from lsp_assist.nextedit.formats import instruct, sweep, zeta
 
 OFFLINE = {"provider": "offline"}
-#: The rules on main before the fresh half was added, run beside this checkout's.
-BEFORE = "db0a50e"
+#: Main before the learned confidence (the evidence gate at 0.8), run beside this checkout's.
+BEFORE = "b081de4"
 
 
 def baseline(cases: list[dict[str, Any]]) -> list[Outcome]:

@@ -231,8 +231,9 @@ class NextEditConfig:
     # rules: the rule predictor only (no model, milliseconds) | model: a model only |
     # both: the rules first, the model when the rules have nothing to propose.
     predictor: str = "rules"
-    # The rule predictor shows a place only at or above this confidence (nextedit/evidence.py;
-    # 0.8 was set on the benchmark's tuning half). Lower: more proposals, more false alarms.
+    # With confidence = "evidence": the rule predictor shows a place only at or above this
+    # confidence (nextedit/evidence.py; 0.8 was set on the benchmark's tuning half). Lower:
+    # more proposals, more false alarms. The learned confidence has its own threshold.
     min_confidence: float = field(default=0.8, metadata=bounded(0.0, 3.0))
     # How the rule predictor weighs a place: learned (a logistic regression fitted on the
     # benchmark's tuning half, nextedit/confidence_table.py, with its own threshold) |

@@ -21,7 +21,8 @@ edited place; of the places at or above `THRESHOLD` the next after the cursor is
 The weights and the threshold were set on the tuning half of the benchmark corpus
 (psf/requests, pallets/click, pallets/flask; the threshold checked again once pluggy, rich,
 tomlkit and structlog joined it) and checked on the validation and fresh halves; see
-docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command.
+docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command. This gate
+is `next_edit.confidence = "evidence"`; the default is the learned one (`confidence.py`).
 """
 
 from __future__ import annotations
