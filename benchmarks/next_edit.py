@@ -341,10 +341,11 @@ async def real_model_run(
 
 
 async def sweep_table(cases: list[dict[str, Any]], thresholds: list[float]) -> str:
-    """The rules at each `next_edit.min_confidence`, per half: where the threshold comes from."""
-    lines = ["rules by next_edit.min_confidence (the default, 0.8, was set on the tuning half):", HEADER]
+    """The evidence gate at each `next_edit.min_confidence`, per half (the learned
+    confidence's own sweep: `next_edit_confidence.py`)."""
+    lines = ["rules, confidence = evidence, by next_edit.min_confidence (0.8 set on tuning):", HEADER]
     for t in thresholds:
-        init = {**BASE, "next_edit": {"predictor": "rules", "min_confidence": t}}
+        init = {**BASE, "next_edit": {"predictor": "rules", "confidence": "evidence", "min_confidence": t}}
         outcomes, _ = await run_server(Run("", init), cases)
         for label, idx in scopes(cases):
             if label.endswith("half") or label.startswith("tuning:"):
