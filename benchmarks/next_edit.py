@@ -18,6 +18,8 @@ rules were set, never analysed) and overall:
 - rules @REF: the rule predictor as it was at `--before` (main before this change), its
   package taken with `git archive` and served beside this one;
 - rules (now): this checkout's rule predictor (`next_edit.predictor = "rules"`);
+- with `--learned`, rules, learned: the same with `next_edit.confidence = "learned"` (the
+  table `next_edit_confidence.py` fits on the tuning half);
 - zeta, sweep, instruct (fake model): the model predictor with each prompt format against
   a loopback fake that answers with the region it was sent, the commit's next change
   applied (plumbing and parsing; it proposes nothing on controls by construction);
@@ -31,7 +33,7 @@ response. The floor: the same request for a stale version (no prediction). Run u
 shared CPU lock:
 
     flock -x /tmp/lsp-cpu.lock python -m benchmarks.next_edit [--formats zeta,sweep,instruct]
-        [--before REF] [--model qwen2.5-coder-1.5b --model-cases 40 --model-budget-s 540]
+        [--before REF] [--learned] [--model qwen2.5-coder-1.5b --model-cases 40 --model-budget-s 540]
 """
 
 from __future__ import annotations
@@ -379,6 +381,12 @@ async def main_async(args: argparse.Namespace) -> None:
     rules, floors["rules"] = await run_server(now, cases)
     runs.append(("rules (now)", rules))
     sessions.append(("rules (now)", now.sessions or []))
+    if args.learned:
+        init = {**BASE, "next_edit": {"predictor": "rules", "confidence": "learned"}}
+        learned = Run("", init, sessions=[])
+        outcomes, floors["learned"] = await run_server(learned, cases)
+        runs.append(("rules, learned", outcomes))
+        sessions.append(("rules, learned", learned.sessions or []))
     runs += await fake_runs(cases, [f for f in args.formats.split(",") if f])
     print()
     print(table(cases, runs))
@@ -410,6 +418,9 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=0, help="first N cases only (0: all)")
     ap.add_argument("--formats", default="zeta,sweep,instruct", help="fake-model formats ('' for none)")
     ap.add_argument("--before", default=BEFORE, help="git ref of today's rules, run beside ('' to skip)")
+    ap.add_argument(
+        "--learned", action="store_true", help="also run the rules with next_edit.confidence = learned"
+    )
     ap.add_argument("--sweep", default="", help="min_confidence values to run the rules at (0.6,0.8,...)")
     ap.add_argument("--model", default="", help="a real model for the instruct format (qwen2.5-coder-1.5b)")
     ap.add_argument("--model-cases", type=int, default=40, help="cases the real model runs (spread)")

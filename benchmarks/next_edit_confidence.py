@@ -53,7 +53,8 @@ class Case:
     index: int
     case: dict[str, Any]
     fixed: Outcome | None  # a call-site proposal: the same under either confidence
-    places: list[tuple[list[float], float, Outcome]]  # features, evidence confidence, outcome
+    # features, a rename (passes the gate), evidence confidence, outcome
+    places: list[tuple[list[float], bool, float, Outcome]]
 
 
 def collect(i: int, case: dict[str, Any]) -> Case:
@@ -91,7 +92,8 @@ def collect(i: int, case: dict[str, Any]) -> Case:
             },
             "text": change.new,
         }
-        places.append(([values[k] for k in confidence.FEATURES], conf, judge(i, case, edit)))
+        feats = [values[k] for k in confidence.FEATURES]
+        places.append((feats, bool(values["rename"]), conf, judge(i, case, edit)))
     return Case(i, case, None, places)
 
 
@@ -126,13 +128,13 @@ def decide(c: Case, score: Any, threshold: float) -> Outcome:
     """The predictor's answer: the first place in its order whose score reaches `threshold`."""
     if c.fixed is not None:
         return c.fixed
-    for feats, conf, outcome in c.places:
-        if score(feats, conf) >= threshold:
+    for feats, sure, conf, outcome in c.places:
+        if score(feats, sure, conf) >= threshold:
             return outcome
     return judge(c.index, c.case, None)
 
 
-def evidence_score(feats: list[float], conf: float) -> float:
+def evidence_score(feats: list[float], _sure: bool, conf: float) -> float:
     # A deletion left at one place is proposed at any evidence >= 0 (rules.py).
     return conf + evidence.THRESHOLD if feats[confidence.FEATURES.index("left_once")] else conf
 
@@ -151,7 +153,8 @@ def main() -> int:
     args = ap.parse_args()
     cases = [collect(i, c) for i, c in enumerate(load(0))]
     tune = [c for c in cases if half_of(c.case["repo"]) == "tune"]
-    rows = [(c.case["repo"], feats, good(o)) for c in tune for feats, _, o in c.places]
+    # Renames pass the gate (`confidence.py`): the table is fitted on the weak evidence only.
+    rows = [(c.case["repo"], feats, good(o)) for c in tune for feats, sure, _, o in c.places if not sure]
     x = np.array([r[1] for r in rows])
     y = np.array([r[2] for r in rows])
     repos = np.array([r[0] for r in rows])
@@ -169,8 +172,9 @@ def main() -> int:
     w, b = fit(x, y, lam)
     table = confidence.Table(dict(zip(confidence.FEATURES, (float(v) for v in w), strict=True)), b, 0.5)
 
-    def learned(feats: list[float], _conf: float) -> float:
-        return confidence.probability(table, dict(zip(confidence.FEATURES, feats, strict=True)))
+    def learned(feats: list[float], sure: bool, _conf: float) -> float:
+        values = dict(zip(confidence.FEATURES, feats, strict=True))
+        return 1.0 if sure else confidence.probability(table, values)
 
     base = figures(decide(c, evidence_score, evidence.THRESHOLD) for c in tune)
     print("\nthreshold sweep (learned): precision / recall / FP per half")

@@ -7,20 +7,22 @@ tuning half (`benchmarks/next_edit_confidence.py` refits it and writes
 A place is shown at or above the table's threshold, also set on the tuning half. Nothing is
 trained at runtime: the server reads the table.
 
-A second matching edit (the change made twice) passes every admissible place whatever the
-table says, as `evidence.REPEATED` does: the corpus asks after the first edit only, so it
-has nothing to weigh that path with.
+Strong evidence passes every admissible place whatever the table says, as `evidence.RENAME`
+and `evidence.REPEATED` lift it over the evidence threshold: a rename (a binding, or a use of
+a local or a name the file binds, renamed to a name found nowhere else: the other references
+name nothing now) and a second matching edit (the corpus asks after the first edit only, so
+it has nothing to weigh that path with). The table weighs the weak evidence the issue asks
+to wait on: one edit that is neither.
 
-Features, per request (the edit): which rule path holds it (a rename, a deletion left at
-one place), what was changed (an identifier to an identifier, a
-deletion, inside a string or comment, a common token or a value, an attribute, a binding),
-how common the old token is (its occurrences in the file, its length) and whether the new
-one already occurs; per place: the neighbouring characters and line likeness
-(`evidence.py`), the distance in lines, and from the tree the same
-frame, the same function, module level and the same callee. Not whether the place is after
-the cursor: the corpus always replays the commit's first place in file order, so that
-feature would learn how the corpus is built, not how people edit (the predictor's order
-still prefers the next place after the cursor).
+Features, per request (the edit): whether it deleted text left at one place only, what
+was changed (an identifier to an identifier, a deletion, inside a string or comment, a
+common token or a value, an attribute, a binding), how common the old token is (its
+occurrences in the file, its length) and whether the new one already occurs; per place: the
+neighbouring characters and line likeness (`evidence.py`), the distance in lines, and from
+the tree the same frame, the same function, module level and the same callee. Not whether
+the place is after the cursor: the corpus always replays the commit's first place in file
+order, so that feature would learn how the corpus is built, not how people edit (the
+predictor's order still prefers the next place after the cursor).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from lsp_assist.nextedit.site import Place
 
 #: Features known before a place is looked up in the tree, then those the tree adds.
 CHEAP = (
-    "rename",
     "left_once",
     "common",
     "value",
@@ -85,7 +86,7 @@ def request_features(
     count: int,
     new_exists: bool,
 ) -> dict[str, float]:
-    """The edit's features, the same for every place."""
+    """The edit's features, the same for every place (`rename` is no feature: it passes)."""
     return {
         "rename": float(rename),
         "left_once": float(left_once),

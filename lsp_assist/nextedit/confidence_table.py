@@ -3,25 +3,24 @@
 L2 strength 1 (leave-one-repository-out); threshold set on the tuning half."""
 
 WEIGHTS: dict[str, float] = {
-    "rename": 2.1938,
-    "left_once": 1.1788,
-    "common": 0.4461,
-    "value": -0.4072,
-    "literal": 0.1894,
-    "ident": -0.1610,
-    "deletion": 0.1362,
-    "member": -0.5874,
-    "binding": 1.1880,
-    "log_count": -0.7117,
-    "log_len": 0.9327,
-    "new_exists": -0.4281,
-    "neighbours": 1.5420,
-    "similar_line": 3.0227,
-    "log_distance": -0.0759,
-    "same_frame": 0.5803,
-    "same_function": -0.3437,
-    "module_level": -0.7001,
-    "same_callee": -0.0825,
+    "left_once": 1.1823,
+    "common": 0.2138,
+    "value": -0.4739,
+    "literal": 0.0707,
+    "ident": -0.2437,
+    "deletion": 0.1662,
+    "member": -0.6478,
+    "binding": -0.4729,
+    "log_count": -0.7410,
+    "log_len": 0.8050,
+    "new_exists": -0.5151,
+    "neighbours": 1.8625,
+    "similar_line": 3.2355,
+    "log_distance": -0.1239,
+    "same_frame": 0.7180,
+    "same_function": -0.1462,
+    "module_level": -0.7983,
+    "same_callee": -0.1277,
 }
-BIAS = -3.2475
-THRESHOLD = 0.50
+BIAS = -3.0726
+THRESHOLD = 0.45

@@ -378,15 +378,16 @@ def _first_learned(
 ) -> int | None:
     """The first admissible place whose learned probability reaches the table's threshold,
     in the given order; places whose features before the tree cannot reach it are never
-    looked up; after a second matching edit every admissible place passes (the corpus
-    has no such case to weigh). `learned`: (the table, the edit's features). With
+    looked up; after a rename or a second matching edit every admissible place passes
+    (strong evidence: the table weighs the weak). `learned`: (the table, the edit's features). With
     `collect`, every admissible place goes there instead and none is chosen."""
     table, request = learned
+    sure = ctx.rename or ctx.repeated
     bar = table.threshold_logit()
     bound = table.tree_bound()
     for r in scored:
         values = confidence.place_features(request, r.neighbours, r.similar_line, r.lines_away)
-        if collect is None and not ctx.repeated and table.cheap_logit(values) + bound < bar:
+        if collect is None and not sure and table.cheap_logit(values) + bound < bar:
             continue
         candidate = place_of(syntax, r.offset, r.offset + len(change.old))
         if not _admissible(change, edited, candidate, ctx.repeated):
@@ -394,8 +395,8 @@ def _first_learned(
         values.update(confidence.tree_features(edited, candidate))
         if collect is not None:
             collect.append((r.offset, values, evidence.confidence(ctx, r.score, edited, candidate)))
-        elif ctx.repeated or confidence.logit(table, values) >= bar:
-            return r.offset  # a second matching edit: every admissible place wants it
+        elif sure or confidence.logit(table, values) >= bar:
+            return r.offset  # a rename or a second matching edit: every admissible place
     return None
 
 

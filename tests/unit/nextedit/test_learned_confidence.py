@@ -1,21 +1,27 @@
-"""The learned confidence (`confidence.py`, `next_edit.confidence = "learned"`): each
-admissible place gets a probability from the checked-in table, and only places at or above
-the table's threshold are shown; a second matching edit passes the gate."""
+"""The learned confidence (`confidence.py`, `next_edit.confidence = "learned"`): on weak
+evidence each admissible place gets a probability from the checked-in table, and only places
+at or above the table's threshold are shown; a rename and a second matching edit pass."""
 
 from __future__ import annotations
 
 import dataclasses
+
+import pytest
 
 from lsp_assist.config.schema import NextEditConfig
 from lsp_assist.documents.store import Document
 from lsp_assist.nextedit import confidence, rules
 from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.proposal import Proposal
+from lsp_assist.nextedit.service import NextEditService
+from lsp_assist.telemetry.events import SuggestionEvents
 from tests.unit.nextedit.helpers import line_of, position, retype, session
 
 URI = "file:///ws/m.py"
 #: One expression rewritten once, on unlike lines: admissible places, weak evidence.
 REWRITE = "a = dict()\nb = [dict(), 1]\nc = (dict(), 2)\n"
+#: A name the file binds nowhere switched once on like lines: weak evidence, but a like place.
+SWITCH = "x = compute(1)\ny = compute(2)\nz = compute(3)\n"
 #: A local renamed at its binding: strong evidence for its other use.
 RENAME = "def scale(total, step):\n    count = total // step\n    return count + 1\n"
 
@@ -32,8 +38,8 @@ def _ask(
     return rules.predict(doc, h.last, cursor, [], earlier, table=table), probabilities
 
 
-def test_the_learned_confidence_is_the_default_and_its_table_is_complete() -> None:
-    assert NextEditConfig().confidence == "learned"
+def test_the_table_is_complete_and_the_evidence_gate_stays_the_default() -> None:
+    assert NextEditConfig().confidence == "evidence"
     assert set(confidence.TABLE.weights) == set(confidence.FEATURES)
     assert 0.0 < confidence.TABLE.threshold < 1.0
 
@@ -52,29 +58,59 @@ def test_a_weak_one_off_edit_is_suppressed_by_the_gate() -> None:
     assert len(_ask(doc, history, open_gate)[0]) == 1
 
 
-def test_a_renamed_local_is_shown_above_the_threshold() -> None:
+def test_a_like_place_is_shown_above_the_threshold() -> None:
+    store, history = session(SWITCH, URI)
+    doc = retype(store, URI, "compute", "evaluate")
+    found, probabilities = _ask(doc, history)
+    assert probabilities[0] >= confidence.TABLE.threshold
+    assert [line_of(doc, p) for p in found] == ["y = compute(2)"]
+    # The same place under a threshold above its probability is held back: the gate decides.
+    strict = dataclasses.replace(confidence.TABLE, threshold=(max(probabilities) + 1) / 2)
+    assert _ask(doc, history, strict)[0] == []
+
+
+def test_a_rename_passes_the_gate_whatever_its_probability() -> None:
     store, history = session(RENAME, URI)
     doc = retype(store, URI, "count", "n")
-    found, probabilities = _ask(doc, history)
-    assert probabilities and probabilities[0] >= confidence.TABLE.threshold
+    closed = dataclasses.replace(confidence.TABLE, threshold=0.999)
+    found, probabilities = _ask(doc, history, closed)
+    assert probabilities[0] < closed.threshold
     assert [line_of(doc, p) for p in found] == ["return count + 1"]
-    # The same place under a threshold above its probability is held back: the gate decides.
-    strict = dataclasses.replace(confidence.TABLE, threshold=(probabilities[0] + 1) / 2)
-    assert _ask(doc, history, strict)[0] == []
 
 
 def test_a_second_matching_edit_passes_the_gate() -> None:
     store, history = session(REWRITE, URI)
     retype(store, URI, "dict()", "{}")
     doc = retype(store, URI, "dict()", "{}")  # the change made twice
-    found, _ = _ask(doc, history)
+    closed = dataclasses.replace(confidence.TABLE, threshold=0.999)
+    found, _ = _ask(doc, history, closed)
     assert [line_of(doc, p) for p in found] == ["c = (dict(), 2)"]
 
 
 def test_the_probability_is_the_logistic_of_the_weighted_features() -> None:
-    table = confidence.Table({"rename": 2.0, "similar_line": 1.0}, -1.0, 0.5)
-    values = dict.fromkeys(confidence.FEATURES, 0.0) | {"rename": 1.0, "similar_line": 0.5}
+    table = confidence.Table({"neighbours": 2.0, "same_frame": 1.0}, -1.0, 0.5)
+    values = dict.fromkeys(confidence.FEATURES, 0.0) | {"neighbours": 1.0, "same_frame": 0.5}
     assert confidence.logit(table, values) == 1.5
     assert abs(confidence.probability(table, values) - 1 / (1 + 2.718281828459045**-1.5)) < 1e-9
-    assert table.tree_bound() == 0.0
+    assert table.tree_bound() == 1.0  # same_frame, a tree feature
     assert table.threshold_logit() == 0.0
+
+
+async def test_the_service_gates_by_the_table_only_when_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    store, history = session(SWITCH, URI)
+    doc = retype(store, URI, "compute", "evaluate")
+    svc = NextEditService(store, history, SuggestionEvents(lambda row: None, lambda uri: None))
+    h = history.get(URI)
+    assert h is not None and h.last is not None
+    cursor = position(doc, h.last.end)
+
+    async def ask(config: NextEditConfig) -> list[str]:
+        svc.configure(config, None, ("", "", ""))
+        return [a.proposal.text for a in await svc.suggest(URI, doc.version, cursor)]
+
+    assert await ask(NextEditConfig(confidence="learned")) == ["evaluate"]
+    # A table whose threshold no weak evidence reaches: the learned gate holds the place
+    # back, the evidence gate (the default) does not read the table.
+    monkeypatch.setattr(confidence, "TABLE", dataclasses.replace(confidence.TABLE, threshold=0.999))
+    assert await ask(NextEditConfig(confidence="learned")) == []
+    assert await ask(NextEditConfig()) == ["evaluate"]

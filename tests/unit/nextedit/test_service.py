@@ -113,7 +113,7 @@ async def test_min_confidence_gates_the_rules_and_a_second_matching_edit_lifts_t
     doc = retype(store, URI, "dict()", "{}")
     events = SuggestionEvents(lambda row: None, lambda uri: None)
     svc = NextEditService(store, history, events)
-    config = NextEditConfig(confidence="evidence")  # min_confidence gates the hand-set weights
+    config = NextEditConfig()
     assert config.min_confidence == 0.8
     svc.configure(config, None, ("", "", ""))
     assert await _ask(svc, doc) == []  # one edit, unlike lines: below the threshold
