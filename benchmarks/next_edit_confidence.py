@@ -6,7 +6,8 @@ would weigh (`rules.candidates`) with its features and a label: the place is one
 commit changed (a repeated case), or any place on a control (a false alarm if proposed).
 Then, on the TUNING half only:
 
-- a logistic regression (L2, Newton's method in numpy) on the places' features; its
+- a logistic regression (L2, Newton's method in numpy) on the features of the places on
+  weak evidence (a rename's places pass the gate, so they are left out of the fit); its
   strength chosen by leave-one-repository-out log loss within the tuning half;
 - the threshold: the predictor proposes the first place, in its own order, whose
   probability reaches it; chosen as the one with the highest recall on the tuning half

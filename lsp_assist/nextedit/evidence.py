@@ -22,7 +22,7 @@ The weights and the threshold were set on the tuning half of the benchmark corpu
 (psf/requests, pallets/click, pallets/flask; the threshold checked again once pluggy, rich,
 tomlkit and structlog joined it) and checked on the validation and fresh halves; see
 docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command. This gate
-is `next_edit.confidence = "evidence"`; the default is the learned one (`confidence.py`).
+is `next_edit.confidence = "evidence"`, the default; `confidence.py` is the learned option.
 """
 
 from __future__ import annotations

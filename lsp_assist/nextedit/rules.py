@@ -379,8 +379,8 @@ def _first_learned(
     """The first admissible place whose learned probability reaches the table's threshold,
     in the given order; places whose features before the tree cannot reach it are never
     looked up; after a rename or a second matching edit every admissible place passes
-    (strong evidence: the table weighs the weak). `learned`: (the table, the edit's features). With
-    `collect`, every admissible place goes there instead and none is chosen."""
+    (strong evidence: the table weighs the weak). `learned`: (the table, the edit's
+    features). With `collect`, every admissible place goes there instead and none is chosen."""
     table, request = learned
     sure = ctx.rename or ctx.repeated
     bar = table.threshold_logit()
