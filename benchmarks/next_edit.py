@@ -18,6 +18,8 @@ rules were set, never analysed) and overall:
 - rules @REF: the rule predictor as it was at `--before` (main before this change), its
   package taken with `git archive` and served beside this one;
 - rules (now): this checkout's rule predictor (`next_edit.predictor = "rules"`);
+- with `--learned`, rules, learned: the same with `next_edit.confidence = "learned"` (the
+  table `next_edit_confidence.py` fits on the tuning half);
 - zeta, sweep, instruct (fake model): the model predictor with each prompt format against
   a loopback fake that answers with the region it was sent, the commit's next change
   applied (plumbing and parsing; it proposes nothing on controls by construction);
@@ -31,7 +33,7 @@ response. The floor: the same request for a stale version (no prediction). Run u
 shared CPU lock:
 
     flock -x /tmp/lsp-cpu.lock python -m benchmarks.next_edit [--formats zeta,sweep,instruct]
-        [--before REF] [--model qwen2.5-coder-1.5b --model-cases 40 --model-budget-s 540]
+        [--before REF] [--learned] [--model qwen2.5-coder-1.5b --model-cases 40 --model-budget-s 540]
 """
 
 from __future__ import annotations
@@ -72,8 +74,8 @@ from benchmarks.rpc_client import RpcClient, server_at, server_cmd
 from lsp_assist.nextedit.formats import instruct, sweep, zeta
 
 OFFLINE = {"provider": "offline"}
-#: The rules on main before the fresh half was added, run beside this checkout's.
-BEFORE = "db0a50e"
+#: Main before the learned confidence (the evidence gate at 0.8), run beside this checkout's.
+BEFORE = "b081de4"
 
 
 def baseline(cases: list[dict[str, Any]]) -> list[Outcome]:
@@ -341,10 +343,11 @@ async def real_model_run(
 
 
 async def sweep_table(cases: list[dict[str, Any]], thresholds: list[float]) -> str:
-    """The rules at each `next_edit.min_confidence`, per half: where the threshold comes from."""
-    lines = ["rules by next_edit.min_confidence (the default, 0.8, was set on the tuning half):", HEADER]
+    """The evidence gate at each `next_edit.min_confidence`, per half (the learned
+    confidence's own sweep: `next_edit_confidence.py`)."""
+    lines = ["rules, confidence = evidence, by next_edit.min_confidence (0.8 set on tuning):", HEADER]
     for t in thresholds:
-        init = {**BASE, "next_edit": {"predictor": "rules", "min_confidence": t}}
+        init = {**BASE, "next_edit": {"predictor": "rules", "confidence": "evidence", "min_confidence": t}}
         outcomes, _ = await run_server(Run("", init), cases)
         for label, idx in scopes(cases):
             if label.endswith("half") or label.startswith("tuning:"):
@@ -378,6 +381,12 @@ async def main_async(args: argparse.Namespace) -> None:
     rules, floors["rules"] = await run_server(now, cases)
     runs.append(("rules (now)", rules))
     sessions.append(("rules (now)", now.sessions or []))
+    if args.learned:
+        init = {**BASE, "next_edit": {"predictor": "rules", "confidence": "learned"}}
+        learned = Run("", init, sessions=[])
+        outcomes, floors["learned"] = await run_server(learned, cases)
+        runs.append(("rules, learned", outcomes))
+        sessions.append(("rules, learned", learned.sessions or []))
     runs += await fake_runs(cases, [f for f in args.formats.split(",") if f])
     print()
     print(table(cases, runs))
@@ -409,6 +418,9 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=0, help="first N cases only (0: all)")
     ap.add_argument("--formats", default="zeta,sweep,instruct", help="fake-model formats ('' for none)")
     ap.add_argument("--before", default=BEFORE, help="git ref of today's rules, run beside ('' to skip)")
+    ap.add_argument(
+        "--learned", action="store_true", help="also run the rules with next_edit.confidence = learned"
+    )
     ap.add_argument("--sweep", default="", help="min_confidence values to run the rules at (0.6,0.8,...)")
     ap.add_argument("--model", default="", help="a real model for the instruct format (qwen2.5-coder-1.5b)")
     ap.add_argument("--model-cases", type=int, default=40, help="cases the real model runs (spread)")

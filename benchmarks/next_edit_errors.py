@@ -14,7 +14,7 @@ the same `judge`) in a few seconds, and says for each error what the tree knew:
   admissible (which hard rule), below the threshold (its confidence), or a wrong place
   chosen first.
 
-    PYTHONPATH=. python -m benchmarks.next_edit_errors [--half tune] [--list]
+    PYTHONPATH=. python -m benchmarks.next_edit_errors [--half tune] [--list] [--confidence learned]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from benchmarks.next_edit_score import Outcome, figures, half_of, judge, places_
 from benchmarks.next_edit_session import u16
 from lsp_assist.documents.store import Document, DocumentStore, TextChange
 from lsp_assist.domain import Cursor
-from lsp_assist.nextedit import evidence, rules
+from lsp_assist.nextedit import confidence, evidence, rules
 from lsp_assist.nextedit.history import Edit, EditHistory
 from lsp_assist.nextedit.proposal import Proposal
 from lsp_assist.nextedit.site import Place, place_of
@@ -47,7 +47,9 @@ class Replayed:
     outcome: Outcome
 
 
-def replay(i: int, case: dict[str, Any], threshold: float = evidence.THRESHOLD) -> Replayed:
+def replay(
+    i: int, case: dict[str, Any], threshold: float = evidence.THRESHOLD, table: confidence.Table | None = None
+) -> Replayed:
     """Type the first change key by key as the benchmark does, then ask the rules."""
     store, history = DocumentStore(), EditHistory()
     store.on_open.append(history.open)
@@ -71,7 +73,7 @@ def replay(i: int, case: dict[str, Any], threshold: float = evidence.THRESHOLD) 
     h = history.get(URI)
     assert h is not None and h.last is not None
     earlier = list(h.edits)[-1 - rules.LOOKBACK : -1]
-    found = rules.predict(doc, h.last, Cursor(first.line, col), [], earlier, threshold)
+    found = rules.predict(doc, h.last, Cursor(first.line, col), [], earlier, threshold, table)
     p = found[0] if found else None
     edit = None
     if p is not None:
@@ -203,13 +205,15 @@ def main() -> int:
     ap.add_argument("--half", default="tune")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--threshold", type=float, default=evidence.THRESHOLD)
+    ap.add_argument("--confidence", default="evidence", help="evidence | learned (confidence_table.py)")
     args = ap.parse_args()
     cases = load(0)
     results: list[Replayed] = []
     for i, c in enumerate(cases):
         if args.half != "all" and half_of(c["repo"]) != args.half:
             continue
-        results.append(replay(i, c, args.threshold))
+        table = confidence.TABLE if args.confidence == "learned" else None
+        results.append(replay(i, c, args.threshold, table))
     for half in ("tune", "valid", "fresh"):
         f = figures(r.outcome for r in results if half_of(r.case["repo"]) == half)
         if f.cases:

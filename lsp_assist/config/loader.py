@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lsp_assist.config.schema import NEXT_EDIT_FORMATS, NEXT_EDIT_PREDICTORS, TIER_NAMES, Config, TierConfig
+from lsp_assist.config.schema import (
+    NEXT_EDIT_CONFIDENCES,
+    NEXT_EDIT_FORMATS,
+    NEXT_EDIT_PREDICTORS,
+    TIER_NAMES,
+    Config,
+    TierConfig,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -305,7 +312,11 @@ def _validate(config: Config, errors: list[str]) -> None:
         if tier.provider == "openai" and not tier.base_url:
             errors.append(f"tiers.{name}.base_url: required for provider 'openai'")
     ne = config.next_edit
-    for key, allowed in (("predictor", NEXT_EDIT_PREDICTORS), ("format", NEXT_EDIT_FORMATS)):
+    for key, allowed in (
+        ("predictor", NEXT_EDIT_PREDICTORS),
+        ("format", NEXT_EDIT_FORMATS),
+        ("confidence", NEXT_EDIT_CONFIDENCES),
+    ):
         value = getattr(ne, key)
         if value not in allowed:
             errors.append(f"next_edit.{key}: expected one of {', '.join(allowed)}, got {value!r}")

@@ -231,9 +231,15 @@ class NextEditConfig:
     # rules: the rule predictor only (no model, milliseconds) | model: a model only |
     # both: the rules first, the model when the rules have nothing to propose.
     predictor: str = "rules"
-    # The rule predictor shows a place only at or above this confidence (nextedit/evidence.py;
-    # 0.8 was set on the benchmark's tuning half). Lower: more proposals, more false alarms.
+    # With confidence = "evidence": the rule predictor shows a place only at or above this
+    # confidence (nextedit/evidence.py; 0.8 was set on the benchmark's tuning half). Lower:
+    # more proposals, more false alarms. The learned confidence has its own threshold.
     min_confidence: float = field(default=0.8, metadata=bounded(0.0, 3.0))
+    # How the rule predictor weighs a place on weak evidence: evidence (the hand-set weights
+    # of nextedit/evidence.py, gated by min_confidence) | learned (a logistic regression
+    # fitted on the benchmark's tuning half, nextedit/confidence_table.py, with its own
+    # threshold; not the default: it did not lower false alarms on the validation half).
+    confidence: str = "evidence"
     # The model's prompt format: zeta (editable region + cursor marker) | sweep (original /
     # current / updated windows) | instruct (an instruction for chat models).
     format: str = "zeta"
@@ -250,6 +256,7 @@ class NextEditConfig:
 
 NEXT_EDIT_PREDICTORS = ("rules", "model", "both")
 NEXT_EDIT_FORMATS = ("zeta", "sweep", "instruct")
+NEXT_EDIT_CONFIDENCES = ("evidence", "learned")
 
 
 @dataclass

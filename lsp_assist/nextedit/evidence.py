@@ -21,7 +21,8 @@ edited place; of the places at or above `THRESHOLD` the next after the cursor is
 The weights and the threshold were set on the tuning half of the benchmark corpus
 (psf/requests, pallets/click, pallets/flask; the threshold checked again once pluggy, rich,
 tomlkit and structlog joined it) and checked on the validation and fresh halves; see
-docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command.
+docs/next-edit.md for the figures and `benchmarks/next_edit.py` for the command. This gate
+is `next_edit.confidence = "evidence"`, the default; `confidence.py` is the learned option.
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ class Context:
 
 def cheap(ctx: Context, left: str, right: str, line: str) -> float:
     """The part of a candidate's confidence that needs no syntax tree."""
-    score = NEIGHBOURS * ((left == ctx.left) + (right == ctx.right)) / 2
-    score += SIMILAR_LINE * similarity(ctx.line, line)
+    return cheap_of(ctx, ((left == ctx.left) + (right == ctx.right)) / 2, similarity(ctx.line, line))
+
+
+def cheap_of(ctx: Context, neighbours: float, similar_line: float) -> float:
+    """`cheap` from the share of matching neighbour characters and the line similarity."""
+    score = NEIGHBOURS * neighbours + SIMILAR_LINE * similar_line
     score -= COMMON_TOKEN * ctx.common
     score += RENAME * ctx.rename + REPEATED * ctx.repeated
     return score

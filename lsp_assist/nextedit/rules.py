@@ -30,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import islice
+from typing import NamedTuple
 
 from lsp_assist.documents.store import Document
 from lsp_assist.domain import Cursor
-from lsp_assist.nextedit import evidence
+from lsp_assist.nextedit import confidence, evidence
 from lsp_assist.nextedit.calls import call_site_proposal
 from lsp_assist.nextedit.history import Edit
 from lsp_assist.nextedit.proposal import Proposal, proposal
@@ -57,10 +58,12 @@ def predict(
     others: Iterable[Document] = (),
     earlier: Sequence[Edit] = (),
     threshold: float = evidence.THRESHOLD,
+    table: confidence.Table | None = None,
 ) -> list[Proposal]:
     """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`;
     `earlier` are the document's edits before it, oldest first; a place is proposed at or
-    above `threshold` confidence (`next_edit.min_confidence`)."""
+    above `threshold` confidence (`next_edit.min_confidence`), or, with a learned `table`
+    (`next_edit.confidence = "learned"`), at or above the table's probability threshold."""
     tree = doc.tree()
     syntax = Syntax(doc.text, tree) if tree is not None else None
     if syntax is not None:
@@ -71,8 +74,33 @@ def predict(
     if change is None:
         return []
     repeated = any(edit_change(e) == (change.old, change.new) for e in list(earlier)[-LOOKBACK:])
-    found = _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, threshold))
+    found = _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, threshold), table)
     return [] if found is None else [found]
+
+
+def candidates(
+    doc: Document, edit: Edit, cursor: Cursor, earlier: Sequence[Edit] = ()
+) -> list[tuple[int, dict[str, float], float]]:
+    """Every admissible place for the last edit's token change, in the order the predictor
+    walks them: (offset, its learned-confidence features, its `evidence` confidence). The
+    refit script (`benchmarks/next_edit_confidence.py`) fits and sets the threshold on
+    these; empty where the predictor would not weigh places (no token change, a call site,
+    a wrap waiting)."""
+    tree = doc.tree()
+    syntax = Syntax(doc.text, tree) if tree is not None else None
+    if syntax is not None and call_site_proposal(doc, syntax, edit, cursor, []) is not None:
+        return []
+    change = token_change(doc.text, edit)
+    if change is None:
+        return []
+    repeated = any(edit_change(e) == (change.old, change.new) for e in list(earlier)[-LOOKBACK:])
+    out: list[tuple[int, dict[str, float], float]] = []
+    _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, -1e9), _COLLECT, out)
+    return out
+
+
+#: A table that collects every admissible place (`candidates`) instead of choosing one.
+_COLLECT = confidence.Table({}, 0.0, 0.5)
 
 
 def _edited_place(syntax: Syntax | None, change: TokenChange) -> Place:
@@ -183,16 +211,25 @@ def _bound_in(syntax: Syntax, span: tuple[int, int], name: str) -> bool:
 
 
 def _best_occurrence(
-    doc: Document, syntax: Syntax | None, change: TokenChange, at: int, gate: tuple[bool, float]
+    doc: Document,
+    syntax: Syntax | None,
+    change: TokenChange,
+    at: int,
+    gate: tuple[bool, float],
+    table: confidence.Table | None = None,
+    collect: list[tuple[int, dict[str, float], float]] | None = None,
 ) -> Proposal | None:
-    """`gate`: (an earlier edit made the same change, the confidence threshold)."""
+    """`gate`: (an earlier edit made the same change, the confidence threshold); `table`:
+    the learned confidence instead of the evidence threshold; `collect`: gather every
+    admissible place there instead of choosing one (`candidates`)."""
     edited = _edited_place(syntax, change)
     rename, local = _renamed(syntax, change, edited)
     ctx = _context(doc, syntax, change, edited, gate, rename)
     sure = ctx.rename or ctx.repeated
     if not sure and _wraps(change):
         return None  # one place's own change until it repeats
-    if not sure and _left_once(doc.text, change):
+    left_once = not sure and _left_once(doc.text, change)
+    if left_once and table is None:
         # What the user deleted is left at one place only: that place, on any evidence.
         ctx = replace(ctx, threshold=0.0)
     scored = _scored(doc.text, ctx, change, local, skip_line=not sure)
@@ -200,13 +237,16 @@ def _best_occurrence(
         # The change is systematic: every admissible place wants it, so walk them in
         # order (the edit's function first, then after the cursor, then from the top).
         scope = edited.function or (0, len(doc.text))
-        scored.sort(key=lambda r: (not scope[0] <= r[1] < scope[1], r[1] < at, r[1]))
-        chosen = _first(syntax, ctx, change, edited, scored)
+        scored.sort(key=lambda r: (not scope[0] <= r.offset < scope[1], r.offset < at, r.offset))
     else:
         # Every confident place is as likely as the others: the next one after the
         # cursor, then from the top (file order), as the user reads on.
-        scored.sort(key=lambda r: (r[1] < at, r[1]))
+        scored.sort(key=lambda r: (r.offset < at, r.offset))
+    if table is None:
         chosen = _first(syntax, ctx, change, edited, scored)
+    else:
+        request = _request(doc.text, syntax, change, edited, ctx, left_once)
+        chosen = _first_learned(syntax, ctx, change, edited, scored, (table, request), collect)
     if chosen is None:
         return None
     return proposal(doc, chosen, chosen + len(change.old), change.new, "replace")
@@ -229,15 +269,25 @@ def _left_once(text: str, change: TokenChange) -> bool:
     return len(list(islice(occurrences(text, change.old), 2))) == 1
 
 
+class Scored(NamedTuple):
+    """A candidate place before the tree is asked."""
+
+    score: float  # the evidence it gets without the tree (`evidence.cheap`)
+    offset: int
+    neighbours: float  # the share of the two neighbouring characters matching the edit's
+    similar_line: float  # its line's token similarity with the edited line
+    lines_away: int  # its line less the edit's
+
+
 def _scored(
     text: str,
     ctx: evidence.Context,
     change: TokenChange,
     local: tuple[int, int] | None,
     skip_line: bool,
-) -> list[tuple[float, int]]:
-    """(the evidence a place gets without the tree, its offset) for every candidate place;
-    the edited line's other places only when the change is known to repeat."""
+) -> list[Scored]:
+    """Every candidate place with what it shares with the edit without the tree; the
+    edited line's other places only when the change is known to repeat."""
     edit_end = change.offset + len(change.new)
     line_start = text.rfind("\n", 0, change.offset) + 1
     line_end = text.find("\n", edit_end)
@@ -245,7 +295,9 @@ def _scored(
     # Where the new form contains the old (`fetch` -> `await fetch`), a candidate already
     # changed reads as the new form around it.
     inner = change.new.find(change.old)
-    out: list[tuple[float, int]] = []
+    out: list[Scored] = []
+    edit_line = text.count("\n", 0, change.offset)
+    seen, line = 0, 0  # lines counted up to `seen`, once over the text
     for c in occurrences(text, change.old):
         end = c + len(change.old)
         if line_start <= c <= line_end and (skip_line or (end > change.offset and c < edit_end)):
@@ -257,7 +309,14 @@ def _scored(
         row_start = text.rfind("\n", 0, c) + 1
         row_end = text.find("\n", end)
         row = text[row_start : len(text) if row_end < 0 else row_end]
-        out.append((evidence.cheap(ctx, text[c - 1 : c] if c else "", text[end : end + 1], row), c))
+        left, right = text[c - 1 : c] if c else "", text[end : end + 1]
+        neighbours = ((left == ctx.left) + (right == ctx.right)) / 2
+        similar = evidence.similarity(ctx.line, row)
+        line += text.count("\n", seen, c)
+        seen = c
+        out.append(
+            Scored(evidence.cheap_of(ctx, neighbours, similar), c, neighbours, similar, line - edit_line)
+        )
         if len(out) >= MAX_CANDIDATES:
             break
     return out
@@ -268,16 +327,76 @@ def _first(
     ctx: evidence.Context,
     change: TokenChange,
     edited: Place,
-    scored: list[tuple[float, int]],
+    scored: list[Scored],
 ) -> int | None:
     """The first admissible place at or above the threshold, in the given order."""
-    for score, c in scored:
+    for score, c, *_ in scored:
         if evidence.upper_bound(score) < ctx.threshold:
             continue
         candidate = place_of(syntax, c, c + len(change.old))
         if _admissible(change, edited, candidate, ctx.repeated):
             if evidence.confidence(ctx, score, edited, candidate) >= ctx.threshold:
                 return c
+    return None
+
+
+def _request(
+    text: str,
+    syntax: Syntax | None,
+    change: TokenChange,
+    edited: Place,
+    ctx: evidence.Context,
+    left_once: bool,
+) -> dict[str, float]:
+    """The edit's learned-confidence features (`confidence.py`)."""
+    count = sum(1 for _ in islice(occurrences(text, change.old), MAX_CANDIDATES))
+    start, end = change.offset, change.offset + len(change.new)
+    new_exists = bool(change.new.strip()) and any(
+        not start <= c < end for c in islice(occurrences(text, change.new), 2)
+    )
+    return confidence.request_features(
+        rename=ctx.rename,
+        left_once=left_once,
+        common=evidence.is_common(change.old),
+        value=_value(syntax, change, edited),
+        old=change.old,
+        new=change.new,
+        edited=edited,
+        count=count,
+        new_exists=new_exists,
+    )
+
+
+def _first_learned(
+    syntax: Syntax | None,
+    ctx: evidence.Context,
+    change: TokenChange,
+    edited: Place,
+    scored: list[Scored],
+    learned: tuple[confidence.Table, dict[str, float]],
+    collect: list[tuple[int, dict[str, float], float]] | None = None,
+) -> int | None:
+    """The first admissible place whose learned probability reaches the table's threshold,
+    in the given order; places whose features before the tree cannot reach it are never
+    looked up; after a rename or a second matching edit every admissible place passes
+    (strong evidence: the table weighs the weak). `learned`: (the table, the edit's
+    features). With `collect`, every admissible place goes there instead and none is chosen."""
+    table, request = learned
+    sure = ctx.rename or ctx.repeated
+    bar = table.threshold_logit()
+    bound = table.tree_bound()
+    for r in scored:
+        values = confidence.place_features(request, r.neighbours, r.similar_line, r.lines_away)
+        if collect is None and not sure and table.cheap_logit(values) + bound < bar:
+            continue
+        candidate = place_of(syntax, r.offset, r.offset + len(change.old))
+        if not _admissible(change, edited, candidate, ctx.repeated):
+            continue
+        values.update(confidence.tree_features(edited, candidate))
+        if collect is not None:
+            collect.append((r.offset, values, evidence.confidence(ctx, r.score, edited, candidate)))
+        elif sure or confidence.logit(table, values) >= bar:
+            return r.offset  # a rename or a second matching edit: every admissible place
     return None
 
 

@@ -21,7 +21,7 @@ from lsp_assist.documents.store import Document, DocumentStore
 from lsp_assist.domain import Cursor
 from lsp_assist.governance.epoch import PolicyEpoch
 from lsp_assist.languages.registry import canonical
-from lsp_assist.nextedit import rules
+from lsp_assist.nextedit import confidence, rules
 from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.proposal import Proposal
 from lsp_assist.telemetry.events import Labels, SuggestionEvents
@@ -79,7 +79,10 @@ class NextEditService:
         found = []
         if predictor != "model":
             earlier = list(history.edits)[-1 - rules.LOOKBACK : -1]
-            found = rules.predict(doc, history.last, cursor, others, earlier, self.config.min_confidence)
+            table = confidence.TABLE if self.config.confidence == "learned" else None
+            found = rules.predict(
+                doc, history.last, cursor, others, earlier, self.config.min_confidence, table
+            )
         source = "rules"
         if not found and predictor in ("model", "both") and self.model is not None:
             found = await self.model(doc, self.history, cursor)

@@ -16,14 +16,16 @@ def test_bad_values_and_unknown_keys_warn_and_keep_the_defaults() -> None:
                 "format": "diff",
                 "tier": "turbo",
                 "region_lines": 0,
+                "confidence": "vibes",
                 "colour": 1,
             }
         }
     )
     ne = config.next_edit
     assert (ne.predictor, ne.format, ne.tier, ne.region_lines) == ("rules", "zeta", "", 10)
+    assert ne.confidence == "evidence"
     joined = "\n".join(errors)
-    for key in ("predictor", "format", "tier", "region_lines"):
+    for key in ("predictor", "format", "tier", "region_lines", "confidence"):
         assert f"next_edit.{key}" in joined
     assert "next_edit.colour: unknown key (ignored)" in joined
 
