@@ -10,11 +10,12 @@ The rewrite model's warm-up is the long read (the code model reads ~100 tokens/s
 cores: a 370-token prompt is 3-5 s), so it is never dropped: a key stops it between two
 batches, the tokens it read stay in that model's KV cache (`LlamaEngine.prefill` keeps each
 batch it decoded), and it resumes once the model has idled `RESUME_AFTER_S` after the key's
-request, reading only what it still lacks. At a cursor rest it runs right after the typing
-model's cut of the prompt, before that model's whole prompt: the user reads ~2 s before
-typing, and the typing model's whole prompt (1.1-1.7 s on two cores) read first left the
-warm-up nothing, so the rest read the rewrite's whole cut. The keys typed before the
-warm-up ends see the typing model's cut (issue 36).
+request, reading only what it still lacks. It runs after the typing model's whole prompt
+of a place (~0.5 s on a quiet machine, 1.1-1.8 s on loaded cores): the keys typed there and
+the first ghost text after the rest see the whole window, where reading the warm-up first
+left the typing model the jump budget's cut (40-55 tokens) until the user rested. Measured
+twice (2026-12-06 and 12-07, `quality_over_time`), the warm-up first made the first ghost
+text after typing worse and did not bring the rewrite sooner (issue 36).
 """
 
 from __future__ import annotations
@@ -62,9 +63,9 @@ RESUME_AFTER_S = 0.15
 # 115 tokens/s). A key costs the batch it stops (read again later), never a wait: at most
 # ABORTABLE_MAX_BATCH, so a key throws away at most ~0.6 s of reading.
 ABORTABLE_BATCH_BUDGET_S = 0.7
-# The typing model's whole prompt of a place, read after its cut and the rewrite model's
-# warm-up (`_after_read`).
-WHOLE_AFTER = "whole prompt"
+# The typing model's whole prompt of a place, read after its cut and before the rewrite
+# model's warm-up (`_after_read`).
+WHOLE_FIRST = "whole prompt"
 ABORTABLE_MAX_BATCH = 64
 
 
@@ -96,8 +97,6 @@ class BackgroundReads:
         # newer place replaces it (a key only pauses it).
         self._warm_rewrite: Tokens | None = None
         self._rest_here = False  # a rest came while a request ran at its place
-        # The typing model's whole prompt of the place, read once the warm-up has ended.
-        self._typing_whole: list[int] | None = None
         self.warm_runs = 0  # rewrite warm-up reads started (a resumed one counts again)
         self.read_ahead_runs = 0  # full prompts read in the background after a cut one
 
@@ -109,9 +108,9 @@ class BackgroundReads:
 
         First the part a request would read within the jump budget (the cached head and the
         lines nearest the cursor, `fit_prompt`), at once: the first key there then reads only
-        itself. With a rewrite model, that model's warm-up for the place follows at once and
-        the whole prompt after it; else the whole prompt follows after `FULL_READ_AFTER_S`
-        more of idleness, so a key typed meanwhile does not find a half-read window. Any stream
+        itself. With a rewrite model, the whole prompt follows at once and that model's warm-up
+        for the place after it; else the whole prompt follows after `FULL_READ_AFTER_S` more
+        of idleness, so a key typed meanwhile does not find a half-read window. Any stream
         cancels the read at its next batch, keeping what was read; a newer prefill replaces
         it.
 
@@ -130,7 +129,6 @@ class BackgroundReads:
             refiner_markers = MARKERS.get(self._refiner.template, ())
             self._warm_rewrite = lambda: refiner.tokenize(rewrite, refiner_markers)
         self._rest_here = False
-        self._typing_whole = None
         running = worker.current
         if running is not None:
             # The warm-up waits for that request (`resume`), unless the user left its place.
@@ -153,7 +151,6 @@ class BackgroundReads:
         when the user rested at its place while it ran."""
         worker = self._worker
         at_once, self._rest_here = self._rest_here, False
-        self._typing_whole = None  # a key was answered here: its own read follows it
         if self._warm_rewrite is None or self._refiner.engine is None or worker.busy:
             return
         delay = 0.0 if at_once else RESUME_AFTER_S
@@ -172,7 +169,6 @@ class BackgroundReads:
     def read_ahead(self, tokens: list[int]) -> None:
         """Read the whole prompt whose cut an answer came from: the next key finds it."""
         self.read_ahead_runs += 1
-        self._typing_whole = None
         self.read(lambda: tokens, "read-ahead")
 
     def read(
@@ -213,20 +209,18 @@ class BackgroundReads:
             if run.tokens is self._warm_rewrite:
                 self._warm_rewrite = None  # read to its end
             self._rates.observe_read(self._refiner.name, run.evaluated, run.seconds, run.batch)
-            if self._typing_whole is not None and self._loader.engine is not None:
-                pending, self._typing_whole = self._typing_whole, None
-                self.read(lambda: pending, WHOLE_AFTER)
             return
         whole = run.whole
         warm = self._warm_rewrite
         if warm is not None and self._refiner.engine is not None:
-            if run.what == "prefill":
-                # The rewrite model's warm-up first, the long read: the user reads ~2 s
-                # before typing, and the typing model's whole prompt first (1.1-1.7 s on two
-                # cores) left it nothing, so the rest read its whole cut (55-64 tokens, 2.6-3.5
-                # s). The typing model's whole prompt follows the warm-up; the keys typed
-                # before it ends read the cut (and read the whole behind each answer).
-                self._typing_whole = whole[0] if whole else None
+            if run.what == "prefill" and whole:
+                # The typing model's whole prompt first (~0.5 s): every key typed there, and
+                # the first ghost text after the rest, then see the whole window, not the
+                # jump budget's cut; the rewrite model's warm-up follows it.
+                self.read(lambda: whole[0], WHOLE_FIRST)
+            elif run.what in ("prefill", WHOLE_FIRST):
+                # The typing model's window is read: warm the rewrite model's cache for the
+                # same place, the long read, so a rest there reads only what changed.
                 self._warm(warm)
             else:  # a read-ahead after a key's answer: more keys may follow
                 self.resume()
