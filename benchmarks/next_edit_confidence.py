@@ -196,10 +196,10 @@ def main() -> int:
     print("weights: " + ", ".join(f"{k} {v:+.2f}" for k, v in table.weights.items()) + f", bias {b:+.2f}")
     print("\n| scope | confidence | proposed | correct | precision | recall | false alarms / controls | FP |")
     print("|---|---|---|---|---|---|---|---|")
-    scopes = [(f"{half_of(r)}: {r}", (r,)) for _, rs in HALVES for r in rs]
+    scopes: list[tuple[str, tuple[str, ...]]] = [(f"{half_of(r)}: {r}", (r,)) for _, rs in HALVES for r in rs]
     scopes += [(f"**{label}**", rs) for label, rs in HALVES]
-    for label, repos_ in scopes:
-        mine = [c for c in cases if c.case["repo"] in repos_]
+    for label, scope_repos in scopes:
+        mine = [c for c in cases if c.case["repo"] in scope_repos]
         print(
             line(
                 label,

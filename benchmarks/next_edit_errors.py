@@ -73,7 +73,7 @@ def replay(
     h = history.get(URI)
     assert h is not None and h.last is not None
     earlier = list(h.edits)[-1 - rules.LOOKBACK : -1]
-    found = rules.predict(doc, h.last, Cursor(first.line, col), [], earlier, threshold, table)
+    found = rules.predict(doc, h.last, Cursor(first.line, col), [], earlier, rules.Gate(threshold, table))
     p = found[0] if found else None
     edit = None
     if p is not None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from lsp_assist.nextedit import confidence_table
 from lsp_assist.nextedit.site import Place
@@ -74,19 +75,23 @@ class Table:
         return math.log(t / (1 - t))
 
 
-def request_features(
-    *,
-    rename: bool,
-    left_once: bool,
-    common: bool,
-    value: bool,
-    old: str,
-    new: str,
-    edited: Place,
-    count: int,
-    new_exists: bool,
-) -> dict[str, float]:
+class EditFacts(NamedTuple):
+    """What the rule predictor knows of the edit, the same for every place."""
+
+    rename: bool
+    left_once: bool
+    common: bool
+    value: bool
+    old: str
+    new: str
+    edited: Place
+    occurrences: int  # the old token's occurrences in the file
+    new_exists: bool  # the new token is already elsewhere in the file
+
+
+def request_features(facts: EditFacts) -> dict[str, float]:
     """The edit's features, the same for every place (`rename` is no feature: it passes)."""
+    rename, left_once, common, value, old, new, edited, count, new_exists = facts
     return {
         "rename": float(rename),
         "left_once": float(left_once),

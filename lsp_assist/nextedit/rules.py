@@ -51,19 +51,30 @@ _FRESH_CHECKS = 20
 LOOKBACK = 3
 
 
+class Gate(NamedTuple):
+    """What a place must reach to be proposed: `threshold` confidence
+    (`next_edit.min_confidence`), or with a learned `table` (`next_edit.confidence =
+    "learned"`) the table's probability threshold."""
+
+    threshold: float = evidence.THRESHOLD
+    table: confidence.Table | None = None
+
+
+#: The default: the evidence threshold, no learned table.
+EVIDENCE = Gate()
+
+
 def predict(
     doc: Document,
     edit: Edit,
     cursor: Cursor,
     others: Iterable[Document] = (),
     earlier: Sequence[Edit] = (),
-    threshold: float = evidence.THRESHOLD,
-    table: confidence.Table | None = None,
+    gate: Gate = EVIDENCE,
 ) -> list[Proposal]:
     """The rule predictor's proposals for `doc`, whose last recorded edit is `edit`;
-    `earlier` are the document's edits before it, oldest first; a place is proposed at or
-    above `threshold` confidence (`next_edit.min_confidence`), or, with a learned `table`
-    (`next_edit.confidence = "learned"`), at or above the table's probability threshold."""
+    `earlier` are the document's edits before it, oldest first; a place is proposed when it
+    passes `gate`."""
     tree = doc.tree()
     syntax = Syntax(doc.text, tree) if tree is not None else None
     if syntax is not None:
@@ -74,7 +85,7 @@ def predict(
     if change is None:
         return []
     repeated = any(edit_change(e) == (change.old, change.new) for e in list(earlier)[-LOOKBACK:])
-    found = _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, threshold), table)
+    found = _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, gate))
     return [] if found is None else [found]
 
 
@@ -95,7 +106,7 @@ def candidates(
         return []
     repeated = any(edit_change(e) == (change.old, change.new) for e in list(earlier)[-LOOKBACK:])
     out: list[tuple[int, dict[str, float], float]] = []
-    _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, -1e9), _COLLECT, out)
+    _best_occurrence(doc, syntax, change, doc.offset(cursor), (repeated, Gate(-1e9, _COLLECT)), out)
     return out
 
 
@@ -215,16 +226,16 @@ def _best_occurrence(
     syntax: Syntax | None,
     change: TokenChange,
     at: int,
-    gate: tuple[bool, float],
-    table: confidence.Table | None = None,
+    gate: tuple[bool, Gate],
     collect: list[tuple[int, dict[str, float], float]] | None = None,
 ) -> Proposal | None:
-    """`gate`: (an earlier edit made the same change, the confidence threshold); `table`:
-    the learned confidence instead of the evidence threshold; `collect`: gather every
-    admissible place there instead of choosing one (`candidates`)."""
+    """`gate`: (an earlier edit made the same change, what a place must reach; a learned
+    table there instead of the evidence threshold); `collect`: gather every admissible
+    place there instead of choosing one (`candidates`)."""
+    repeated, (threshold, table) = gate
     edited = _edited_place(syntax, change)
     rename, local = _renamed(syntax, change, edited)
-    ctx = _context(doc, syntax, change, edited, gate, rename)
+    ctx = _context(doc, syntax, change, edited, (repeated, threshold), rename)
     sure = ctx.rename or ctx.repeated
     if not sure and _wraps(change):
         return None  # one place's own change until it repeats
@@ -246,7 +257,7 @@ def _best_occurrence(
         chosen = _first(syntax, ctx, change, edited, scored)
     else:
         request = _request(doc.text, syntax, change, edited, ctx, left_once)
-        chosen = _first_learned(syntax, ctx, change, edited, scored, (table, request), collect)
+        chosen = _first_learned(syntax, ctx, change, edited, scored, (table, request, collect))
     if chosen is None:
         return None
     return proposal(doc, chosen, chosen + len(change.old), change.new, "replace")
@@ -355,15 +366,17 @@ def _request(
         not start <= c < end for c in islice(occurrences(text, change.new), 2)
     )
     return confidence.request_features(
-        rename=ctx.rename,
-        left_once=left_once,
-        common=evidence.is_common(change.old),
-        value=_value(syntax, change, edited),
-        old=change.old,
-        new=change.new,
-        edited=edited,
-        count=count,
-        new_exists=new_exists,
+        confidence.EditFacts(
+            rename=ctx.rename,
+            left_once=left_once,
+            common=evidence.is_common(change.old),
+            value=_value(syntax, change, edited),
+            old=change.old,
+            new=change.new,
+            edited=edited,
+            occurrences=count,
+            new_exists=new_exists,
+        )
     )
 
 
@@ -373,15 +386,15 @@ def _first_learned(
     change: TokenChange,
     edited: Place,
     scored: list[Scored],
-    learned: tuple[confidence.Table, dict[str, float]],
-    collect: list[tuple[int, dict[str, float], float]] | None = None,
+    learned: tuple[confidence.Table, dict[str, float], list[tuple[int, dict[str, float], float]] | None],
 ) -> int | None:
     """The first admissible place whose learned probability reaches the table's threshold,
     in the given order; places whose features before the tree cannot reach it are never
     looked up; after a rename or a second matching edit every admissible place passes
     (strong evidence: the table weighs the weak). `learned`: (the table, the edit's
-    features). With `collect`, every admissible place goes there instead and none is chosen."""
-    table, request = learned
+    features, `collect`). With a `collect` list, every admissible place goes there instead
+    and none is chosen."""
+    table, request, collect = learned
     sure = ctx.rename or ctx.repeated
     bar = table.threshold_logit()
     bound = table.tree_bound()

@@ -80,9 +80,8 @@ class NextEditService:
         if predictor != "model":
             earlier = list(history.edits)[-1 - rules.LOOKBACK : -1]
             table = confidence.TABLE if self.config.confidence == "learned" else None
-            found = rules.predict(
-                doc, history.last, cursor, others, earlier, self.config.min_confidence, table
-            )
+            gate = rules.Gate(self.config.min_confidence, table)
+            found = rules.predict(doc, history.last, cursor, others, earlier, gate)
         source = "rules"
         if not found and predictor in ("model", "both") and self.model is not None:
             found = await self.model(doc, self.history, cursor)

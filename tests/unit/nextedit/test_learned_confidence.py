@@ -35,7 +35,7 @@ def _ask(
     cursor, earlier = position(doc, h.last.end), list(h.edits)[:-1]
     places = rules.candidates(doc, h.last, cursor, earlier)
     probabilities = [confidence.probability(confidence.TABLE, values) for _, values, _ in places]
-    return rules.predict(doc, h.last, cursor, [], earlier, table=table), probabilities
+    return rules.predict(doc, h.last, cursor, [], earlier, rules.Gate(table=table)), probabilities
 
 
 def test_the_table_is_complete_and_the_evidence_gate_stays_the_default() -> None:
