@@ -3,7 +3,10 @@
 It opens a sample file from fixtures/ and walks through cursor positions as an editor
 would: for each, the rest of the line is "not typed yet", the pipeline is asked for a
 suggestion at the cursor, and the line is shown with the suggestion as dim ghost text,
-followed by what the original file had and the time to first token and total.
+followed by what the original file had and the time to first token and total. With a
+rewrite model (the code model, on the default setup), the demo then rests there as a user
+would and shows the rewrite's line too, with the time it appeared after the rest: the
+server announces it (`suggestionReady`) and the editor asks again.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ _STOPS = (
     ("def total_area", "    return sum("),
     ("def largest", "    return max(shapes, key="),
 )
+#: How long the demo rests at each stop for the rewrite model's line.
+REWRITE_WAIT_S = 12.0
 
 
 def add_parser(sub: Any) -> None:
@@ -76,7 +81,13 @@ async def _demo(path: Path, source: str, color: bool) -> int:
     dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
     # The demo shows the model at work: no suggestion cache (a second run would show cache
     # hits) and no speculative prefetch competing for the local model's single slot.
-    rt = open_runtime(path.parent, {"cache": {"enabled": False}, "completion": {"prefetch": False}})
+    # The rewrite model stays (a one-shot command drops it): the demo rests for its line.
+    overrides = {
+        "cache": {"enabled": False},
+        "completion": {"prefetch": False},
+        "local": {"refine_model": "auto"},
+    }
+    rt = open_runtime(path.parent, overrides)
     fast = rt.config.tier("fast")
     model = rt.providers["fast"].model if "fast" in rt.providers else "?"
     print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")
@@ -91,15 +102,24 @@ async def _demo(path: Path, source: str, color: bool) -> int:
         rt.start_model_load()
         await wait_for_model(rt)
         await rt.warm()
-        print(f"  ready in {time.perf_counter() - t0:.1f} s")
+        rewriter = await _rewrite_model(rt)
+        print(
+            f"  ready in {time.perf_counter() - t0:.1f} s"
+            + (f"; rewrites at rest: {rewriter}" if rewriter else "")
+        )
     lines = source.split("\n")
     shown = 0
+    ready = asyncio.Event()
+    assert rt.engine is not None
+    rt.engine.on_suggestion_ready = lambda _uri, _version, _cursor: ready.set()
     try:
         for line_no, col, rest in _positions(lines):
             typed_lines = list(lines)
             typed_lines[line_no] = lines[line_no][:col]  # the rest of the line is not typed yet
             text = "\n".join(typed_lines)
+            ready.clear()
             result = await complete_text(rt, path, text, line_no, col)
+            rest_at = time.perf_counter()
             st = result.stages
             ghost = result.text.split("\n")
             print()
@@ -114,9 +134,63 @@ async def _demo(path: Path, source: str, color: bool) -> int:
                 + (f"first token {ttft:.0f} ms, " if ttft else "")
                 + f"total {st.get('total', 0.0):.0f} ms   (file had: {rest.strip()!r})"
             )
+            if rewriter:
+                await _show_rewrite(
+                    rt, path, (line_no, col), (ghost[0], rest_at), ready, (lines[line_no][:col], dim, reset)
+                )
             shown += 1
     finally:
         await rt.aclose()
     print()
     print(f"{shown} suggestions. `lsp-assist stats` shows the latency stages of every request.")
     return 0 if shown else 1
+
+
+async def _rewrite_model(rt: Any) -> str:
+    """The rewrite model's name once it is loaded ("" when there is none)."""
+    for model in rt.local_models():
+        if model.refiner_name and await model.refiner_ready(urgent=True):
+            return str(model.refiner_name)
+    return ""
+
+
+def _rewrites(rt: Any) -> int:
+    """Rewrites the rewrite model has started so far."""
+    return sum(int(getattr(model, "refined_runs", 0)) for model in rt.local_models())
+
+
+async def _show_rewrite(
+    rt: Any,
+    path: Path,
+    at: tuple[int, int],
+    shown: tuple[str, float],
+    ready: asyncio.Event,
+    style: tuple[str, str, str],
+) -> None:
+    """Rest at `at` as a user would: at each `suggestionReady` the editor asks again. Until
+    the rewrite model starts, what it gets is the typing model's line grown; after, a first
+    line other than that is the rewrite's, printed with the seconds since the rest began."""
+    from lsp_assist.cli.session import complete_at
+
+    (line_no, col), (first, rest_at) = at, shown
+    typed, dim, reset = style
+    before = _rewrites(rt)
+    deadline = rest_at + REWRITE_WAIT_S
+    while (left := deadline - time.perf_counter()) > 0:
+        try:
+            await asyncio.wait_for(ready.wait(), left)
+        except TimeoutError:
+            break
+        ready.clear()
+        again = await complete_at(rt, "file://" + str(path), line_no, col)
+        line = again.text.split("\n")[0]
+        if _rewrites(rt) == before:
+            first = line or first  # the typing model's stream grew: its line as shown now
+        elif line.strip() and line != first:
+            print(f"{line_no + 1:4} | {typed}{dim}{line}{reset}")
+            print(f"       the rewrite model's line, {time.perf_counter() - rest_at:.1f} s after the rest")
+            return
+    if _rewrites(rt) > before:
+        print("       (the rewrite model kept the typing model's line)")
+    else:
+        print(f"       (no rewrite within {REWRITE_WAIT_S:.0f} s of rest)")
