@@ -208,6 +208,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         await settled()  # what waited for the last reply (stats, audit lines) is written first
+        self.prebuilder.close()
         self.workspace.close()
         self.suggestions.close()
         if self._telemetry is not None:

@@ -131,6 +131,12 @@ class PromptPrebuilder:
             if handle is not None:
                 handle.cancel()
 
+    def close(self) -> None:
+        """Drop every queued build and row fill (at shutdown, before the workspace index
+        closes: a fill still queued read an index whose files were gone)."""
+        for uri in {*self._pending, *self._rows}:
+            self.forget(uri)
+
     def _build(self, uri: str, rest: tuple[int, Cursor] | None) -> None:
         """Build at the end of the last edit, or at `rest` (the version it was for, the cursor)."""
         self._pending.pop(uri, None)

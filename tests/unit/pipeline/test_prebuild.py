@@ -254,3 +254,18 @@ async def test_the_rows_fill_waits_while_the_user_edits(monkeypatch: pytest.Monk
         store.change(scratch.uri, 2 + k, [TextChange(Cursor(0, 5), Cursor(0, 5), "1")])
     assert pre.rows_warmed == 0
     await _rows_done(pre, 3)
+
+
+async def test_closed_at_shutdown_nothing_queued_runs_after() -> None:
+    """At shutdown the runtime closes the prebuilder before the workspace index: a row fill
+    still queued read the index after its files were gone (the demo's last stop)."""
+    busy = [True]
+    _, context, _, pre = _rows_setup(models_busy=lambda: busy[0])
+    await asyncio.sleep(0.3)  # the opens' fills queued, waiting for the model
+    assert pre._rows  # something is queued
+    pre.close()
+    busy[0] = False
+    scopes = len(context.other_files.scopes)
+    await asyncio.sleep(1.5)  # past the fills' retries and the quiet wait
+    assert pre.rows_warmed == 0 and len(context.other_files.scopes) == scopes
+    assert not pre._rows and not pre._pending
