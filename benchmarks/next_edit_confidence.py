@@ -32,13 +32,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.next_edit import load
+from benchmarks.next_edit_errors import lsp_edit, type_first_change
 from benchmarks.next_edit_errors import replay as replay_rules
-from benchmarks.next_edit_score import HALVES, Outcome, figures, half_of, judge, places_after_first
-from benchmarks.next_edit_session import u16
-from lsp_assist.documents.store import DocumentStore, TextChange
-from lsp_assist.domain import Cursor
+from benchmarks.next_edit_score import HALVES, Outcome, figures, half_of, judge
 from lsp_assist.nextedit import confidence, evidence, rules
-from lsp_assist.nextedit.history import EditHistory
 from lsp_assist.nextedit.proposal import cursor_at
 from lsp_assist.nextedit.tokens import token_change
 
@@ -63,36 +60,13 @@ def collect(i: int, case: dict[str, Any]) -> Case:
     rules_now = replay_rules(i, case)
     if rules_now.proposal is not None and rules_now.proposal.rule != "replace":
         return Case(i, case, rules_now.outcome, [])
-    store, history = DocumentStore(), EditHistory()
-    store.on_open.append(history.open)
-    store.on_edit.append(history.on_edit)
-    store.open(URI, "python", 1, case["before"])
-    first, _, lines = places_after_first(case)
-    new = first.new or ""
-    start, end = Cursor(first.line, first.col), Cursor(first.line, first.col + len(first.old))
-    doc = store.change(URI, 2, [TextChange(start, end, new[:1])])
-    col = first.col + len(new[:1])
-    for ch in new[1:]:
-        assert doc is not None
-        at = Cursor(first.line, col)
-        doc = store.change(URI, doc.version + 1, [TextChange(at, at, ch)])
-        col += 1
-    assert doc is not None
-    h = history.get(URI)
-    assert h is not None and h.last is not None
-    earlier = list(h.edits)[-1 - rules.LOOKBACK : -1]
-    change = token_change(doc.text, h.last)
+    t = type_first_change(case)
+    change = token_change(t.doc.text, t.last)
     places = []
-    for offset, values, conf in rules.candidates(doc, h.last, Cursor(first.line, col), earlier):
+    for offset, values, conf in rules.candidates(t.doc, t.last, t.cursor, t.earlier):
         assert change is not None
-        a, b = cursor_at(doc, offset), cursor_at(doc, offset + len(change.old))
-        edit = {
-            "range": {
-                "start": {"line": a.line, "character": u16(lines[a.line][: a.character])},
-                "end": {"line": b.line, "character": u16(lines[b.line][: b.character])},
-            },
-            "text": change.new,
-        }
+        a, b = cursor_at(t.doc, offset), cursor_at(t.doc, offset + len(change.old))
+        edit = lsp_edit(t.lines, a, b, change.new)
         feats = [values[k] for k in confidence.FEATURES]
         places.append((feats, bool(values["rename"]), conf, judge(i, case, edit)))
     return Case(i, case, None, places)

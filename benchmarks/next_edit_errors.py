@@ -47,45 +47,60 @@ class Replayed:
     outcome: Outcome
 
 
-def replay(
-    i: int, case: dict[str, Any], threshold: float = evidence.THRESHOLD, table: confidence.Table | None = None
-) -> Replayed:
-    """Type the first change key by key as the benchmark does, then ask the rules."""
+@dataclass
+class Typed:
+    """A case's first change typed key by key, as the benchmark does: the document, its
+    last edit and the edits before it (`rules.LOOKBACK`), the cursor, the text's lines."""
+
+    doc: Document
+    last: Edit
+    earlier: list[Edit]
+    cursor: Cursor
+    lines: list[str]
+
+
+def type_first_change(case: dict[str, Any]) -> Typed:
     store, history = DocumentStore(), EditHistory()
     store.on_open.append(history.open)
     store.on_edit.append(history.on_edit)
     store.open(URI, "python", 1, case["before"])
     first, _, lines = places_after_first(case)
     new = first.new or ""
-    doc = store.change(
-        URI,
-        2,
-        [TextChange(Cursor(first.line, first.col), Cursor(first.line, first.col + len(first.old)), new[:1])],
-    )
+    start, end = Cursor(first.line, first.col), Cursor(first.line, first.col + len(first.old))
+    doc = store.change(URI, 2, [TextChange(start, end, new[:1])])
     col = first.col + len(new[:1])
     for ch in new[1:]:
         assert doc is not None
-        doc = store.change(
-            URI, doc.version + 1, [TextChange(Cursor(first.line, col), Cursor(first.line, col), ch)]
-        )
+        at = Cursor(first.line, col)
+        doc = store.change(URI, doc.version + 1, [TextChange(at, at, ch)])
         col += 1
     assert doc is not None
     h = history.get(URI)
     assert h is not None and h.last is not None
     earlier = list(h.edits)[-1 - rules.LOOKBACK : -1]
-    found = rules.predict(doc, h.last, Cursor(first.line, col), [], earlier, rules.Gate(threshold, table))
+    return Typed(doc, h.last, earlier, Cursor(first.line, col), lines)
+
+
+def lsp_edit(lines: list[str], start: Cursor, end: Cursor, text: str) -> dict[str, Any]:
+    """An edit as the client receives it (UTF-16 columns), for `judge`."""
+    return {
+        "range": {
+            "start": {"line": start.line, "character": u16(lines[start.line][: start.character])},
+            "end": {"line": end.line, "character": u16(lines[end.line][: end.character])},
+        },
+        "text": text,
+    }
+
+
+def replay(
+    i: int, case: dict[str, Any], threshold: float = evidence.THRESHOLD, table: confidence.Table | None = None
+) -> Replayed:
+    """Type the first change key by key as the benchmark does, then ask the rules."""
+    t = type_first_change(case)
+    found = rules.predict(t.doc, t.last, t.cursor, [], t.earlier, rules.Gate(threshold, table))
     p = found[0] if found else None
-    edit = None
-    if p is not None:
-        row = lines[p.start.line]
-        edit = {
-            "range": {
-                "start": {"line": p.start.line, "character": u16(row[: p.start.character])},
-                "end": {"line": p.end.line, "character": u16(lines[p.end.line][: p.end.character])},
-            },
-            "text": p.text,
-        }
-    return Replayed(i, case, doc, p, judge(i, case, edit))
+    edit = None if p is None else lsp_edit(t.lines, p.start, p.end, p.text)
+    return Replayed(i, case, t.doc, p, judge(i, case, edit))
 
 
 def _facts(r: Replayed) -> tuple[TokenChange | None, Place, Syntax | None]:
