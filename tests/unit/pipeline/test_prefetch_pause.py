@@ -11,6 +11,7 @@ from lsp_assist.documents.store import TextChange
 from lsp_assist.domain import Cursor, Outcome
 from lsp_assist.pipeline.request import CompletionRequest
 from lsp_assist.pipeline.scheduler import Scheduler
+from lsp_assist.server import Runtime
 from tests.fakes.fake_model_server import FakeModelServer
 from tests.fakes.runtimes import openai_runtime
 
@@ -42,17 +43,22 @@ def test_the_rhythm_spans_gaps_longer_than_the_burst_gap_and_ends_at_a_long_one(
     assert st.rhythm == 0.0
 
 
+def _opened(tmp_path: Path, fake: FakeModelServer) -> tuple[Runtime, str]:
+    """A runtime on `fake` with prefetch on, and a function's body opened to type into."""
+    rt = openai_runtime(fake, tmp_path / "ws", completion={"prefetch": True, "enrichment": False})
+    path = tmp_path / "ws" / "a.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rt.store.open(path.as_uri(), "python", 1, "def f():\n    ", str(path))
+    return rt, path.as_uri()
+
+
 async def test_a_prefetch_scheduled_mid_burst_calls_the_model_only_after_the_pause(
     tmp_path: Path, isolated: Path, fake: FakeModelServer
 ) -> None:
-    rt = openai_runtime(fake, tmp_path / "ws", completion={"prefetch": True, "enrichment": False})
+    rt, uri = _opened(tmp_path, fake)
     try:
         engine = rt.engine
         assert engine is not None
-        path = tmp_path / "ws" / "a.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        uri = path.as_uri()
-        rt.store.open(uri, "python", 1, "def f():\n    ", str(path))
         for k, ch in enumerate("ret"):  # a burst: a key every 200 ms
             if k:
                 await asyncio.sleep(0.2)
@@ -80,14 +86,10 @@ async def test_a_burst_with_a_longer_gap_makes_one_call_per_key_and_no_prefetch(
 ) -> None:
     """Keys 300 ms apart (longer than the debounce's burst gap): each answered suggestion
     used to start a prefetch there, which the next key dropped after its call was made."""
-    rt = openai_runtime(fake, tmp_path / "ws", completion={"prefetch": True, "enrichment": False})
+    rt, uri = _opened(tmp_path, fake)
     try:
         engine = rt.engine
         assert engine is not None
-        path = tmp_path / "ws" / "a.py"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        uri = path.as_uri()
-        rt.store.open(uri, "python", 1, "def f():\n    ", str(path))
         keys = "ret"
         for k, ch in enumerate(keys):
             if k:
