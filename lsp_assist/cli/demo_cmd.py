@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _demo(path: Path, source: str, color: bool) -> int:
-    from lsp_assist.cli.session import complete_text, open_runtime
+    from lsp_assist.cli.session import complete_at, open_runtime, open_text
 
     dim, bold, reset = ("\x1b[2;37m", "\x1b[1m", "\x1b[0m") if color else ("", "", "")
     # The demo shows the model at work: no suggestion cache (a second run would show cache
@@ -100,7 +100,8 @@ async def _demo(path: Path, source: str, color: bool) -> int:
             typed_lines[line_no] = lines[line_no][:col]  # the rest of the line is not typed yet
             text = "\n".join(typed_lines)
             ready.clear()
-            result = await complete_text(rt, path, text, line_no, col)
+            uri = open_text(rt, path, text)
+            result = await complete_at(rt, uri, line_no, col)
             rest_at = time.perf_counter()
             st = result.stages
             ghost = result.text.split("\n")
@@ -118,7 +119,7 @@ async def _demo(path: Path, source: str, color: bool) -> int:
             )
             if rewriter:
                 await _show_rewrite(
-                    rt, path, (line_no, col), (ghost[0], rest_at), ready, (lines[line_no][:col], dim, reset)
+                    rt, uri, (line_no, col), (ghost[0], rest_at), ready, (lines[line_no][:col], dim, reset)
                 )
             shown += 1
     finally:
@@ -170,7 +171,7 @@ def _rewrites(rt: Any) -> int:
 
 async def _show_rewrite(
     rt: Any,
-    path: Path,
+    uri: str,
     at: tuple[int, int],
     shown: tuple[str, float],
     ready: asyncio.Event,
@@ -191,7 +192,7 @@ async def _show_rewrite(
         except TimeoutError:
             break
         ready.clear()
-        again = await complete_at(rt, "file://" + str(path), line_no, col)
+        again = await complete_at(rt, uri, line_no, col)
         line = again.text.split("\n")[0]
         if _rewrites(rt) == before:
             first = line or first  # the typing model's stream grew: its line as shown now
