@@ -2,7 +2,8 @@
 
 Issue 36, item 5. Lines of real code (`context_recall`'s corpora: the standard library and a
 PyPI package by default; each file in the tuning or the validation half by `half_of`) are cut
-at a token boundary, and an editor is played over real stdio against `lsp-assist serve`:
+at a token boundary (`--cut word`: inside a word), and an editor is played over real stdio
+against `lsp-assist serve`:
 
 - **typing**: the file is opened with the line's text gone (its indentation kept); the user
   reads for 2 s (the editor sends `lspAssist/cursorRest` after 200 ms, as both clients do),
@@ -87,6 +88,7 @@ GEMMA, CODER = "gemma3-270m", "qwen2.5-coder-1.5b"
 DEFAULT_CORPORA = ("stdlib", "pypi:rich==13.9.4")
 MODELS_DIR = Path("~/.cache/lsp-assist-bench-models").expanduser()
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|\*\*=?|//=?|->|[=!<>+\-*/%&|^@]=|<<|>>|\S")
+_WORD = re.compile(r"[A-Za-z_]\w{3,}")  # a word a user may stop inside (`--cut word`)
 _BRACKETS_ONLY = re.compile(r"^[\s()\[\]{},:;]*$")
 
 
@@ -161,15 +163,24 @@ def _is_code(line: str) -> bool:
     )
 
 
-def _cut(code: str, rng: random.Random) -> int | None:
-    """Where the user stops: the end of a token, after 2-24 characters, 3 or more left."""
-    ends = [m.end() for m in _TOKEN.finditer(code)]
-    ok = [e for e in ends if 2 <= e <= min(24, int(len(code) * 0.6)) and len(code[e:].strip()) >= 3]
+def _cut(code: str, rng: random.Random, inside: bool = False) -> int | None:
+    """Where the user stops: the end of a token, after 2-24 characters, 3 or more left;
+    `inside`: inside a word instead (2 or more of its characters typed and 2 or more left)."""
+    limit = min(24, int(len(code) * 0.6))
+    if inside:
+        ok = [m.start() + k for m in _WORD.finditer(code) for k in range(2, len(m.group()) - 1)]
+        ok = [at for at in ok if 2 <= at <= limit]
+    else:
+        ends = [m.end() for m in _TOKEN.finditer(code)]
+        ok = [e for e in ends if 2 <= e <= limit and len(code[e:].strip()) >= 3]
     return rng.choice(ok) if ok else None
 
 
-def pick_places(name: str, packages: dict[str, dict[str, str]], n: int, rng: random.Random) -> list[Place]:
-    """`n` places of corpus `name`, one per file, half from each half where it has enough."""
+def pick_places(
+    name: str, packages: dict[str, dict[str, str]], n: int, rng: random.Random, inside: bool = False
+) -> list[Place]:
+    """`n` places of corpus `name`, one per file, half from each half where it has enough;
+    `inside`: each line cut inside a word (`_cut`)."""
     by_half: dict[str, list[tuple[str, str, str]]] = {"tuning": [], "validation": []}
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-")
     for pkg, files in sorted(packages.items()):
@@ -192,7 +203,7 @@ def pick_places(name: str, packages: dict[str, dict[str, str]], n: int, rng: ran
             for row in rows[:20]:
                 line = lines[row]
                 code = line.strip()
-                at = _cut(code, rng)
+                at = _cut(code, rng, inside)
                 if at is None:
                     continue
                 indent = line[: len(line) - len(line.lstrip())]
@@ -844,7 +855,8 @@ async def run(args: argparse.Namespace) -> int:
         except Exception as exc:  # a corpus this machine cannot fetch: skipped, said why
             print(f"corpus {name}: skipped ({exc})")
             continue
-        picked = pick_places(name, corpora[name], args.positions + args.escalations + 1, rng)
+        wanted_n = args.positions + args.escalations + 1
+        picked = pick_places(name, corpora[name], wanted_n, rng, inside=args.cut == "word")
         # Measured: half from each half (as `pick_places` gives them); the rest escalates or warms up.
         halves = {h: [p for p in picked if p.half == h] for h in ("tuning", "validation")}
         want = {"tuning": args.positions // 2, "validation": args.positions - args.positions // 2}
@@ -952,6 +964,8 @@ def main() -> int:
     ap.add_argument("--positions", type=int, default=12, help="per corpus, half from each half")
     ap.add_argument("--escalations", type=int, default=2, help="escalation positions per corpus")
     ap.add_argument("--seed", type=int, default=1)
+    cut_help = "typing stops at a token's end or inside a word"
+    ap.add_argument("--cut", choices=("token", "word"), default="token", help=cut_help)
     ap.add_argument("--observe", type=float, default=6.5, help="seconds watched after the rest")
     ap.add_argument(
         "--time-limit", type=float, default=1500.0, help="seconds for the whole run (shared evenly)"

@@ -118,6 +118,8 @@ class LocalConfig:
     draft_tokens: int = field(default=0, metadata=bounded(0, 64))
     # After `x.` only names `x` has (when known): docs/member-constraint.md.
     constrain_members: bool = True
+    # Where the user stopped inside a token, the model spells it again: docs/model-roles.md.
+    token_healing: bool = True
     # Tiers on the embedded model answer a partial line by then, counted from the request's
     # arrival; with the wait for a word's end (~1 token) the answer is shown by ~200 ms.
     answer_budget_ms: int = field(default=180, metadata=bounded(0, 60_000))

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lsp_assist.providers.llama_abort import AbortWatch, CancelFlag
+from lsp_assist.providers.token_healing import HealIndex
 
 GREEDY_BELOW = 0.2
 PROMPT_BATCH = 128  # tokens per decode call while reading a prompt: the cancel check's granularity
@@ -207,12 +208,11 @@ class LlamaEngine:
         self._rng = np.random.default_rng(seed)
         self.threads = threads
         self.batch_threads = batch_threads
-        # Tokens that end a line or the text (32 of Gemma 3's 262k contain a newline).
         self._marker_patterns: dict[tuple[str, ...], re.Pattern[str]] = {}
         self._marker_ids: dict[str, int | None] = {}
-        self.line_enders = np.array(
-            [i for i in range(self._n_vocab) if b"\n" in self._piece(i) or self._is_eog(i)], dtype=np.int64
-        )
+        self.vocab_pieces = [self._piece(i) for i in range(self._n_vocab)]  # each token's text
+        self.line_enders = _line_enders(self.vocab_pieces, self._is_eog)
+        self.heal_index: HealIndex | None = None  # built after the load: `local_loader.index_for_healing`
 
     # -- small helpers ---------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class LlamaEngine:
 
     def pieces(self, start: int, stop: int) -> list[bytes]:
         """The text of tokens `start` to `stop`, in id order (the member constraint's vocabulary)."""
-        return [self._piece(i) for i in range(start, min(stop, self._n_vocab))]
+        return self.vocab_pieces[start:stop]
 
     def is_eog(self, token: int) -> bool:
         return self._is_eog(token)
@@ -465,6 +465,11 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
+
+
+def _line_enders(pieces: Sequence[bytes], is_eog: Callable[[int], bool]) -> np.ndarray[Any, Any]:
+    """The tokens that end a line or the text (32 of Gemma 3's 262k contain a newline)."""
+    return np.array([i for i, piece in enumerate(pieces) if b"\n" in piece or is_eog(i)], dtype=np.int64)
 
 
 def _still_ahead(follow: list[int], drafted: int, accepted: int, chosen: int) -> list[int]:

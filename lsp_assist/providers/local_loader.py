@@ -25,11 +25,30 @@ from lsp_assist.providers.local_rates import RatesKeeper
 from lsp_assist.providers.local_shared import CutPrompts, LocalSettings
 from lsp_assist.providers.local_worker import ModelWorker
 from lsp_assist.providers.models import INSTALL_HINT, resolve_model
+from lsp_assist.providers.token_healing import HealIndex
 
 log = logging.getLogger("lsp_assist.providers.local")
 
 RETRY_LOAD_AFTER_S = 30.0
 VOCAB_SLICE = 8192  # tokens whose text one worker-thread step reads (member constraint)
+
+
+def index_for_healing(engine: Any) -> None:
+    """Build `engine`'s token-healing index (`token_healing.HealIndex`) in a thread after its
+    load: ~0.3 s of Python in slices that leave the event loop its turns; it never calls
+    llama.cpp. Until then the engine answers without healing."""
+
+    def build() -> None:
+        engine.heal_index = HealIndex(engine.vocab_pieces)
+
+    task = asyncio.get_running_loop().create_task(asyncio.to_thread(build))
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    _INDEXING.add(task)
+    task.add_done_callback(_INDEXING.discard)
+
+
+# The index builds running (a task nobody awaits is kept here, not collected midway).
+_INDEXING: set[asyncio.Task[Any]] = set()
 
 
 class ModelLoader:
@@ -154,6 +173,8 @@ class ModelLoader:
             if self._settings.local.constrain_members:
                 self._vocab_task = asyncio.get_running_loop().create_task(self._read_vocabulary(self.engine))
                 self._vocab_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            if self._settings.local.token_healing:
+                index_for_healing(self.engine)
             self.load_s = time.perf_counter() - t0
             assert self.path is not None
             gen, batch = self._settings.threads()

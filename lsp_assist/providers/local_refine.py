@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from lsp_assist.providers.local_loader import index_for_healing
 from lsp_assist.providers.local_rates import MEASURE_IDLE_S, MEASURE_TRIES, RatesKeeper
 from lsp_assist.providers.local_shared import LocalSettings
 from lsp_assist.providers.local_worker import ModelWorker
@@ -94,6 +95,8 @@ class RefineModel:
             loaded[0].close()
             return
         self.engine, self.template, path = loaded
+        if self._settings.local.token_healing:
+            index_for_healing(self.engine)
         self.line_enders = frozenset(int(t) for t in self.engine.line_enders)
         self._rates.note_loaded(self.name, path, self.engine)
 

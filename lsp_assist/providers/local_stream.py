@@ -37,6 +37,7 @@ from lsp_assist.providers.rewrite_prompt import (
     shaped,
 )
 from lsp_assist.providers.rewrite_prompt import render as render_rewrite
+from lsp_assist.providers.token_healing import HealConstraint, HealedText, healable
 
 stats_log = logging.getLogger("lsp_assist.local_model")
 
@@ -81,6 +82,7 @@ class _Run:
     loop: asyncio.AbstractEventLoop
     queue: asyncio.Queue[Piece]
     full: list[list[int]] = field(default_factory=list)  # the whole prompt, when the read one was cut
+    healed: HealedText = field(default_factory=HealedText)  # the text given back (`token_healing`)
 
 
 class LocalStreamer:
@@ -161,9 +163,10 @@ class LocalStreamer:
         queue: asyncio.Queue[Piece] = asyncio.Queue()
 
         start = MiddleStart(plan.held)
+        healed = HealedText()
 
         def emit(text: str) -> bool:
-            text = start.feed(text)
+            text = start.feed(healed.feed(text))
             if text:
                 loop.call_soon_threadsafe(queue.put_nowait, text)
             return not job.cancel.is_set()
@@ -176,7 +179,7 @@ class LocalStreamer:
         # of a long prompt in small batches held the rewrite the user rests for for seconds
         # (each read keeps what it read; the rewrite model's warm-up is its own prompt).
         worker.stop_background()
-        run = _Run(request, plan, job, loop, queue)
+        run = _Run(request, plan, job, loop, queue, healed=healed)
         executor = worker.executor
         assert executor is not None
         fut = loop.run_in_executor(executor, self._work, run, parts.settings.threads())
@@ -208,15 +211,36 @@ class LocalStreamer:
         try:
             engine = run.plan.engine
             self._set_threads(engine, run.plan.on_refiner, threads)
-            tokens = engine.tokenize(run.plan.prompt, run.plan.markers)
+            tokens = self._heal(run, engine, engine.tokenize(run.plan.prompt, run.plan.markers))
             if run.request.draft:  # a rewrite: the line on screen is its draft (`Job.hint`)
                 line = run.request.draft.split("\n", 1)[0]
-                run.job.hint = engine.continuation(run.plan.held + line) if line.strip() else []
+                start = run.healed.held + run.plan.held
+                run.job.hint = engine.continuation(start + line) if line.strip() else []
             if run.plan.on_refiner:
                 return self._run_refiner(run, tokens)
             return self._run_typing(run, tokens)
         finally:
             run.loop.call_soon_threadsafe(run.queue.put_nowait, None)
+
+    def _heal(self, run: _Run, engine: Any, tokens: list[int]) -> list[int]:
+        """`tokens` without their last one where the user stopped inside it (`token_healing`):
+        the model's first tokens then spell it again, and the answer starts after it."""
+        index = getattr(engine, "heal_index", None)
+        wanted = run.request.feature == "completion" and self._parts.settings.local.token_healing
+        if index is None or not wanted:
+            return tokens
+        inner = run.job.constraint
+        if inner is not None and inner.applies():
+            return tokens  # a member name: the member constraint spells it (`member_constraint.py`)
+        line, blanks = run.request.context.line_prefix, len(run.plan.held)
+        text = healable(tokens, index.pieces.__getitem__, line[: len(line) - blanks] if blanks else line)
+        if not text or not run.plan.prompt.endswith(text):
+            return tokens
+        if inner is not None:
+            inner.give_back(text)
+        run.job.constraint = HealConstraint(index, text, inner)
+        run.healed.hold(text)
+        return tokens[:-1]
 
     def _set_threads(self, engine: Any, on_refiner: bool, threads: tuple[int, int]) -> None:
         gen_threads, most = threads
@@ -243,6 +267,7 @@ class LocalStreamer:
                 # More left unread than the rest allows: the suffix shortened, the cut keeps
                 # the lines above the cursor (`rewrite_prompt.rest_cut`).
                 short = engine.tokenize(run.plan.cut_prompt, run.plan.markers)
+                short = given_back(short, engine, run.healed.held)
                 job.tokens, _ = fit_prompt(short, engine.cached_tokens, allowed, enders)
         parts.refiner.runs += int(run.request.refine)
         st = engine.run(job)
@@ -288,6 +313,14 @@ class LocalStreamer:
         self.last_stats = st
         _log_stats(st)  # here, so that cancelled generations are counted too
         return st
+
+
+def given_back(tokens: list[int], engine: Any, text: str) -> list[int]:
+    """`tokens` of another prompt with the same end, without the token given back (`text`);
+    unchanged when nothing was or when that prompt ends in another token."""
+    if text and tokens and engine.vocab_pieces[tokens[-1]] == text.encode("utf-8"):
+        return tokens[:-1]
+    return tokens
 
 
 def _log_stats(st: Any) -> None:

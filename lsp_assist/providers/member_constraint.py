@@ -171,6 +171,16 @@ class MemberConstraint:
         out[ids] = logits[ids]
         return out
 
+    def applies(self) -> bool:
+        """The next token is masked (the text ends in a known receiver's member access)."""
+        return self._allowed() is not None
+
+    def give_back(self, text: str) -> None:
+        """The prompt gave its end `text` back to the model (`token_healing.py`), which
+        writes it again: it is no longer part of the text before the answer."""
+        if text and self.text.endswith(text):
+            self.text = self.text[: -len(text)]
+
     def accept(self, token: int) -> None:
         """The engine emitted `token`: it is part of the text now."""
         vocab = self.tries.vocab
