@@ -326,7 +326,6 @@ class Extension implements vscode.Disposable {
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         this.backoff.started();
-        this.onStatus({ state: 'ok' });
       }
     });
     return client;
@@ -377,6 +376,10 @@ class Extension implements vscode.Disposable {
     }
     try {
       await this.client.start();
+      // Ready only now: the client turns Running before it registers its features, so a key
+      // typed when the item first said so could reach no inline provider (no request, no
+      // ghost text until the next key); start() resolves once they are registered.
+      this.onStatus({ state: 'ok' });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.output.appendLine(`[error] start failed: ${message}`);
