@@ -143,6 +143,7 @@ def main() -> int:
     ap.add_argument("--logs", type=Path, default=None, help="copy the servers' debug logs here")
     args = ap.parse_args()
     args.log_level = "debug"
+    args.keep_logs = None  # `server()` of quality_over_time: --logs copies them here instead
     args.checkouts = {}
     for spec in args.checkout:
         name, _, path = spec.partition("=")

@@ -270,7 +270,7 @@ class StreamLauncher:
         return self.refinements.waiting(uri)
 
     def forget(self, uri: str) -> None:
-        self.refinements.end_rest(uri)
+        self.refinements.forget(uri)
         for flight in (self.registry.live.pop(uri, None), self.registry.refining.pop(uri, None)):
             if flight is not None:
                 self.abort(flight)

@@ -4,7 +4,10 @@ A stream whose provider cut the prompt to answer in time (the embedded model aft
 is followed by a refinement: the same request on the whole prompt, in the background, whose
 answer replaces the one given (issue 26: the longer suggestion came from the cut prompt;
 HumanEval exact match 15.0% vs 25.0%, docs/embedded-latency.md). A provider with a stronger
-refine model (`refine_after_s`) rewrites its answers once the user has rested on them.
+refine model (`refine_after_s`) rewrites its answers once the user has rested on them,
+whether the answer came from a stream or at once from the typing-through memory or the
+cache (`after_instant`: where the typing model's line agrees with what the user types on,
+the last keys before a rest start no stream, and the rest would get no rewrite).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import replace
 from lsp_assist.errors import PolicyError
 from lsp_assist.pipeline.answers import AnswerStore
 from lsp_assist.pipeline.inflight import InflightStream
+from lsp_assist.pipeline.prompt import Prompt
 from lsp_assist.pipeline.request import Target
 from lsp_assist.pipeline.stream_registry import ModelBusy, StreamRegistry, is_guess, slot_of
 from lsp_assist.pipeline.stream_spec import StreamSpec
@@ -30,6 +34,7 @@ log = logging.getLogger("lsp_assist.pipeline.launcher")
 _REFINE_TRIES = 8
 
 Launch = Callable[[StreamSpec], Awaitable[InflightStream]]
+BuildPrompt = Callable[[], "Prompt | None"]
 
 
 class Refinements:
@@ -48,6 +53,10 @@ class Refinements:
         self._launch = launch
         # Refinements waiting for the user's rest, by document: a new stream ends the wait.
         self._rests: dict[str, asyncio.Future[None]] = {}
+        # Where each document's last rewrite started ((version, offset)): an answer given
+        # there at once afterwards (the rewrite itself, asked again on `suggestionReady`)
+        # is not rewritten a second time.
+        self._started_at: dict[str, tuple[int, int]] = {}
 
     def wanted(self, spec: StreamSpec, flight: InflightStream) -> bool:
         """The provider answered `spec` from a cut prompt, or has a stronger model to rewrite
@@ -105,11 +114,34 @@ class Refinements:
                 log.debug("no refinement: %s", exc)
                 return None
         log.debug("refinement started (rest %s)", "none" if rest is None else f"{rest:.2f} s")
+        self._started_at[uri] = _place(spec.target)
         if not flight.done:
             self._registry.refining[uri] = flight
             if rest is not None:
                 self._show_first_line(again, flight)
         return flight
+
+    async def after_instant(
+        self, target: Target, shown: str, tier: str, since: float, build: BuildPrompt
+    ) -> InflightStream | None:
+        """An answer `shown` at `target` without a stream (typing-through or the cache, at
+        `since`): the provider's refine model rewrites it once the user has rested on it, as
+        it does a stream's answer. The prompt is built (`build`) only when the rest came: a
+        burst's keys cost nothing here but a timer each."""
+        rest = refine_rest(self._providers.get(tier))
+        if rest is None or not shown.strip() or self._started_at.get(target.uri) == _place(target):
+            return None
+        if not await self._rested(target, _left(rest, since)):
+            return None
+        prompt = build()
+        if prompt is None or not self._answers.current(target):
+            return None
+        return await self.refine(StreamSpec(target, prompt), shown, rest=0.0)
+
+    def forget(self, uri: str) -> None:
+        """The document closed."""
+        self.end_rest(uri)
+        self._started_at.pop(uri, None)
 
     def _show_first_line(self, spec: StreamSpec, flight: InflightStream) -> None:
         """A rewrite's first complete line replaces the answer on screen as soon as it is
@@ -202,6 +234,10 @@ class Refinements:
             and not is_guess(f)
             and ((provider is not None and slot_of(f.provider) is slot_of(provider)) or f is live)
         ]
+
+
+def _place(target: Target) -> tuple[int, int]:
+    return int(target.snap.version), target.offset
 
 
 def _left(rest: float, since: float | None) -> float:

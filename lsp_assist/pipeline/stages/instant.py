@@ -6,6 +6,8 @@
 - `cached` (after the prompt): the exact prompt was answered before, or a prefetch is
   computing its answer right now (the user accepted a suggestion before the prefetch for
   the state after it had ended): wait for that stream rather than start a second call.
+- An answer given at once here is rewritten by the provider's refine model once the user
+  rests on it, as a stream's answer is (`Refinements.after_instant`).
 - `attach` (after the prompt): the document's live stream is producing what the user is
   typing; wait on it instead of starting another call. A live stream the user moved away
   from is aborted here: nobody will see its answer.
@@ -15,12 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 
+from lsp_assist.after_reply import after_reply
 from lsp_assist.config.schema import TierConfig
 from lsp_assist.domain import Outcome, Suggestion
 from lsp_assist.errors import PolicyError, ProviderError
 from lsp_assist.pipeline.inflight import InflightStream
 from lsp_assist.pipeline.launcher import StreamLauncher
+from lsp_assist.pipeline.prompt import Prompt
+from lsp_assist.pipeline.refinement import refine_rest
 from lsp_assist.pipeline.scheduler import Superseded
 from lsp_assist.pipeline.stages.debounce import typed_before
 from lsp_assist.pipeline.stages.services import Services
@@ -34,6 +40,7 @@ async def typing_through(s: RequestState, sv: Services) -> Suggestion | None:
     s.clock.lap("queue")
     t = s.target
     typed = t.snap.text[t.offset - hit.typed : t.offset]
+    _rewrite_at_rest(s, sv, hit.text, hit.tier)
     return Suggestion(hit.text, Outcome.TYPING_THROUGH, hit.tier, typed=typed)
 
 
@@ -52,7 +59,29 @@ async def cached(s: RequestState, sv: Services) -> Suggestion | None:
         return None
     s.clock.lap("queue")
     sv.answers.remember(s.target, text, s.req.tier)
+    _rewrite_at_rest(s, sv, text, s.req.tier)
     return Suggestion(text, Outcome.CACHE, s.req.tier)
+
+
+def _rewrite_at_rest(s: RequestState, sv: Services, text: str, tier: str) -> None:
+    """After the reply: the provider's refine model rewrites `text` if the user rests on it
+    (`Refinements.after_instant`). Only a provider with a refine model pays anything."""
+    req, launcher = s.req, sv.launcher
+    if req.feature != "completion" or refine_rest(launcher.provider(tier)) is None:
+        return
+    target, since = s.target, time.perf_counter()
+    known = s.prompt if s.has_prompt and s.prompt.tier == tier else None
+
+    def build() -> Prompt | None:
+        return known if known is not None else sv.prompts.for_open(req.uri, req.cursor, tier)
+
+    def start() -> None:
+        task = asyncio.get_running_loop().create_task(
+            launcher.refinements.after_instant(target, text, tier, since, build)
+        )
+        launcher.track(task)
+
+    after_reply(start)
 
 
 async def _prefetched(sv: Services, key: str, tier: TierConfig) -> str | None:

@@ -1,0 +1,135 @@
+"""An answer given at once (typing-through, the cache) is rewritten at the user's rest too.
+
+With token healing the typing model's line more often agrees with the keys typed after it,
+so the last keys before a rest are answered from the typing-through memory and start no
+stream; the refine model's rewrite used to follow only a stream's end, so those rests got
+none (`benchmarks/rest_rewrite.py`: 2 of 8 rests rewritten where 4 of 8 were). The whole
+runtime on a loopback model; its provider is given a refine model by a stand-in `stream`
+for rewrites (the OpenAI provider has none of its own). No timing is asserted: the rest is
+a few ms and the tests wait, bounded, for the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from lsp_assist.documents.store import TextChange
+from lsp_assist.domain import Cursor, ModelRequest, Outcome, StreamChunk
+from lsp_assist.pipeline.request import CompletionRequest
+from lsp_assist.server import Runtime
+from tests.fakes.fake_model_server import FakeModelServer, Script
+from tests.fakes.runtimes import openai_runtime
+from tests.unit.pipeline.launcher_harness import settle
+
+TEXT = "def total(items):\n    t"
+REWRITE = "tal = sum(item.price for item in items)"
+
+
+def _with_refine_model(rt: Runtime, rest: float) -> list[ModelRequest]:
+    """The fast tier's provider gets a refine model that writes `REWRITE`; the requests it
+    is sent, in order."""
+    assert rt.engine is not None
+    provider: Any = rt.engine.launcher.provider("fast")
+    typing_stream: Callable[[ModelRequest], AsyncIterator[StreamChunk]] = provider.stream
+    seen: list[ModelRequest] = []
+
+    async def stream(request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        seen.append(request)
+        if not request.refine:
+            async for chunk in typing_stream(request):
+                yield chunk
+            return
+        for piece in (REWRITE[:9], REWRITE[9:], "\n"):
+            await asyncio.sleep(0.001)
+            yield StreamChunk(piece)
+
+    provider.stream = stream
+    provider.refine_after_s = rest
+    return seen
+
+
+async def _typed_through(rt: Runtime, uri: str) -> None:
+    """The first key's answer from the model (its rewrite held off by a long rest), then a
+    key typed into it: answered from the typing-through memory, no stream."""
+    assert rt.engine is not None
+    rt.store.open(uri, "python", 1, TEXT, None)
+    first = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 5)))
+    assert first.outcome == Outcome.MODEL and first.text.startswith("otal")
+    launcher = rt.engine.launcher
+    for _ in range(300):  # bounded: the stream ends, its rewrite waits for a 30 s rest
+        if launcher.refine_waiting(uri):
+            break
+        await asyncio.sleep(0.01)
+    assert launcher.refine_waiting(uri)
+    rt.store.change(uri, 2, [TextChange(Cursor(1, 5), Cursor(1, 5), "o")])
+    rt.engine.note_change(uri)  # the key: the first answer's rewrite gives up
+
+
+async def _rewritten(rt: Runtime, uri: str, seen: list[ModelRequest]) -> None:
+    assert rt.engine is not None
+    for _ in range(300):  # bounded: the task starts after the reply, then rests ~20 ms
+        await settle(rt.engine.launcher, uri)
+        if any(r.refine for r in seen):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no rewrite after the rest")
+
+
+async def test_a_typed_through_answer_is_rewritten_after_the_rest(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="otal = sum(items)\n")
+    rt = openai_runtime(fake, tmp_path / "ws")
+    assert rt.engine is not None
+    seen = _with_refine_model(rt, rest=30.0)
+    ready: list[tuple[int, Cursor]] = []
+    rt.engine.on_suggestion_ready = lambda _uri, version, cursor: ready.append((version, cursor))
+    uri = (tmp_path / "ws" / "t.py").as_uri()
+    try:
+        await _typed_through(rt, uri)
+        rt.engine.launcher.provider("fast").refine_after_s = 0.02  # type: ignore[union-attr]
+        second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert second.outcome == Outcome.TYPING_THROUGH and second.text == "tal = sum(items)"
+        await _rewritten(rt, uri, seen)
+        assert [r.refine for r in seen] == [False, True]
+        assert seen[1].draft == "tal = sum(items)"  # the rewrite was told what is on screen
+        # Announced where the user rests (its first line, then its end).
+        assert ready and set(ready) == {(2, Cursor(1, 6))}
+        again = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert again.outcome == Outcome.TYPING_THROUGH and again.text == REWRITE
+        # Asked again on `suggestionReady`, the rewrite itself is not rewritten.
+        for _ in range(5):
+            await asyncio.sleep(0.05)
+            await settle(rt.engine.launcher, uri)
+        assert [r.refine for r in seen] == [False, True]
+    finally:
+        await rt.aclose()
+
+
+async def test_a_key_during_the_rest_means_no_rewrite(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    fake.default = Script(text="otal = sum(items)\n")
+    rt = openai_runtime(fake, tmp_path / "ws")
+    assert rt.engine is not None
+    seen = _with_refine_model(rt, rest=30.0)
+    uri = (tmp_path / "ws" / "t.py").as_uri()
+    try:
+        await _typed_through(rt, uri)
+        second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert second.outcome == Outcome.TYPING_THROUGH
+        for _ in range(100):  # the answer's rewrite waits for the rest
+            if rt.engine.launcher.refine_waiting(uri):
+                break
+            await asyncio.sleep(0.005)
+        assert rt.engine.launcher.refine_waiting(uri)
+        rt.store.change(uri, 3, [TextChange(Cursor(1, 6), Cursor(1, 6), "x")])
+        rt.engine.note_change(uri)  # a key the answer did not say
+        assert not rt.engine.launcher.refine_waiting(uri)
+        await settle(rt.engine.launcher, uri)
+        assert [r.refine for r in seen] == [False]
+    finally:
+        await rt.aclose()
