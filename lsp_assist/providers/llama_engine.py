@@ -42,6 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lsp_assist.providers.llama_abort import AbortWatch, CancelFlag
+from lsp_assist.providers.llama_logs import llama_class
 from lsp_assist.providers.token_healing import HealIndex
 
 GREEDY_BELOW = 0.2
@@ -183,7 +184,7 @@ class LlamaEngine:
         llama.cpp's repacked CPU layout (`use_extra_bufts`). For qwen2.5-coder-1.5b that is
         ~600 MB of private memory less per process, for ~30% slower small batches
         (docs/embedded-latency.md); the refine model loads so."""
-        from llama_cpp import Llama
+        Llama = llama_class()  # llama.cpp's log lines to Python logging (`llama_logs.py`)
 
         with _LOAD_LOCK, _model_params_without_repack(not repack or amx_faults()):
             self.llm: Any = Llama(
