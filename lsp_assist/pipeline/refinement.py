@@ -195,6 +195,11 @@ class Refinements:
                 del self._rests[uri]
         live = self._registry.live.get(uri)
         if live is not None and not live.done:
+            if live.quick.done():
+                # The stream whose answer the user typed on into (an earlier key's) still
+                # writes the lines after its first: it stops at its next line end, as
+                # `rest_came` stops one at the resting version.
+                live.wind_down = True
             return await self._slot_freed(target, None)
         return self._answers.current(target)
 

@@ -26,20 +26,35 @@ from tests.unit.pipeline.launcher_harness import settle
 
 TEXT = "def total(items):\n    t"
 REWRITE = "tal = sum(item.price for item in items)"
+MORE_LINES = 8  # 48 pieces: within the enrichment's token budget
 
 
-def _with_refine_model(rt: Runtime, rest: float) -> list[ModelRequest]:
+def _with_refine_model(rt: Runtime, rest: float, lines_after: list[int] | None = None) -> list[ModelRequest]:
     """The fast tier's provider gets a refine model that writes `REWRITE`; the requests it
-    is sent, in order."""
+    is sent, in order. `lines_after`: the typing model writes `MORE_LINES` after its first
+    line, a token each few ms, and the list gets how many of them it wrote."""
     assert rt.engine is not None
     provider: Any = rt.engine.launcher.provider("fast")
     typing_stream: Callable[[ModelRequest], AsyncIterator[StreamChunk]] = provider.stream
     seen: list[ModelRequest] = []
 
+    async def typing(request: ModelRequest) -> AsyncIterator[StreamChunk]:
+        async for chunk in typing_stream(request):
+            yield chunk
+        if lines_after is None:
+            return
+        lines_after.append(0)
+        for n in range(MORE_LINES):
+            for piece in ("count", f"_{n}", " =", " len", "(items)"):  # distinct lines
+                await asyncio.sleep(0.03)
+                yield StreamChunk(piece)
+            yield StreamChunk("\n    ")
+            lines_after[-1] += 1
+
     async def stream(request: ModelRequest) -> AsyncIterator[StreamChunk]:
         seen.append(request)
         if not request.refine:
-            async for chunk in typing_stream(request):
+            async for chunk in typing(request):
                 yield chunk
             return
         for piece in (REWRITE[:9], REWRITE[9:], "\n"):
@@ -131,5 +146,31 @@ async def test_a_key_during_the_rest_means_no_rewrite(
         assert not rt.engine.launcher.refine_waiting(uri)
         await settle(rt.engine.launcher, uri)
         assert [r.refine for r in seen] == [False]
+    finally:
+        await rt.aclose()
+
+
+async def test_at_the_rest_the_stream_typed_into_stops_at_a_line_end_for_the_rewrite(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    # On a blank line the first key's stream writes its first line, then more lines a token
+    # at a time (the enrichment); the user types into its first line and rests. The rewrite
+    # must not wait for all of them: the stream stops at its next line end.
+    fake.default = Script(text="total = sum(items)\n    ")
+    rt = openai_runtime(fake, tmp_path / "ws", completion={"enrichment": True})
+    assert rt.engine is not None
+    written: list[int] = []
+    seen = _with_refine_model(rt, rest=0.02, lines_after=written)
+    uri = (tmp_path / "ws" / "t.py").as_uri()
+    try:
+        rt.store.open(uri, "python", 1, "def total(items):\n    ", None)
+        first = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 4)))
+        assert first.outcome == Outcome.MODEL and first.text.startswith("total")
+        rt.store.change(uri, 2, [TextChange(Cursor(1, 4), Cursor(1, 4), "t")])
+        rt.engine.note_change(uri)
+        second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 5)))
+        assert second.outcome == Outcome.TYPING_THROUGH
+        await _rewritten(rt, uri, seen)
+        assert written and written[0] < MORE_LINES, written  # stopped, not written out
     finally:
         await rt.aclose()
