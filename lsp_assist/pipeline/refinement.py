@@ -122,14 +122,13 @@ class Refinements:
         return flight
 
     async def after_instant(
-        self, target: Target, shown: str, tier: str, since: float, build: BuildPrompt
+        self, target: Target, shown: str, rest: float, since: float, build: BuildPrompt
     ) -> InflightStream | None:
         """An answer `shown` at `target` without a stream (typing-through or the cache, at
-        `since`): the provider's refine model rewrites it once the user has rested on it, as
-        it does a stream's answer. The prompt is built (`build`) only when the rest came: a
-        burst's keys cost nothing here but a timer each."""
-        rest = refine_rest(self._providers.get(tier))
-        if rest is None or not shown.strip() or self._started_at.get(target.uri) == _place(target):
+        `since`): the provider's refine model rewrites it once the user has rested `rest`
+        seconds on it (`refine_rest`), as it does a stream's answer. The prompt is built
+        (`build`) only when the rest came: a burst's keys cost nothing here but a timer each."""
+        if not shown.strip() or self._started_at.get(target.uri) == _place(target):
             return None
         if not await self._rested(target, _left(rest, since)):
             return None

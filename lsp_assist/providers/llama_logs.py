@@ -18,22 +18,25 @@ from typing import Any
 
 log = logging.getLogger("lsp_assist.llama_cpp")
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: llama_log_set under it may log
 _callback: Any = None  # the C callback: kept alive for as long as llama.cpp may call it
 _line: list[str] = []  # a line's pieces until its end (llama.cpp logs a line in parts)
 
 
 def _log(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
-    # Called by llama.cpp from any thread, never raising into C.
-    try:
-        _line.append(text.decode("utf-8", "replace"))
-        if _line[-1].endswith("\n"):
-            message = "".join(_line).rstrip()
+    # Called by llama.cpp from any thread (the typing and the rewrite model decode in
+    # their own), never raising into C; the lock keeps two threads' pieces apart.
+    message = ""
+    with _lock:
+        try:
+            _line.append(text.decode("utf-8", "replace"))
+            if _line[-1].endswith("\n"):
+                message = "".join(_line).rstrip()
+                _line.clear()
+        except Exception:  # pragma: no cover - a log line must never fail a decode
             _line.clear()
-            if message:
-                log.debug("llama.cpp: %s", message)
-    except Exception:  # pragma: no cover - a log line must never fail a decode
-        _line.clear()
+    if message:
+        log.debug("llama.cpp: %s", message)
 
 
 def llama_class() -> Any:

@@ -67,7 +67,8 @@ def _rewrite_at_rest(s: RequestState, sv: Services, text: str, tier: str) -> Non
     """After the reply: the provider's refine model rewrites `text` if the user rests on it
     (`Refinements.after_instant`). Only a provider with a refine model pays anything."""
     req, launcher = s.req, sv.launcher
-    if req.feature != "completion" or refine_rest(launcher.provider(tier)) is None:
+    rest = refine_rest(launcher.provider(tier)) if req.feature == "completion" else None
+    if rest is None:
         return
     target, since = s.target, time.perf_counter()
     known = s.prompt if s.has_prompt and s.prompt.tier == tier else None
@@ -77,7 +78,7 @@ def _rewrite_at_rest(s: RequestState, sv: Services, text: str, tier: str) -> Non
 
     def start() -> None:
         task = asyncio.get_running_loop().create_task(
-            launcher.refinements.after_instant(target, text, tier, since, build)
+            launcher.refinements.after_instant(target, text, rest, since, build)
         )
         launcher.track(task)
 
