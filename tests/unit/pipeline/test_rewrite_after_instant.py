@@ -12,6 +12,7 @@ a few ms and the tests wait, bounded, for the outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,33 @@ def _with_refine_model(rt: Runtime, rest: float, lines_after: list[int] | None =
     return seen
 
 
+@contextlib.asynccontextmanager
+async def _runtime(
+    fake: FakeModelServer, root: Path, rest: float, **options: Any
+) -> AsyncIterator[tuple[Runtime, list[ModelRequest], str]]:
+    """A runtime on `fake` whose fast tier has a refine model (`_with_refine_model`), the
+    requests it is sent, and the URI of the document the tests type in."""
+    lines_after = options.pop("lines_after", None)
+    rt = openai_runtime(fake, root, **options)
+    assert rt.engine is not None
+    seen = _with_refine_model(rt, rest, lines_after)
+    try:
+        yield rt, seen, (root / "t.py").as_uri()
+    finally:
+        await rt.aclose()
+
+
+async def _waiting(rt: Runtime, uri: str) -> None:
+    """Until a rewrite waits for the user's rest in `uri` (bounded)."""
+    assert rt.engine is not None
+    launcher = rt.engine.launcher
+    for _ in range(300):
+        if launcher.refine_waiting(uri):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no rewrite waits for the rest")
+
+
 async def _typed_through(rt: Runtime, uri: str) -> None:
     """The first key's answer from the model (its rewrite held off by a long rest), then a
     key typed into it: answered from the typing-through memory, no stream."""
@@ -73,12 +101,7 @@ async def _typed_through(rt: Runtime, uri: str) -> None:
     rt.store.open(uri, "python", 1, TEXT, None)
     first = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 5)))
     assert first.outcome == Outcome.MODEL and first.text.startswith("otal")
-    launcher = rt.engine.launcher
-    for _ in range(300):  # bounded: the stream ends, its rewrite waits for a 30 s rest
-        if launcher.refine_waiting(uri):
-            break
-        await asyncio.sleep(0.01)
-    assert launcher.refine_waiting(uri)
+    await _waiting(rt, uri)  # the stream ended; its rewrite waits for a 30 s rest
     rt.store.change(uri, 2, [TextChange(Cursor(1, 5), Cursor(1, 5), "o")])
     rt.engine.note_change(uri)  # the key: the first answer's rewrite gives up
 
@@ -97,13 +120,10 @@ async def test_a_typed_through_answer_is_rewritten_after_the_rest(
     tmp_path: Path, isolated: Path, fake: FakeModelServer
 ) -> None:
     fake.default = Script(text="otal = sum(items)\n")
-    rt = openai_runtime(fake, tmp_path / "ws")
-    assert rt.engine is not None
-    seen = _with_refine_model(rt, rest=30.0)
-    ready: list[tuple[int, Cursor]] = []
-    rt.engine.on_suggestion_ready = lambda _uri, version, cursor: ready.append((version, cursor))
-    uri = (tmp_path / "ws" / "t.py").as_uri()
-    try:
+    async with _runtime(fake, tmp_path / "ws", rest=30.0) as (rt, seen, uri):
+        assert rt.engine is not None
+        ready: list[tuple[int, Cursor]] = []
+        rt.engine.on_suggestion_ready = lambda _uri, version, cursor: ready.append((version, cursor))
         await _typed_through(rt, uri)
         rt.engine.launcher.provider("fast").refine_after_s = 0.02  # type: ignore[union-attr]
         second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
@@ -120,34 +140,23 @@ async def test_a_typed_through_answer_is_rewritten_after_the_rest(
             await asyncio.sleep(0.05)
             await settle(rt.engine.launcher, uri)
         assert [r.refine for r in seen] == [False, True]
-    finally:
-        await rt.aclose()
 
 
 async def test_a_key_during_the_rest_means_no_rewrite(
     tmp_path: Path, isolated: Path, fake: FakeModelServer
 ) -> None:
     fake.default = Script(text="otal = sum(items)\n")
-    rt = openai_runtime(fake, tmp_path / "ws")
-    assert rt.engine is not None
-    seen = _with_refine_model(rt, rest=30.0)
-    uri = (tmp_path / "ws" / "t.py").as_uri()
-    try:
+    async with _runtime(fake, tmp_path / "ws", rest=30.0) as (rt, seen, uri):
+        assert rt.engine is not None
         await _typed_through(rt, uri)
         second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
         assert second.outcome == Outcome.TYPING_THROUGH
-        for _ in range(100):  # the answer's rewrite waits for the rest
-            if rt.engine.launcher.refine_waiting(uri):
-                break
-            await asyncio.sleep(0.005)
-        assert rt.engine.launcher.refine_waiting(uri)
+        await _waiting(rt, uri)  # the answer's rewrite waits for the rest
         rt.store.change(uri, 3, [TextChange(Cursor(1, 6), Cursor(1, 6), "x")])
         rt.engine.note_change(uri)  # a key the answer did not say
         assert not rt.engine.launcher.refine_waiting(uri)
         await settle(rt.engine.launcher, uri)
         assert [r.refine for r in seen] == [False]
-    finally:
-        await rt.aclose()
 
 
 async def test_at_the_rest_the_stream_typed_into_stops_at_a_line_end_for_the_rewrite(
@@ -157,12 +166,14 @@ async def test_at_the_rest_the_stream_typed_into_stops_at_a_line_end_for_the_rew
     # at a time (the enrichment); the user types into its first line and rests. The rewrite
     # must not wait for all of them: the stream stops at its next line end.
     fake.default = Script(text="total = sum(items)\n    ")
-    rt = openai_runtime(fake, tmp_path / "ws", completion={"enrichment": True})
-    assert rt.engine is not None
     written: list[int] = []
-    seen = _with_refine_model(rt, rest=0.02, lines_after=written)
-    uri = (tmp_path / "ws" / "t.py").as_uri()
-    try:
+    root = tmp_path / "ws"
+    async with _runtime(fake, root, rest=0.02, lines_after=written, completion={"enrichment": True}) as (
+        rt,
+        seen,
+        uri,
+    ):
+        assert rt.engine is not None
         rt.store.open(uri, "python", 1, "def total(items):\n    ", None)
         first = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 4)))
         assert first.outcome == Outcome.MODEL and first.text.startswith("total")
@@ -172,5 +183,3 @@ async def test_at_the_rest_the_stream_typed_into_stops_at_a_line_end_for_the_rew
         assert second.outcome == Outcome.TYPING_THROUGH
         await _rewritten(rt, uri, seen)
         assert written and written[0] < MORE_LINES, written  # stopped, not written out
-    finally:
-        await rt.aclose()
