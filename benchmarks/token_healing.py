@@ -11,7 +11,9 @@ is streamed through `LocalProvider` (the whole prompt read: no jump cut) twice, 
 - the code model (Qwen2.5-Coder 1.5B): an escalation's stream, the rewrite's prompt layout.
 
 Printed per model, corpus, half and cut: places, the developer's rest of the line exactly
-(exact), its first token (first tok), and `difflib` similarity (sim), off -> on.
+(exact), its first token (first tok), and `difflib` similarity (sim), off -> on; per cut, the
+time to each answer's first text, p50 / p90 (on runs right after off at the same place, so
+its prompt is mostly in the KV cache: the time is the decode calls to the first text).
 
     flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.token_healing \\
         [--places 24] [--corpus stdlib --corpus pypi:rich==13.9.4] [--models gemma,coder] [--seed 1]
@@ -29,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from benchmarks.common import percentile
 from benchmarks.context_recall import corpus_loaders, half_of, prose_rows
 from benchmarks.quality_over_time import DEFAULT_CORPORA, _cut, _is_code, first_token
 from lsp_assist.config.schema import LocalConfig, TierConfig
@@ -85,15 +88,20 @@ def pick(corpus: str, files: dict[str, dict[str, str]], n: int, rng: random.Rand
     return out
 
 
-async def _answer(p: LocalProvider, place: Place, *, heal: bool, strong: bool) -> str:
+async def _answer(p: LocalProvider, place: Place, *, heal: bool, strong: bool) -> tuple[str, float]:
     p._local = replace(p._local, token_healing=heal)
     lines = place.text.split("\n")
     cursor = Cursor(len(lines) - 1, len(lines[-1]))
     engine = ContextEngine()
     ctx = engine.build_from_text(place.text, "python", place.path, cursor, CONTEXT_CHARS, layout="stable")
     request = ModelRequest(ctx, max_tokens=MAX_TOKENS, temperature=0.0, stop=("\n",))
-    text = "".join([c.text async for c in p.stream(request, strong=strong)])
-    return text.split("\n", 1)[0]
+    chunks, first = [], 0.0
+    t0 = time.perf_counter()
+    async for c in p.stream(request, strong=strong):
+        if c.text and not first:
+            first = (time.perf_counter() - t0) * 1000
+        chunks.append(c.text)
+    return "".join(chunks).split("\n", 1)[0], first
 
 
 async def _provider(model: str, cache: Path) -> tuple[LocalProvider, bool]:
@@ -132,9 +140,10 @@ async def measure(model: str, places: list[Place]) -> dict[tuple[str, str, str],
         p, strong = await _provider(model, Path(tmp))
         try:
             for place in places:
-                off = _score(await _answer(p, place, heal=False, strong=strong), place.rest)
-                on = _score(await _answer(p, place, heal=True, strong=strong), place.rest)
-                rows[(place.corpus, place.half, place.cut)].append([*off, *on])
+                off, off_ms = await _answer(p, place, heal=False, strong=strong)
+                on, on_ms = await _answer(p, place, heal=True, strong=strong)
+                got = [*_score(off, place.rest), *_score(on, place.rest), off_ms, on_ms]
+                rows[(place.corpus, place.half, place.cut)].append(got)
         finally:
             await p.aclose()
     return rows
@@ -149,6 +158,14 @@ def report(model: str, rows: dict[tuple[str, str, str], list[list[float]]]) -> N
         print(f"{corpus:<22} {half:<11} {cut:<6} {len(got):>3}   {_cells(got, 0)}  {_cells(got, 3)}")
     for cut, got in sorted(totals.items()):
         print(f"{'all':<22} {'':<11} {cut:<6} {len(got):>3}   {_cells(got, 0)}  {_cells(got, 3)}")
+    print("the first text, ms p50 / p90 (off read the place's prompt, on mostly its cached head):")
+    for cut, got in sorted(totals.items()):
+        off, on = ([r[k] for r in got if r[k]] for k in (6, 7))
+        cells = [
+            f"{name} {percentile(ms, 50):6.1f} / {percentile(ms, 90):6.1f}"
+            for name, ms in (("off", off), ("on", on))
+        ]
+        print(f"  {cut:<6} " + "   ".join(cells))
 
 
 def _cells(got: list[list[float]], at: int) -> str:

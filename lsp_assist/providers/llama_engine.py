@@ -53,6 +53,10 @@ LOOKUP_WINDOW = 1024  # tokens searched back for the n-gram
 # Hint tokens verified per pass: a pass of the code model costs ~0.1 s plus ~7 ms a token on
 # two cores (4 tokens 0.19 s, 16 0.30 s: `local_prefill.py`), one generated token ~0.09 s.
 HINT_BATCH = 16
+#: Of the hint, read with the prompt's last token: the given-back tokens of a healed prompt
+#: (at most 3) and one more. A rewrite whose first token leaves the line on screen then
+#: read 4 tokens for nothing (~30 ms for the code model), not 16.
+READ_DRAFT = 4
 # Model loads one at a time: a load without weight repacking swaps llama-cpp-python's
 # default model parameters for its duration (`_model_params_without_repack`).
 _LOAD_LOCK = threading.Lock()
@@ -290,19 +294,7 @@ class LlamaEngine:
         exclude: np.ndarray[Any, Any] | None = None,
         constraint: TokenConstraint | None = None,
     ) -> int:
-        logits = self._logits(i)
-        if constraint is not None:
-            logits = constraint.restrict(logits)
-        if exclude is not None and len(exclude):
-            logits = logits.copy()
-            logits[exclude] = -np.inf
-        if temperature < GREEDY_BELOW:
-            return int(np.argmax(logits))
-        top = np.argpartition(logits, -40)[-40:]
-        z = logits[top].astype(np.float64) / temperature
-        p = np.exp(z - z.max())
-        p /= p.sum()
-        return int(top[self._rng.choice(len(top), p=p)])
+        return _pick(self._logits(i), temperature, self._rng, exclude, constraint)
 
     def _decode(self, tokens: Sequence[int], logits_from: int) -> bool:
         """Decode `tokens` at the end of the cache; logits for positions >= `logits_from`.
@@ -386,18 +378,19 @@ class LlamaEngine:
             st.cancelled, st.stop_reason = True, "cancel"
             return st
         t0 = time.perf_counter()
-        pending = self._read_prompt(job)
-        if pending is None:
+        read = self._read_prompt(job)
+        if read is None:
             return st
         st.prompt_ms = (time.perf_counter() - t0) * 1000.0
         t1 = time.perf_counter()
-        self._generate(job, pending)
+        self._generate(job, *read)
         st.generation_ms = (time.perf_counter() - t1) * 1000.0
         return st
 
-    def _read_prompt(self, job: Job) -> int | None:
-        """Read the job's prompt (what the cache lacks of it) and choose the first token;
-        None when the job was cancelled meanwhile."""
+    def _read_prompt(self, job: Job) -> tuple[int, list[int]] | None:
+        """Read the job's prompt (what the cache lacks of it) and choose the first token, the
+        start of the job's hint drafted after it in the same decode (returned beside it, for
+        `_keep_drafted`); None when the job was cancelled meanwhile."""
         st = job.stats
         tokens = job.tokens
         room = self.n_ctx - job.max_tokens - 4
@@ -410,54 +403,65 @@ class LlamaEngine:
             st.evaluated_tokens = evaluated
             st.cancelled, st.stop_reason = True, "cancel"
             return None
-        self._decode(tokens[-1:], logits_from=0)
-        st.evaluated_tokens = evaluated + 1
+        # The hint read with the prompt's last token: a healed prompt's given-back token
+        # (`token_healing`), which the model mostly writes again, then costs no decode call
+        # of its own (a generated token's: ~20-40 ms for Gemma on one core).
+        greedy = job.temperature < GREEDY_BELOW
+        drafted = job.hint[: min(READ_DRAFT, job.max_tokens - 1)] if greedy else []
+        self._decode([tokens[-1], *drafted], logits_from=0)
+        # The drafted ones count as read: `prompt_ms` holds their time (the read rate).
+        st.evaluated_tokens = evaluated + 1 + len(drafted)
+        st.drafted_tokens += len(drafted)
         enders = self.line_enders if job.line_goes_on else None
-        return self._choose(0, job.temperature, exclude=enders, constraint=job.constraint)
+        return self._choose(0, job.temperature, exclude=enders, constraint=job.constraint), drafted
 
-    def _generate(self, job: Job, pending: int) -> None:
-        """Generate from the chosen first token `pending` until `give` says to stop,
-        decoding drafted tokens (the job's `hint` while the model keeps to it, else
-        `lookup_draft`) in one batch when speculating."""
+    def _generate(self, job: Job, first: int, drafted: list[int]) -> None:
+        """Generate from the chosen first token `first` until `give` says to stop, `drafted`
+        (decoded after the prompt) kept while the model agrees; then decoding drafted tokens
+        (the job's `hint` while the model keeps to it, else `lookup_draft`) in one batch
+        when speculating."""
         st = job.stats
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stopper = StopMatcher(job.stop)
         give = _giver(job, self._is_eog, self._piece, decoder, stopper)
-        greedy = job.temperature < GREEDY_BELOW
-        speculate = job.draft_tokens > 0 and greedy
+        speculate = job.draft_tokens > 0 and job.temperature < GREEDY_BELOW
+        pending, alive = self._keep_drafted(job, give, first, drafted)
         # The hint's tokens not yet written, while what was written is its start.
-        follow = job.hint[1:] if greedy and job.hint and job.hint[0] == pending else []
-        while give(pending):
+        follow = _still_ahead(job.hint, len(drafted), st.accepted_tokens, pending) if drafted else []
+        while alive and give(pending):
             ahead = follow[:HINT_BATCH]
             draft = ahead or (lookup_draft([*self._tokens, pending], job.draft_tokens) if speculate else [])
             draft = draft[: max(0, job.max_tokens - st.generated_tokens - 1)]
-            base = len(self._tokens)
             self._decode([pending, *draft], logits_from=0)
-            if not draft:
-                pending = self._choose(0, job.temperature, constraint=job.constraint)
-                continue
             st.drafted_tokens += len(draft)
-            nxt = self._choose(0, job.temperature, constraint=job.constraint)
-            accepted = 0
-            alive = True
-            for j, d in enumerate(draft):
-                if nxt != d:
-                    break
-                accepted += 1
-                if not give(d):
-                    alive = False
-                    break
-                nxt = self._choose(j + 1, job.temperature, constraint=job.constraint)
-            st.accepted_tokens += accepted
-            # Rejected drafts leave the cache; accepted ones stay.
-            self._truncate(base + 1 + accepted)
-            if not alive:
-                break
-            follow = _still_ahead(follow, len(draft), accepted, nxt)
-            pending = nxt
+            chosen = self._choose(0, job.temperature, constraint=job.constraint)
+            kept = st.accepted_tokens
+            pending, alive = self._keep_drafted(job, give, chosen, draft)
+            follow = _still_ahead(follow, len(draft), st.accepted_tokens - kept, pending)
         tail = stopper.flush() + decoder.decode(b"", final=True)
         if tail and st.stop_reason not in ("stop", "consumer", "cancel"):
             job.emit(tail)
+
+    def _keep_drafted(
+        self, job: Job, give: Callable[[int], bool], chosen: int, draft: list[int]
+    ) -> tuple[int, bool]:
+        """`draft` was decoded after the last token in the cache but itself: give its tokens
+        while each is what the model chose at the one before (`chosen` at the first), drop
+        the rest from the cache. The next token to decode, and whether generation goes on."""
+        accepted = 0
+        alive = True
+        for j, d in enumerate(draft):
+            if chosen != d:
+                break
+            accepted += 1
+            if not give(d):
+                alive = False
+                break
+            chosen = self._choose(j + 1, job.temperature, constraint=job.constraint)
+        job.stats.accepted_tokens += accepted
+        # Rejected drafts leave the cache; accepted ones stay.
+        self._truncate(len(self._tokens) - len(draft) + accepted)
+        return chosen, alive
 
     def close(self) -> None:
         batch, self._batch = self._batch, None
@@ -466,6 +470,29 @@ class LlamaEngine:
         llm, self.llm = self.llm, None
         if llm is not None:
             llm.close()
+
+
+def _pick(
+    logits: np.ndarray[Any, Any],
+    temperature: float,
+    rng: np.random.Generator,
+    exclude: np.ndarray[Any, Any] | None,
+    constraint: TokenConstraint | None,
+) -> int:
+    """The next token from a position's `logits`: greedy below GREEDY_BELOW, else sampled
+    from the 40 likeliest; `constraint` and `exclude` first take tokens out."""
+    if constraint is not None:
+        logits = constraint.restrict(logits)
+    if exclude is not None and len(exclude):
+        logits = logits.copy()
+        logits[exclude] = -np.inf
+    if temperature < GREEDY_BELOW:
+        return int(np.argmax(logits))
+    top = np.argpartition(logits, -40)[-40:]
+    z = logits[top].astype(np.float64) / temperature
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return int(top[rng.choice(len(top), p=p)])
 
 
 def _line_enders(pieces: Sequence[bytes], is_eog: Callable[[int], bool]) -> np.ndarray[Any, Any]:

@@ -10,6 +10,9 @@ model still chooses), and the text is taken off the answer, as the document alre
 At 47 places of real code stopped inside a word, the developer's line went from 0% to 19%
 of Gemma's answers and from 4% to 36% of the code model's; stopped at a token's end, Gemma
 17% both ways, the code model 23% -> 34% (`benchmarks/token_healing.py`, docs/model-roles.md).
+A word the vocabulary split is given back whole (`healable`): Qwen reads `chil` as ` ch` +
+`il`, and given back `il` alone it wrote `chilren`; inside a word the right first token went
+64% -> 77% (Gemma) and 64% -> 79% (the code model).
 
 `HealIndex` finds those tokens in a model's vocabulary (its pieces sorted once per model:
 a prefix is a range of them); `healable` says what to give back; `HealConstraint` masks the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -30,6 +34,10 @@ import numpy as np
 # Tokens allowed per given-back text, kept for the typing that follows (a key changes it).
 _ALLOWED_KEPT = 256
 _SORT_SLICE = 4096
+#: Tokens given back at most: the word the user is typing, where the vocabulary split it.
+#: Qwen reads `chil` as ` ch` + `il`; given back `il` alone, it wrote `chilren`.
+MAX_GIVEN_BACK = 3
+_WORD_END = re.compile(r"\w+$")
 
 
 class Constraint(Protocol):
@@ -89,20 +97,55 @@ def _after_all_starting(prefix: bytes) -> bytes:
 
 
 def healable(tokens: Sequence[int], piece: Callable[[int], bytes], line: str) -> str:
-    """The text of the prompt's last token when it is to be given back: a text token (not
-    a control token: those have no piece) lying in `line`, what the prompt holds of the
-    cursor's line before the cursor, and not only blanks (indentation is the model's to
-    write as it reads it). "" when nothing is given back."""
+    """The text of the prompt's last tokens when they are to be given back: the last one, a
+    text token (not a control token: those have no piece) lying in `line`, what the prompt
+    holds of the cursor's line before the cursor, and not only blanks (indentation is the
+    model's to write as it reads it); and the ones before it while they spell the same word
+    (`_word_start`). "" when nothing is given back."""
     if len(tokens) < 2:
         return ""
-    raw = piece(tokens[-1])
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:  # a byte of a longer character
-        return ""
+    text = _text(piece(tokens[-1]))
     if not text.strip() or "\n" in text or not line.endswith(text):
         return ""
+    start = _word_start(line)
+    for k in range(2, min(MAX_GIVEN_BACK, len(tokens) - 1) + 1):
+        longer = _text(piece(tokens[-k])) + text
+        at = len(line) - len(longer)
+        if len(longer) == len(text) or not line.endswith(longer) or at < start:
+            break
+        text = longer
     return text
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:  # a byte of a longer character
+        return ""
+
+
+def _word_start(line: str) -> int:
+    """Where the word the line ends in starts, one blank before it included (` ch` + `il`);
+    the line's end when it ends in no word."""
+    word = _WORD_END.search(line)
+    if word is None:
+        return len(line)
+    at = word.start()
+    return at - 1 if at and line[at - 1] == " " else at
+
+
+def without_given_back(tokens: list[int], piece: Callable[[int], bytes], text: str) -> list[int]:
+    """`tokens` without the last ones that spell `text` (`healable`); unchanged when they
+    do not (another prompt with the same end, tokenized otherwise)."""
+    want = text.encode("utf-8")
+    spelled = b""
+    for k in range(1, min(MAX_GIVEN_BACK, len(tokens) - 1) + 1):
+        spelled = piece(tokens[-k]) + spelled
+        if spelled == want:
+            return tokens[:-k]
+        if len(spelled) >= len(want):
+            break
+    return tokens
 
 
 class HealConstraint:
@@ -167,4 +210,4 @@ class HealedText:
         return seen[len(held) :] if seen.startswith(held) else seen
 
 
-__all__ = ["HealConstraint", "HealIndex", "HealedText", "healable"]
+__all__ = ["HealConstraint", "HealIndex", "HealedText", "healable", "without_given_back"]

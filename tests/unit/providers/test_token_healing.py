@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from lsp_assist.providers.token_healing import HealConstraint, HealedText, HealIndex, healable
+from lsp_assist.providers.token_healing import (
+    HealConstraint,
+    HealedText,
+    HealIndex,
+    healable,
+    without_given_back,
+)
 
 PIECES = [
     b"",  # a control token: no text
@@ -55,6 +61,20 @@ def test_a_prompt_gives_back_its_last_token_only_where_the_user_typed_it() -> No
     assert healable([3, 0], piece, "") == ""  # a control token (a FIM marker)
     assert healable([3, 15], piece, "\xff") == ""  # a byte of a longer character
     assert healable([1], piece, " comp") == ""  # nothing would be left of the prompt
+
+
+def test_a_word_the_vocabulary_split_is_given_back_whole() -> None:
+    pieces = [b"", b" =", b" ch", b"il", b"self", b"._", b"max", b"_wo", b"a", b"b", b"c", b"d", b" x"]
+    piece = pieces.__getitem__
+    assert healable([0, 4, 1, 2, 3], piece, "append = chil") == " chil"  # ` ch` + `il`, its blank
+    assert healable([0, 4, 5, 6, 7], piece, "self._max_wo") == "max_wo"  # not `._`: it holds the dot
+    assert healable([0, 8, 9, 10, 11], piece, "abcd") == "bcd"  # three tokens at most
+    assert healable([0, 1, 12, 3], piece, "y = xil") == " xil"
+    assert healable([2, 3], piece, " chil") == "il"  # something of the prompt is left
+    assert healable([0, 6, 3], piece, "max il") == "il"  # `max` is another word
+    assert without_given_back([0, 4, 1, 2, 3], piece, " chil") == [0, 4, 1]
+    assert without_given_back([0, 4, 1, 2, 3], piece, "il") == [0, 4, 1, 2]
+    assert without_given_back([0, 4, 1, 2, 3], piece, "hil") == [0, 4, 1, 2, 3]  # spelled otherwise
 
 
 class _Inner:

@@ -70,7 +70,11 @@ async def _complete(p: LocalProvider, typed: str, *, heal: bool) -> str:
 
 
 async def test_stopped_inside_a_word_the_answer_finishes_the_files_word(provider: LocalProvider) -> None:
-    for typed, rest in (("total = comp", "ute_total"), ("label = describe_inv", "oice")):
+    cases = [("total = comp", "ute_total"), ("label = describe_inv", "oice")]
+    # A word Gemma's vocabulary splits (`_` + `in` + `vo`): given back whole, not as its
+    # last piece (which gave `describe_invoices`).
+    cases.append(("label = describe_invo", "ice("))
+    for typed, rest in cases:
         answer = await _complete(provider, typed, heal=True)
         assert answer.startswith(rest), (typed, answer)
         stats = provider.last_stats
@@ -84,3 +88,35 @@ async def test_the_prompt_gives_back_one_token_and_only_when_on(provider: LocalP
     await _complete(provider, "total = comp", heal=True)
     assert provider.last_stats.prompt_tokens == off - 1
     assert engine.heal_index is not None
+
+
+async def test_the_given_back_token_is_read_with_the_prompts_last(provider: LocalProvider) -> None:
+    # At a token's end the model mostly spells the given-back token as it was: drafted after
+    # the prompt, it then costs no decode call of its own (`LlamaEngine._read_prompt`).
+    engine = provider._loader.engine
+    batches: list[list[int]] = []
+    jobs: list[tuple[list[int], list[int]]] = []
+    decode, run = engine._decode, engine.run
+
+    def spy_decode(tokens: list[int], logits_from: int) -> bool:
+        batches.append(list(tokens))
+        return decode(tokens, logits_from)
+
+    def spy_run(job: object) -> object:
+        jobs.append((list(job.tokens), list(job.hint)))  # type: ignore[attr-defined]
+        return run(job)  # type: ignore[arg-type]
+
+    engine._decode, engine.run = spy_decode, spy_run
+    try:
+        plain = await _complete(provider, "total = compute_total(prices", heal=False)
+        batches.clear()
+        jobs.clear()
+        healed = await _complete(provider, "total = compute_total(prices", heal=True)
+    finally:
+        engine._decode, engine.run = decode, run
+    ((tokens, hint),) = jobs
+    assert len(hint) == 1, hint  # the given-back token, drafted
+    assert [tokens[-1], hint[0]] in batches, batches[-4:]
+    assert provider.last_stats.accepted_tokens >= 1
+    # The given-back token counts among the answer's 10: one fewer after it.
+    assert healed and plain.startswith(healed), (plain, healed)
