@@ -35,6 +35,13 @@ async def loaded_gemma(tmp_path: Path, local: LocalConfig) -> LocalProvider:
         pytest.skip(str(exc))
     p = LocalProvider(TierConfig(provider="local", model="gemma3-270m"), local, tmp_path)
     await asyncio.wait_for(p.ready(), 120)
+    # The healing index is built after the load (~0.3 s, longer on a loaded machine): a
+    # request before it is not healed, so two answers compared token for token could differ.
+    engine = p._loader.engine
+    for _ in range(400 if local.token_healing else 0):
+        if engine.heal_index is not None:
+            break
+        await asyncio.sleep(0.05)
     return p
 
 
