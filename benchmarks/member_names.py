@@ -20,6 +20,7 @@ Printed, for both paths:
 
 Run under the exclusive CPU lock (each run under ~8 minutes):
   flock -x /tmp/lsp-cpu.lock .venv/bin/python -m benchmarks.member_names [--positions 80]
+      [--model qwen2.5-coder-1.5b --refiner]   # the code model as it rewrites and escalates
 """
 
 from __future__ import annotations
@@ -192,14 +193,23 @@ class TimedConstraint:
         self.inner.accept(token)
         self.tally.accept_ms.append((time.perf_counter() - t) * 1000.0)
 
+    # Token healing asks these (`local_stream._heal`): not timed.
+    def applies(self) -> bool:
+        return bool(self.inner.applies())
 
-async def complete(provider: Any, ctx: Any, tally: Tally, constrained: bool, whole: bool = False) -> str:
+    def give_back(self, text: str) -> None:
+        self.inner.give_back(text)
+
+
+async def complete(
+    provider: Any, ctx: Any, tally: Tally, constrained: bool, whole: bool = False, strong: bool = False
+) -> str:
     from lsp_assist.domain import ModelRequest
 
     original = provider._constraint
 
-    def timed(request: Any) -> Any:
-        inner = original(request)
+    def timed(request: Any, refiner: bool = False) -> Any:
+        inner = original(request, refiner)
         return TimedConstraint(inner, tally) if inner is not None else None
 
     provider._local = replace(provider._local, constrain_members=constrained)
@@ -208,7 +218,7 @@ async def complete(provider: Any, ctx: Any, tally: Tally, constrained: bool, who
         # whole: asked as a refinement, the whole prompt is read (not cut to the jump budget),
         # as the refine model reads it when it rewrites an answer after a rest.
         request = ModelRequest(ctx, max_tokens=10, temperature=0.0, refine=whole)
-        pieces = [c.text async for c in provider.stream(request)]
+        pieces = [c.text async for c in provider.stream(request, strong=strong)]
     finally:
         provider._constraint = original
     st = provider.last_stats
@@ -231,7 +241,9 @@ def score(tally: Tally, pos: Position, answer: str) -> None:
         tally.undefined += int(named not in pos.defined)
 
 
-async def run(positions: list[Position], model: str, whole: bool = False) -> tuple[Tally, Tally, float]:
+async def run(
+    positions: list[Position], model: str, whole: bool = False, refiner: bool = False
+) -> tuple[Tally, Tally, float]:
     from lsp_assist.config.schema import LocalConfig, TierConfig
     from lsp_assist.context.builder import ContextEngine
     from lsp_assist.domain import Cursor
@@ -239,11 +251,15 @@ async def run(positions: list[Position], model: str, whole: bool = False) -> tup
 
     free, constrained = Tally(), Tally()
     with tempfile.TemporaryDirectory() as td:
-        local = LocalConfig(refine_model="")  # one model at a time: `model` itself
-        provider = LocalProvider(TierConfig(provider="local", model=model), local, Path(td))
+        # One model at a time: `model` itself, or (`refiner`) `model` as the refine model
+        # beside Gemma, asked as an escalation: its prompt layout and its own vocabulary.
+        local = LocalConfig(refine_model=model if refiner else "")
+        typing = "gemma3-270m" if refiner else model
+        provider = LocalProvider(TierConfig(provider="local", model=typing), local, Path(td))
         t0 = time.perf_counter()
         await provider.ready()
         assert await provider.members_ready()  # the vocabulary is read after the load
+        assert not refiner or await provider.refiner_ready(urgent=True)
         load_s = time.perf_counter() - t0
         engine = ContextEngine()
         try:
@@ -251,8 +267,8 @@ async def run(positions: list[Position], model: str, whole: bool = False) -> tup
                 ctx = engine.build_from_text(
                     pos.text, "python", str(pos.path), Cursor(pos.line, pos.col), 1500, layout="stable"
                 )
-                score(free, pos, await complete(provider, ctx, free, False, whole))
-                score(constrained, pos, await complete(provider, ctx, constrained, True, whole))
+                score(free, pos, await complete(provider, ctx, free, False, whole, refiner))
+                score(constrained, pos, await complete(provider, ctx, constrained, True, whole, refiner))
         finally:
             await provider.aclose()
     return free, constrained, load_s
@@ -294,9 +310,14 @@ def main() -> int:
         action="store_true",
         help="read each whole prompt (as the refine model does), not the jump budget's cut",
     )
+    ap.add_argument(
+        "--refiner",
+        action="store_true",
+        help="--model as the refine model beside Gemma, asked as an escalation (its prompt layout)",
+    )
     args = ap.parse_args()
     positions = sample(args.positions, args.seed, args.files)
-    free, constrained, load_s = asyncio.run(run(positions, args.model, args.whole))
+    free, constrained, load_s = asyncio.run(run(positions, args.model, args.whole, args.refiner))
     report(positions, free, constrained, load_s)
     return 0
 

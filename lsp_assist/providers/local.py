@@ -81,7 +81,7 @@ class LocalProvider:
         self._settings, self._worker, self._loader = parts.settings, parts.worker, parts.loader
         self._refiner, self._reads = parts.refiner, parts.reads
         # Looked up per request: benchmarks/member_names.py times it by replacing it.
-        self._streamer = LocalStreamer(parts, lambda request: self._constraint(request))
+        self._streamer = LocalStreamer(parts, lambda request, refiner: self._constraint(request, refiner))
         self.single_slot = True
         self._strong_view: StrongModel | None = None
 
@@ -173,11 +173,12 @@ class LocalProvider:
         return await self._refiner.ready(urgent)
 
     # -- the member constraint ----------------------------------------------------------------------
-    def _constraint(self, request: ModelRequest) -> Any:
-        """The member constraint for this request, or None (switched off, no receivers
-        known for the language, or the vocabulary not read yet: free decoding)."""
+    def _constraint(self, request: ModelRequest, refiner: bool = False) -> Any:
+        """The member constraint for this request on the typing model or (`refiner`) the
+        refine model, each over its own vocabulary, or None (switched off, no receivers
+        known for the language, or that model's vocabulary not read yet: free decoding)."""
         members = request.context.members
-        tries = self._loader.tries
+        tries = self._refiner.tries if refiner else self._loader.tries
         if not self._settings.local.constrain_members or members is None or tries is None:
             return None
         from lsp_assist.providers.member_constraint import MemberConstraint

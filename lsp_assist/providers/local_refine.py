@@ -17,6 +17,7 @@ from lsp_assist.providers.local_loader import index_for_healing
 from lsp_assist.providers.local_rates import MEASURE_IDLE_S, MEASURE_TRIES, RatesKeeper
 from lsp_assist.providers.local_shared import LocalSettings
 from lsp_assist.providers.local_worker import ModelWorker
+from lsp_assist.providers.member_constraint import member_tries
 from lsp_assist.providers.refine_model import load_refiner, refine_model_name
 
 
@@ -39,6 +40,7 @@ class RefineModel:
         self.engine: Any = None
         self.template = "none"
         self.line_enders: frozenset[int] = frozenset()  # its tokens a cut prompt may end at
+        self.tries: Any = None  # member_constraint.TrieCache over its vocabulary, once read
         self._task: asyncio.Task[None] | None = None
         self._wanted = asyncio.Event()  # an escalation waits: load without idling first
         self.runs = 0  # refinements the refine model ran (tests, stats)
@@ -97,6 +99,10 @@ class RefineModel:
         self.engine, self.template, path = loaded
         if self._settings.local.token_healing:
             index_for_healing(self.engine)
+        if self._settings.local.constrain_members:
+            # After `x.` the rewrite and an escalation name a member `x` has too: the demo's
+            # rewrite wrote `self.center.distance(point)` where Point has `distance_to`.
+            self.tries = await asyncio.to_thread(member_tries, self.engine.vocab_pieces)
         self.line_enders = frozenset(int(t) for t in self.engine.line_enders)
         self._rates.note_loaded(self.name, path, self.engine)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -98,5 +99,58 @@ async def test_the_refine_model_rewrites_from_the_suffix_and_yields_to_a_request
         assert answered.strip(), "the request got no answer"
         # The refinement stopped while reading its prompt: it wrote nothing.
         assert await asyncio.wait_for(rewriting, 60) == ""
+    finally:
+        await p.aclose()
+
+
+SHAPES = """import math
+
+
+class Point:
+    def __init__(self, x: float, y: float) -> None:
+        self.x = x
+        self.y = y
+
+    def distance_to(self, other: "Point") -> float:
+        return math.hypot(self.x - other.x, self.y - other.y)
+
+
+class Circle:
+    def __init__(self, center: Point, radius: float) -> None:
+        self.center = center
+        self.radius = radius
+
+    def contains(self, point: Point) -> bool:
+        return self.center."""
+
+
+async def test_the_refine_model_names_a_member_the_receiver_has(tmp_path: Path) -> None:
+    """The member constraint applies to whichever model writes: the demo's rewrite wrote
+    `self.center.distance(point)` where Point has `distance_to`."""
+    from lsp_assist.context.builder import ContextEngine
+    from lsp_assist.domain import Cursor
+
+    try:
+        resolve_model("qwen2.5-coder-1.5b", tmp_path)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    local = LocalConfig(n_ctx=2048, refine_model="qwen2.5-coder-1.5b", prompt_budget_ms=0, answer_budget_ms=0)
+    p = LocalProvider(TierConfig(provider="local"), local, tmp_path)
+    try:
+        await asyncio.wait_for(p.ready(), 240)
+        assert await asyncio.wait_for(p.refiner_ready(), 240)
+        lines = SHAPES.split("\n")
+        ctx = ContextEngine().build_from_text(
+            SHAPES, "python", "/tmp/shapes.py", Cursor(len(lines) - 1, len(lines[-1])), 1500, layout="stable"
+        )
+        for request in (
+            ModelRequest(ctx, max_tokens=8, temperature=0.0, stop=("\n",), refine=True),  # a rewrite
+            ModelRequest(ctx, max_tokens=8, temperature=0.0, stop=("\n",)),  # an escalation
+        ):
+            answer = "".join([c.text async for c in p.stream(request, strong=not request.refine)])
+            constraint = p.last_constraint
+            assert constraint is not None and constraint.masked_steps >= 1, answer
+            # Right after the dot: free, the rewrite wrote ` distance_to` (a blank after `.`).
+            assert re.match(r"(x|y|distance_to)\b", answer), answer
     finally:
         await p.aclose()
