@@ -6,8 +6,10 @@ only the suffix shows; and as the refine model. Skipped where the extra is not i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,24 @@ pytestmark = [
         reason="the 'local-coder' extra is not installed",
     ),
 ]
+
+
+@contextlib.asynccontextmanager
+async def _gemma_with_coder(tmp_path: Path) -> AsyncIterator[LocalProvider]:
+    """Gemma with the code model as its refine model, both loaded (skipped where the code
+    model cannot be had)."""
+    try:
+        resolve_model("qwen2.5-coder-1.5b", tmp_path)
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    local = LocalConfig(n_ctx=2048, refine_model="qwen2.5-coder-1.5b", prompt_budget_ms=0, answer_budget_ms=0)
+    p = LocalProvider(TierConfig(provider="local"), local, tmp_path)
+    try:
+        await asyncio.wait_for(p.ready(), 240)
+        assert await asyncio.wait_for(p.refiner_ready(), 240)
+        yield p
+    finally:
+        await p.aclose()
 
 
 async def test_the_code_after_the_cursor_reaches_the_prompt(tmp_path: Path) -> None:
@@ -55,15 +75,7 @@ async def test_the_refine_model_rewrites_from_the_suffix_and_yields_to_a_request
     """`local.refine_model`: Gemma answers, the coder rewrites a refinement (it sees the code
     after the cursor, Gemma's template does not), and a request arriving while the coder
     reads a long prompt stops it (between two 4-token batches) and is answered."""
-    try:
-        resolve_model("qwen2.5-coder-1.5b", tmp_path)
-    except Unavailable as exc:
-        pytest.skip(str(exc))
-    local = LocalConfig(n_ctx=2048, refine_model="qwen2.5-coder-1.5b", prompt_budget_ms=0, answer_budget_ms=0)
-    p = LocalProvider(TierConfig(provider="local"), local, tmp_path)
-    try:
-        await asyncio.wait_for(p.ready(), 240)
-        assert await asyncio.wait_for(p.refiner_ready(), 240)
+    async with _gemma_with_coder(tmp_path) as p:
         assert p.refine_after_s == 0.3
         ctx = PromptContext(
             "python", "orders.py", "def full_name(first, last):\n    ", "\n    return joined_name\n"
@@ -99,8 +111,6 @@ async def test_the_refine_model_rewrites_from_the_suffix_and_yields_to_a_request
         assert answered.strip(), "the request got no answer"
         # The refinement stopped while reading its prompt: it wrote nothing.
         assert await asyncio.wait_for(rewriting, 60) == ""
-    finally:
-        await p.aclose()
 
 
 SHAPES = """import math
@@ -130,15 +140,7 @@ async def test_the_refine_model_names_a_member_the_receiver_has(tmp_path: Path) 
     from lsp_assist.context.builder import ContextEngine
     from lsp_assist.domain import Cursor
 
-    try:
-        resolve_model("qwen2.5-coder-1.5b", tmp_path)
-    except Unavailable as exc:
-        pytest.skip(str(exc))
-    local = LocalConfig(n_ctx=2048, refine_model="qwen2.5-coder-1.5b", prompt_budget_ms=0, answer_budget_ms=0)
-    p = LocalProvider(TierConfig(provider="local"), local, tmp_path)
-    try:
-        await asyncio.wait_for(p.ready(), 240)
-        assert await asyncio.wait_for(p.refiner_ready(), 240)
+    async with _gemma_with_coder(tmp_path) as p:
         lines = SHAPES.split("\n")
         ctx = ContextEngine().build_from_text(
             SHAPES, "python", "/tmp/shapes.py", Cursor(len(lines) - 1, len(lines[-1])), 1500, layout="stable"
@@ -152,5 +154,3 @@ async def test_the_refine_model_names_a_member_the_receiver_has(tmp_path: Path) 
             assert constraint is not None and constraint.masked_steps >= 1, answer
             # Right after the dot: free, the rewrite wrote ` distance_to` (a blank after `.`).
             assert re.match(r"(x|y|distance_to)\b", answer), answer
-    finally:
-        await p.aclose()
