@@ -215,6 +215,14 @@ async def run_session(
                 break
             await asyncio.sleep(0.5)
         sess.load_s = time.perf_counter() - t0
+        # A new user's server measures its model once it idles after the start (cached per
+        # machine afterwards); the typing threads follow that measurement. Wait for it.
+        for _ in range(60):
+            if " measured: " in log.read_text(errors="replace"):
+                break
+            await asyncio.sleep(0.5)
+        else:
+            print(f"  {backend}: the model's rates were not measured (a busy machine)", flush=True)
 
         def change(row: int, start: int, end: int, text: str, end_row: int | None = None) -> None:
             nonlocal version

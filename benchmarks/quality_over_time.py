@@ -566,6 +566,9 @@ async def server(cfg: Config, checkout: Path, ws: Path, work: Path, args: argpar
             kept = args.keep_logs / f"{cfg.label}-{work.name}.log"
             with contextlib.suppress(OSError):
                 kept.write_bytes(log.read_bytes())
+            audit = work / "cache" / "audit" / "audit.jsonl"
+            with contextlib.suppress(OSError):
+                kept.with_suffix(".audit.jsonl").write_bytes(audit.read_bytes())
 
 
 async def warm_up(srv: Server, place: Place) -> float:

@@ -110,7 +110,7 @@ class LocalConfig:
     model: str = "auto"
     backend: str = "inprocess"  # inprocess (KV-cache reuse, default) | server (llama-cpp-python child)
     n_ctx: int = field(default=2048, metadata=bounded(256, 131_072))
-    # Generation threads; 0: 1 (measured: as fast idle, 3x faster loaded).
+    # Generation threads; 0: the idle cores where measured faster, else 1 (typing_threads).
     threads: int = field(default=0, metadata=bounded(0, 256))
     # Prompt-reading threads; 0: all cores up to 4, fewer when busy.
     batch_threads: int = field(default=0, metadata=bounded(0, 256))

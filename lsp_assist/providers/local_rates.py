@@ -157,10 +157,12 @@ class RatesKeeper:
                 self._shape.pop(name, None)
                 await asyncio.to_thread(self._cache.put, key, rates)
                 log.info(
-                    "local model %s measured: reads %.0f prompt tokens/s, writes %.1f tokens/s",
+                    "local model %s measured: reads %.0f prompt tokens/s, writes %.1f tokens/s "
+                    "(%.1f on every idle core)",
                     name,
                     rates.prompt_tps,
                     rates.gen_tps,
+                    1.0 / rates.rest_pass_s,
                 )
                 return
 

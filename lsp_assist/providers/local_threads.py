@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsp_assist.config.schema import LocalConfig
+from lsp_assist.providers.model_rates import ModelRates
 
 
 def default_threads(cpus: int | None = None) -> tuple[int, int]:
@@ -20,7 +21,8 @@ def default_threads(cpus: int | None = None) -> tuple[int, int]:
     one core busy (93 vs 34: llama.cpp's threads spin-wait on each other); reading a prompt
     with 2 threads is 2x faster idle (418 vs 796 ms for 380 tokens) but 2x slower loaded
     (1,466 vs 791 ms). So: 1 generation thread, and prompt threads chosen per request by
-    `prompt_threads` from the load average; above 4 a 270M model stops scaling.
+    `prompt_threads` from the load average; above 4 a 270M model stops scaling. A machine
+    where more threads write faster gets them per request (`typing_threads`).
     """
     n = cpus if cpus is not None else (os.cpu_count() or 2)
     return 1, max(1, min(4, n))
@@ -111,6 +113,27 @@ def prompt_threads(most: int, cpus: int | None = None, busy: float | None = None
     n = cpus if cpus is not None else (os.cpu_count() or 2)
     load = _busy_cores() if busy is None else busy
     return max(1, min(most, int(n - load + 0.5)))
+
+
+#: Typing writes on every idle core when this machine's measured rates show all threads
+#: writing this much faster than one (`ModelRates.rest_gen_tps` against `gen_tps`).
+ALL_CORES_GAIN = 1.2
+
+
+def typing_threads(configured: int, idle: int, rates: ModelRates) -> int:
+    """Generation threads for a typing request: `configured` (`local.threads`) when set;
+    else the `idle` cores where this machine measured more threads writing faster, and one
+    thread where it did not or has not measured yet.
+
+    Why (2026-12-07, these 2 cores, Gemma 3 270M, weights not repacked): one thread writes
+    25 tokens/s and two 45, so a jump's first line of ~9 tokens took ~300 ms to write. The
+    machine the one-thread default was measured on wrote 95 and 98. `idle` counts only the
+    cores other work leaves (`prompt_threads`): a thread on a busy core slows every other."""
+    if configured > 0:
+        return configured
+    if rates.measured and rates.rest_gen_tps >= ALL_CORES_GAIN * rates.gen_tps:
+        return idle
+    return 1
 
 
 def configured_threads(local: LocalConfig) -> tuple[int, int]:

@@ -61,7 +61,7 @@ class ModelRates:
     measured: bool = False  # False: `prior_rates`' estimate
     # Tokens written per second with every prompt thread generating: the rewrite and the
     # escalation run while the user rests or waits, so they take the idle cores (0: unknown,
-    # as `gen_tps`). Typing writes with one thread (`local.default_threads`).
+    # as `gen_tps`). Typing writes so too where it is faster (`local_threads.typing_threads`).
     rest_gen_tps: float = 0.0
 
     @property
