@@ -2,7 +2,8 @@
 
 Lines of real code (`context_recall`'s corpora, each file's half by `half_of`) are cut where
 a user stops typing: at a token's end (`quality_over_time`'s cut: 2-24 characters typed, 3
-or more left) and inside a word (2 or more of its characters typed and 2 or more left).
+or more left), inside a word (2 or more of its characters typed and 2 or more left) and
+after a typed blank (`return `: the last blank within the first 24 characters).
 At each place the product's own prompt (`ContextEngine.build_from_text`, 1500 characters)
 is streamed through `LocalProvider` (the whole prompt read: no jump cut) twice, with
 `local.token_healing` off and on, greedy, up to the line's end:
@@ -48,15 +49,25 @@ MAX_TOKENS = 24
 class Place:
     corpus: str
     half: str
-    cut: str  # "token" (a token's end) or "word" (inside a word)
+    cut: str  # "token" (a token's end), "word" (inside a word) or "blank" (after a typed blank)
     text: str  # the file up to the cursor's line, that line cut after `typed`
     rest: str  # the rest of the developer's line
     path: str
 
 
 def _cuts(code: str, rng: random.Random) -> dict[str, int]:
-    cuts = {"token": _cut(code, rng), "word": _cut(code, rng, inside=True)}
+    cuts = {"token": _cut(code, rng), "word": _cut(code, rng, inside=True), "blank": _after_blank(code)}
     return {kind: at for kind, at in cuts.items() if at is not None}
+
+
+def _after_blank(code: str) -> int | None:
+    """Where the user stops after typing a blank (`return `, `x = `): the last such place
+    within the first 24 characters (3 or more left). Chosen without the random generator,
+    so that the token and word cuts stay where they were before this cut existed."""
+    limit = min(24, int(len(code) * 0.6))
+    ok = [i + 1 for i, ch in enumerate(code[:limit]) if ch == " " and code[i + 1 : i + 2] not in ("", " ")]
+    ok = [at for at in ok if at >= 2 and len(code[at:].strip()) >= 3]
+    return ok[-1] if ok else None
 
 
 def pick(corpus: str, files: dict[str, dict[str, str]], n: int, rng: random.Random) -> list[Place]:
@@ -78,7 +89,7 @@ def pick(corpus: str, files: dict[str, dict[str, str]], n: int, rng: random.Rand
                 line = lines[row]
                 code = line.strip()
                 cuts = _cuts(code, rng)
-                if len(cuts) < 2:
+                if "token" not in cuts or "word" not in cuts:
                     continue
                 indent = line[: len(line) - len(line.lstrip())]
                 for kind, at in cuts.items():

@@ -11,6 +11,12 @@ from typing import Any
 from lsp_assist.cli.positions import parse_location
 from lsp_assist.logs import setup_logging
 
+#: Nothing refines or extends a one-shot answer (the command exits), so it reads its whole
+#: prompt and prints the whole line: the jump budget's cut prompt and the answer budget's
+#: partial line exist for an editor, where the rest follows. Cut, `complete` at
+#: json/decoder.py's `return ` read 44 tokens and answered `1`.
+WHOLE_PROMPT: dict[str, Any] = {"local": {"prompt_budget_ms": 0, "answer_budget_ms": 0}}
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("complete", help="print the suggestion at FILE:LINE:COL (1-based)")
@@ -35,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: int) -> int:
     from lsp_assist.cli.session import complete_at, open_runtime, open_text, wait_for_model
 
-    rt = open_runtime(path.parent)
+    rt = open_runtime(path.parent, WHOLE_PROMPT)
     try:
         rt.start_model_load()
         await wait_for_model(rt)

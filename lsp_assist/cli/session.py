@@ -32,6 +32,9 @@ async def wait_for_model(rt: Runtime, *, quiet: bool = False) -> None:
     if not quiet:
         print(f"lsp-assist: loading the local model ({models[0].model})...", file=sys.stderr, flush=True)
     await rt.wait_for_models()
+    for model in models:
+        if model.loaded:
+            await model.settled()
     if not quiet:
         ok = all(m.loaded for m in models)
         what = "ready" if ok else "did not load (offline engine instead)"

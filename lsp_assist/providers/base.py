@@ -102,6 +102,11 @@ class EmbeddedModel(Provider, Protocol):
         """Wait until the model is loaded; raises `Unavailable` if it cannot be."""
         ...
 
+    async def settled(self) -> None:
+        """Wait until what the model's answers use after its load is built (token healing's
+        index, the member names): a one-shot command's one request is answered so."""
+        ...
+
     def prefill(self, context: PromptContext, *, preempt: bool = False) -> asyncio.Future[None] | None:
         """Read the prompt for `context` into the model's cache when idle (`preempt`: a
         generation for another place gives way); never waits."""

@@ -190,6 +190,10 @@ class LocalProvider:
         load, ~2 s); False when it is switched off or the model is not loaded."""
         return await self._loader.members_ready()
 
+    async def settled(self) -> None:
+        """Wait until the healing index and the member names are built after the load."""
+        await self._loader.settled()
+
     # -- figures and settings -------------------------------------------------------------------------
     def threads(self) -> tuple[int, int]:
         """(generation, most prompt threads); configured values win over the defaults."""

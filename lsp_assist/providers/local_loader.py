@@ -33,7 +33,7 @@ RETRY_LOAD_AFTER_S = 30.0
 VOCAB_SLICE = 8192  # tokens whose text one worker-thread step reads (member constraint)
 
 
-def index_for_healing(engine: Any) -> None:
+def index_for_healing(engine: Any) -> asyncio.Task[Any]:
     """Build `engine`'s token-healing index (`token_healing.HealIndex`) in a thread after its
     load: ~0.3 s of Python in slices that leave the event loop its turns; it never calls
     llama.cpp. Until then the engine answers without healing."""
@@ -45,6 +45,7 @@ def index_for_healing(engine: Any) -> None:
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
     _INDEXING.add(task)
     task.add_done_callback(_INDEXING.discard)
+    return task
 
 
 # The index builds running (a task nobody awaits is kept here, not collected midway).
@@ -78,6 +79,7 @@ class ModelLoader:
         self.load_s: float = 0.0
         self.tries: Any = None  # member_constraint.TrieCache once the vocabulary is read
         self._vocab_task: asyncio.Task[None] | None = None
+        self._heal_task: asyncio.Task[Any] | None = None
 
     @property
     def path_name(self) -> str:
@@ -117,6 +119,15 @@ class ModelLoader:
             with contextlib.suppress(Exception):
                 await asyncio.shield(task)
         return self.tries is not None
+
+    async def settled(self) -> None:
+        """Wait until what the answers use after the load is built: the healing index and
+        the member names' vocabulary (a second or two after the load)."""
+        await self.members_ready()
+        task = self._heal_task
+        if task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
 
     async def wait_load(self) -> None:
         """Let a load still running finish (before closing)."""
@@ -174,7 +185,7 @@ class ModelLoader:
                 self._vocab_task = asyncio.get_running_loop().create_task(self._read_vocabulary(self.engine))
                 self._vocab_task.add_done_callback(lambda t: t.cancelled() or t.exception())
             if self._settings.local.token_healing:
-                index_for_healing(self.engine)
+                self._heal_task = index_for_healing(self.engine)
             self.load_s = time.perf_counter() - t0
             assert self.path is not None
             gen, batch = self._settings.threads()

@@ -243,12 +243,13 @@ class LocalStreamer:
         run.job.constraint = HealConstraint(index, text, inner)
         run.healed.hold(text)
         kept = without_given_back(tokens, index.pieces.__getitem__, text)
-        if len(kept) == len(tokens) - 1:
+        if len(kept) == len(tokens) - 1 and text.strip():
             # Drafted after the prompt: where the model writes the given-back token again
             # (at a token's end, mostly), it is read with the prompt's last token
             # (`LlamaEngine.run`): to the first text at a token's end, Gemma 87 -> 36 ms, the
             # code model 175 -> 136 (`benchmarks/token_healing.py`). A word given back in
-            # pieces is mostly written otherwise (` ch` + `il` as ` children`): no draft.
+            # pieces is mostly written otherwise (` ch` + `il` as ` children`), and a
+            # given-back blank as the start of a word (` s`): no draft.
             run.job.hint = tokens[-1:]
         return kept
 

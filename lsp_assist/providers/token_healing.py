@@ -99,14 +99,18 @@ def _after_all_starting(prefix: bytes) -> bytes:
 def healable(tokens: Sequence[int], piece: Callable[[int], bytes], line: str) -> str:
     """The text of the prompt's last tokens when they are to be given back: the last one, a
     text token (not a control token: those have no piece) lying in `line`, what the prompt
-    holds of the cursor's line before the cursor, and not only blanks (indentation is the
+    holds of the cursor's line before the cursor, and not the line's indentation (the
     model's to write as it reads it); and the ones before it while they spell the same word
-    (`_word_start`). "" when nothing is given back."""
+    (`_word_start`). A blank typed after code is given back alone: Gemma reads `return `
+    as `return` + ` `, a seam it never saw before a name, and wrote `0` where, given the
+    blank back, it wrote ` s[pos + 1:pos + 5]`. "" when nothing is given back."""
     if len(tokens) < 2:
         return ""
     text = _text(piece(tokens[-1]))
-    if not text.strip() or "\n" in text or not line.endswith(text):
+    if "\n" in text or not line.endswith(text):
         return ""
+    if not text.strip() and not line[: len(line) - len(text)].strip():
+        return ""  # indentation: the model's to write as it reads it
     start = _word_start(line)
     for k in range(2, min(MAX_GIVEN_BACK, len(tokens) - 1) + 1):
         longer = _text(piece(tokens[-k])) + text

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,11 +52,15 @@ def patient_env(tmp_path: Path, *, refine: bool = False) -> dict[str, str]:
 
 
 def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
-    sample = ROOT / "fixtures" / "demo" / "shapes.py"
-    lines = sample.read_text(encoding="utf-8").split("\n")
+    lines = (ROOT / "fixtures" / "demo" / "shapes.py").read_text(encoding="utf-8").split("\n")
     line_no = next(i for i, line in enumerate(lines) if "return 2 * math.pi" in line)
-    # Complete in the middle of `return 2 * math.pi * self.radius` (1-based line and column).
+    # Complete `return 2 * ` of `return 2 * math.pi * self.radius` (1-based line and column),
+    # the rest of the line not yet typed: where it is, the healed model writes it again and
+    # the answer, what the line already has, is empty.
     col = lines[line_no].index("math.pi") + 1
+    lines[line_no] = lines[line_no][: col - 1]
+    sample = tmp_path / "shapes.py"
+    sample.write_text("\n".join(lines), encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "lsp_assist", "complete", f"{sample}:{line_no + 1}:{col}", "--json"],
         capture_output=True,
@@ -70,6 +75,45 @@ def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
     assert out["outcome"] == "model", out
     assert out["text"].strip(), out
     assert out["stages_ms"]["ttft"] > 0
+
+
+def test_complete_reads_the_whole_prompt_and_heals_a_typed_blank(tmp_path: Path) -> None:
+    """A one-shot answer is never refined: `complete` reads its whole prompt (not the jump
+    budget's cut) once the healing index is built, and gives back the blank the line ends in.
+    Cut to 44 tokens, unhealed, it answered `1` after json/decoder.py's `return `."""
+    from json import decoder
+
+    lines = Path(decoder.__file__).read_text(encoding="utf-8").split("\n")
+    row = next(i for i, line in enumerate(lines) if line.strip() == "return int(esc, 16)")
+    lines[row] = lines[row].replace("int(esc, 16)", "")
+    src = tmp_path / "decoder.py"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    log = tmp_path / "complete.log"
+    args = [
+        "--log-level",
+        "debug",
+        "--log-file",
+        str(log),
+        "complete",
+        f"{src}:{row + 1}:{len(lines[row]) + 1}",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_assist", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=patient_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["outcome"] == "model", out
+    read = re.search(r"local model: prompt (\d+) tokens, reused \d+, evaluated (\d+)", log.read_text())
+    assert read is not None and read.group(1) == read.group(2), read  # no cut
+    assert int(read.group(1)) > 200, read.group(0)
+    text = out["text"].strip()
+    assert text and not out["text"].startswith(" "), out  # the document has the blank
+    assert not text.isdigit() and text not in ("True", "False", "None"), out
 
 
 async def _load_reported(client: Any, timeout: float = 150) -> list[Any]:

@@ -63,6 +63,18 @@ def test_a_prompt_gives_back_its_last_token_only_where_the_user_typed_it() -> No
     assert healable([1], piece, " comp") == ""  # nothing would be left of the prompt
 
 
+def test_a_blank_typed_after_code_is_given_back_alone() -> None:
+    # `return ` reads as `return` + ` `: a seam the model never saw before a name.
+    pieces = [b"", b"    ", b"return", b" ", b"  ", b" x", b"\t"]
+    piece = pieces.__getitem__
+    assert healable([0, 1, 2, 3], piece, "    return ") == " "
+    assert healable([0, 1, 2, 4], piece, "    return  ") == "  "
+    assert healable([0, 5, 3], piece, " x ") == " "  # not the word before it too
+    assert healable([0, 2, 1], piece, "    ") == ""  # indentation: the model writes it
+    assert healable([0, 6], piece, "\t") == ""
+    assert without_given_back([0, 1, 2, 3], piece, " ") == [0, 1, 2]
+
+
 def test_a_word_the_vocabulary_split_is_given_back_whole() -> None:
     pieces = [b"", b" =", b" ch", b"il", b"self", b"._", b"max", b"_wo", b"a", b"b", b"c", b"d", b" x"]
     piece = pieces.__getitem__
