@@ -2,8 +2,8 @@
 
 Issue 36, item 5. Lines of real code (`context_recall`'s corpora: the standard library and a
 PyPI package by default; each file in the tuning or the validation half by `half_of`) are cut
-at a token boundary (`--cut word`: inside a word), and an editor is played over real stdio
-against `lsp-assist serve`:
+at a token boundary (`--cut word`: inside a word; `--cut blank`: right after a typed blank),
+and an editor is played over real stdio against `lsp-assist serve`:
 
 - **typing**: the file is opened with the line's text gone (its indentation kept); the user
   reads for 2 s (the editor sends `lspAssist/cursorRest` after 200 ms, as both clients do),
@@ -163,11 +163,26 @@ def _is_code(line: str) -> bool:
     )
 
 
-def _cut(code: str, rng: random.Random, inside: bool = False) -> int | None:
+def cut_limit(code: str) -> int:
+    """The most characters a user types of `code` before stopping."""
+    return min(24, int(len(code) * 0.6))
+
+
+def after_blanks(code: str, limit: int) -> list[int]:
+    """The places right after a typed blank (`return `, `x = `) within `limit` characters,
+    with code right after it and 3 or more characters left."""
+    ok = [i + 1 for i, ch in enumerate(code[:limit]) if ch == " " and code[i + 1 : i + 2] not in ("", " ")]
+    return [at for at in ok if at >= 2 and len(code[at:].strip()) >= 3]
+
+
+def _cut(code: str, rng: random.Random, inside: bool = False, blank: bool = False) -> int | None:
     """Where the user stops: the end of a token, after 2-24 characters, 3 or more left;
-    `inside`: inside a word instead (2 or more of its characters typed and 2 or more left)."""
-    limit = min(24, int(len(code) * 0.6))
-    if inside:
+    `inside`: inside a word instead (2 or more of its characters typed and 2 or more left);
+    `blank`: right after a typed blank (`return `, `x = `), 3 or more left."""
+    limit = cut_limit(code)
+    if blank:
+        ok = after_blanks(code, limit)
+    elif inside:
         ok = [m.start() + k for m in _WORD.finditer(code) for k in range(2, len(m.group()) - 1)]
         ok = [at for at in ok if 2 <= at <= limit]
     else:
@@ -177,10 +192,15 @@ def _cut(code: str, rng: random.Random, inside: bool = False) -> int | None:
 
 
 def pick_places(
-    name: str, packages: dict[str, dict[str, str]], n: int, rng: random.Random, inside: bool = False
+    name: str,
+    packages: dict[str, dict[str, str]],
+    n: int,
+    rng: random.Random,
+    inside: bool = False,
+    blank: bool = False,
 ) -> list[Place]:
     """`n` places of corpus `name`, one per file, half from each half where it has enough;
-    `inside`: each line cut inside a word (`_cut`)."""
+    `inside`: each line cut inside a word, `blank`: after a typed blank (`_cut`)."""
     by_half: dict[str, list[tuple[str, str, str]]] = {"tuning": [], "validation": []}
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", name).strip("-")
     for pkg, files in sorted(packages.items()):
@@ -203,7 +223,7 @@ def pick_places(
             for row in rows[:20]:
                 line = lines[row]
                 code = line.strip()
-                at = _cut(code, rng, inside)
+                at = _cut(code, rng, inside, blank)
                 if at is None:
                     continue
                 indent = line[: len(line) - len(line.lstrip())]
@@ -859,7 +879,9 @@ async def run(args: argparse.Namespace) -> int:
             print(f"corpus {name}: skipped ({exc})")
             continue
         wanted_n = args.positions + args.escalations + 1
-        picked = pick_places(name, corpora[name], wanted_n, rng, inside=args.cut == "word")
+        picked = pick_places(
+            name, corpora[name], wanted_n, rng, inside=args.cut == "word", blank=args.cut == "blank"
+        )
         # Measured: half from each half (as `pick_places` gives them); the rest escalates or warms up.
         halves = {h: [p for p in picked if p.half == h] for h in ("tuning", "validation")}
         want = {"tuning": args.positions // 2, "validation": args.positions - args.positions // 2}
@@ -967,8 +989,8 @@ def main() -> int:
     ap.add_argument("--positions", type=int, default=12, help="per corpus, half from each half")
     ap.add_argument("--escalations", type=int, default=2, help="escalation positions per corpus")
     ap.add_argument("--seed", type=int, default=1)
-    cut_help = "typing stops at a token's end or inside a word"
-    ap.add_argument("--cut", choices=("token", "word"), default="token", help=cut_help)
+    cut_help = "typing stops at a token's end, inside a word or after a typed blank"
+    ap.add_argument("--cut", choices=("token", "word", "blank"), default="token", help=cut_help)
     ap.add_argument("--observe", type=float, default=6.5, help="seconds watched after the rest")
     ap.add_argument(
         "--time-limit", type=float, default=1500.0, help="seconds for the whole run (shared evenly)"

@@ -34,7 +34,14 @@ from pathlib import Path
 
 from benchmarks.common import percentile
 from benchmarks.context_recall import corpus_loaders, half_of, prose_rows
-from benchmarks.quality_over_time import DEFAULT_CORPORA, _cut, _is_code, first_token
+from benchmarks.quality_over_time import (
+    DEFAULT_CORPORA,
+    _cut,
+    _is_code,
+    after_blanks,
+    cut_limit,
+    first_token,
+)
 from lsp_assist.config.schema import LocalConfig, TierConfig
 from lsp_assist.context.builder import ContextEngine
 from lsp_assist.domain import Cursor, ModelRequest
@@ -62,11 +69,9 @@ def _cuts(code: str, rng: random.Random) -> dict[str, int]:
 
 def _after_blank(code: str) -> int | None:
     """Where the user stops after typing a blank (`return `, `x = `): the last such place
-    within the first 24 characters (3 or more left). Chosen without the random generator,
-    so that the token and word cuts stay where they were before this cut existed."""
-    limit = min(24, int(len(code) * 0.6))
-    ok = [i + 1 for i, ch in enumerate(code[:limit]) if ch == " " and code[i + 1 : i + 2] not in ("", " ")]
-    ok = [at for at in ok if at >= 2 and len(code[at:].strip()) >= 3]
+    a user types to (`after_blanks`). Chosen without the random generator, so that the
+    token and word cuts stay where they were before this cut existed."""
+    ok = after_blanks(code, cut_limit(code))
     return ok[-1] if ok else None
 
 
