@@ -87,6 +87,7 @@ async def _check_team(rt: Any) -> int:
 async def _models_and_roles(rt: Any, measure: bool) -> int:
     """Each installed local model's rates on this machine (measured now when they never
     were), what a request of each role would take on it, and each role's model and why."""
+    from lsp_assist.providers.local_threads import typing_threads_line
     from lsp_assist.providers.model_rates import RatesCache
     from lsp_assist.providers.rates_probe import measure_missing
     from lsp_assist.providers.roles import installed_candidates, prompt_threads_for
@@ -115,6 +116,9 @@ async def _models_and_roles(rt: Any, measure: bool) -> int:
             f" a keystroke {c.typing_s():.2f} s, a rewrite after a rest"
             f" {c.rewrite_s(rest_s):.2f} s, an escalation {escalation:.1f} s"
         )
+    typing = next((c for c in candidates if c.name == rt.roles.typing.model), None)
+    if typing is not None and rt.roles.typing.where == "local":
+        print(f"  typing writes on {typing_threads_line(local.threads, threads, typing.rates)}")
     print("roles:")
     for line in rt.roles.lines():
         print(f"  {line}")

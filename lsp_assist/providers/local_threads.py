@@ -136,6 +136,18 @@ def typing_threads(configured: int, idle: int, rates: ModelRates) -> int:
     return 1
 
 
+def typing_threads_line(configured: int, most: int, rates: ModelRates) -> str:
+    """What `typing_threads` chooses on a machine with `most` idle cores, and why (`doctor`)."""
+    if configured > 0:
+        return f"{configured} thread(s): local.threads = {configured}"
+    if not rates.measured:
+        return "one thread until the model's rates are measured"
+    every = f"{rates.rest_gen_tps:.1f} tokens/s on {most} threads, {rates.gen_tps:.1f} on one"
+    if typing_threads(configured, most, rates) > 1:
+        return f"every idle core, up to {most} ({every})"
+    return f"one thread ({every}: no faster)"
+
+
 def configured_threads(local: LocalConfig) -> tuple[int, int]:
     """(generation, most prompt threads); configured values win over the defaults."""
     gen, batch = default_threads()

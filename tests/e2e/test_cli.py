@@ -169,3 +169,4 @@ def test_doctor_prints_each_roles_model_and_why(tmp_path: Path) -> None:
         assert f"  {role}" in out.stdout, out.stdout
     if "local models: none installed" not in out.stdout:
         assert "prompt tokens/s" in out.stdout and "estimated" in out.stdout, out.stdout
+        assert "typing writes on one thread until the model's rates are measured" in out.stdout

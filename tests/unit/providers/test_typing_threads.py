@@ -15,7 +15,7 @@ from lsp_assist.context.builder import ContextEngine
 from lsp_assist.domain import Cursor, ModelRequest
 from lsp_assist.providers import local_stream
 from lsp_assist.providers.local import LocalProvider
-from lsp_assist.providers.local_threads import typing_threads
+from lsp_assist.providers.local_threads import typing_threads, typing_threads_line
 from lsp_assist.providers.model_rates import ModelRates
 from tests.unit.providers.conftest import loaded_gemma
 
@@ -42,6 +42,19 @@ def test_configured_threads_win() -> None:
     assert typing_threads(1, 2, TWICE) == 1
 
 
+def test_doctor_says_what_typing_writes_on_and_why() -> None:
+    assert (
+        typing_threads_line(0, 2, TWICE)
+        == "every idle core, up to 2 (45.0 tokens/s on 2 threads, 25.0 on one)"
+    )
+    assert typing_threads_line(0, 2, AS_FAST).startswith(
+        "one thread (98.0 tokens/s on 2 threads, 95.0 on one"
+    )
+    estimate = ModelRates(gen_tps=25.0, compute_tps=700.0)
+    assert typing_threads_line(0, 2, estimate) == "one thread until the model's rates are measured"
+    assert typing_threads_line(3, 2, TWICE) == "3 thread(s): local.threads = 3"
+
+
 @pytest.mark.model
 @pytest.mark.timeout(300)
 @pytest.mark.skipif(
@@ -63,3 +76,16 @@ async def test_the_typing_model_writes_with_the_threads_its_rates_call_for(
         assert (engine.threads, engine.batch_threads) == (threads, 2)
     finally:
         await p.aclose()
+
+
+def test_the_keystrokes_prediction_uses_the_rate_typing_writes_at() -> None:
+    from lsp_assist.providers.roles import TYPING_READ, TYPING_WRITE, Candidate
+
+    def keystroke(rates: ModelRates) -> float:
+        return Candidate("gemma3-270m", 253_114_752, 270.0, rates).typing_s()
+
+    one = ModelRates(gen_tps=25.0, compute_tps=700.0, measured=True, rest_gen_tps=25.0)
+    assert keystroke(TWICE) < keystroke(one)
+    # Where more threads write no faster, typing writes on one, and so does the prediction.
+    assert keystroke(AS_FAST) == AS_FAST.read_s(TYPING_READ) + AS_FAST.write_s(TYPING_WRITE)
+    assert keystroke(TWICE) == TWICE.read_s(TYPING_READ) + TWICE.write_s(TYPING_WRITE, rest=True)
