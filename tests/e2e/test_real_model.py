@@ -51,6 +51,20 @@ def patient_env(tmp_path: Path, *, refine: bool = False) -> dict[str, str]:
     return env
 
 
+def _complete_cli(tmp_path: Path, location: str, *options: str) -> Any:
+    """`lsp-assist [options] complete LOCATION --json` with patient settings: its answer."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "lsp_assist", *options, "complete", location, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=patient_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
 def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
     lines = (ROOT / "fixtures" / "demo" / "shapes.py").read_text(encoding="utf-8").split("\n")
     line_no = next(i for i, line in enumerate(lines) if "return 2 * math.pi" in line)
@@ -61,16 +75,7 @@ def test_complete_cli_on_the_embedded_model(tmp_path: Path) -> None:
     lines[line_no] = lines[line_no][: col - 1]
     sample = tmp_path / "shapes.py"
     sample.write_text("\n".join(lines), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_assist", "complete", f"{sample}:{line_no + 1}:{col}", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=patient_env(tmp_path),
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    out = _complete_cli(tmp_path, f"{sample}:{line_no + 1}:{col}")
     assert out["provider"] == "local", out
     assert out["outcome"] == "model", out
     assert out["text"].strip(), out
@@ -89,24 +94,9 @@ def test_complete_reads_the_whole_prompt_and_heals_a_typed_blank(tmp_path: Path)
     src = tmp_path / "decoder.py"
     src.write_text("\n".join(lines), encoding="utf-8")
     log = tmp_path / "complete.log"
-    args = [
-        "--log-level",
-        "debug",
-        "--log-file",
-        str(log),
-        "complete",
-        f"{src}:{row + 1}:{len(lines[row]) + 1}",
-    ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "lsp_assist", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=patient_env(tmp_path),
-        cwd=tmp_path,
+    out = _complete_cli(
+        tmp_path, f"{src}:{row + 1}:{len(lines[row]) + 1}", "--log-level", "debug", "--log-file", str(log)
     )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
     assert out["outcome"] == "model", out
     read = re.search(r"local model: prompt (\d+) tokens, reused \d+, evaluated (\d+)", log.read_text())
     assert read is not None and read.group(1) == read.group(2), read  # no cut
