@@ -135,24 +135,24 @@ class Runtime:
 
     # ------------------------------------------------------------------ models
 
-    def local_models(self) -> list[EmbeddedModel]:
-        """The in-process embedded models among the tiers (one per model file)."""
-        return local_models(self.providers.values())
+    def local_models(self, tiers: Sequence[str] | None = None) -> list[EmbeddedModel]:
+        """The in-process embedded models among the tiers, or among `tiers` (one per file)."""
+        return local_models(self.providers[t] for t in tiers or self.providers if t in self.providers)
 
     def start_model_load(self) -> None:
         """Begin loading the typing model in the background (called at `initialize`):
         requests meanwhile are answered by the offline engine, never by a wait. A model that
         serves only another role (escalation, next edits) loads when it is first asked."""
-        fast = self.providers.get("fast")
-        for provider in self.local_models():
-            if provider is fast:
-                provider.start_loading()
+        for provider in self.local_models(["fast"]):
+            provider.start_loading()
 
-    async def wait_for_models(self, on_event: Callable[[LoadEvent], None] | None = None) -> None:
-        """Wait until the embedded model is loaded (the CLI: `complete`, `demo`)."""
+    async def wait_for_models(
+        self, on_event: Callable[[LoadEvent], None] | None = None, tier: str = "fast"
+    ) -> None:
+        """Wait until `tier`'s embedded model is loaded (the CLI: `complete`, `demo`); no other."""
         self.listeners.load_progress = on_event
         try:
-            await wait_loaded(self.local_models())
+            await wait_loaded(self.local_models([tier]))
         finally:
             self.listeners.load_progress = None
 

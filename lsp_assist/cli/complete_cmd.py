@@ -14,8 +14,17 @@ from lsp_assist.logs import setup_logging
 #: Nothing refines or extends a one-shot answer (the command exits), so it reads its whole
 #: prompt and prints the whole line: the jump budget's cut prompt and the answer budget's
 #: partial line exist for an editor, where the rest follows. Cut, `complete` at
-#: json/decoder.py's `return ` read 44 tokens and answered `1`.
-WHOLE_PROMPT: dict[str, Any] = {"local": {"prompt_budget_ms": 0, "answer_budget_ms": 0}}
+#: json/decoder.py's `return ` read 44 tokens and answered `1`. The user waits for this one
+#: answer: a cold read of the code model's whole prompt (~4 s here) is not a timeout.
+WHOLE_PROMPT: dict[str, Any] = {
+    "local": {
+        "prompt_budget_ms": 0,
+        "answer_budget_ms": 0,
+        "first_token_timeout_ms": 30_000,
+        "total_timeout_ms": 60_000,
+    },
+    "completion": {"deadline_ms": 90_000},
+}
 
 
 def add_parser(sub: Any) -> None:
@@ -43,8 +52,7 @@ async def _run(args: argparse.Namespace, path: Any, text: str, line: int, col: i
 
     rt = open_runtime(path.parent, WHOLE_PROMPT)
     try:
-        rt.start_model_load()
-        await wait_for_model(rt)
+        await wait_for_model(rt, tier=args.tier)  # loads that tier's model, no other
         result = await complete_at(rt, open_text(rt, path, text), line, col, tier=args.tier)
     finally:
         await rt.aclose()

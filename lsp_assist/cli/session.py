@@ -23,15 +23,17 @@ def open_runtime(workspace: Path | None = None, overrides: dict[str, Any] | None
     return build_runtime([workspace] if workspace else [], layered)
 
 
-async def wait_for_model(rt: Runtime, *, quiet: bool = False) -> None:
-    """Wait for the embedded model to load, with a line on stderr: a load is not a timeout."""
-    models = rt.local_models()
+async def wait_for_model(rt: Runtime, *, quiet: bool = False, tier: str = "fast") -> None:
+    """Wait for `tier`'s embedded model to load, with a line on stderr: a load is not a
+    timeout. Only that one: another tier's model (the code model for escalations) would
+    cost a one-shot command a second load and 1.1 GB it never uses."""
+    models = rt.local_models([tier])
     if not models or all(m.loaded for m in models):
         return
     t0 = time.perf_counter()
     if not quiet:
         print(f"lsp-assist: loading the local model ({models[0].model})...", file=sys.stderr, flush=True)
-    await rt.wait_for_models()
+    await rt.wait_for_models(tier=tier)
     for model in models:
         if model.loaded:
             await model.settled()
