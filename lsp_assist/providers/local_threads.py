@@ -131,9 +131,12 @@ def typing_threads(configured: int, idle: int, rates: ModelRates) -> int:
     cores other work leaves (`prompt_threads`): a thread on a busy core slows every other."""
     if configured > 0:
         return configured
-    if rates.measured and rates.rest_gen_tps >= ALL_CORES_GAIN * rates.gen_tps:
-        return idle
-    return 1
+    return idle if writes_faster_on_all(rates) else 1
+
+
+def writes_faster_on_all(rates: ModelRates) -> bool:
+    """This machine measured every thread writing at least ALL_CORES_GAIN times faster."""
+    return rates.measured and rates.rest_gen_tps >= ALL_CORES_GAIN * rates.gen_tps
 
 
 def typing_threads_line(configured: int, most: int, rates: ModelRates) -> str:

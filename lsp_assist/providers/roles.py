@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsp_assist.config.schema import Config, LocalConfig, TierConfig
-from lsp_assist.providers.local_threads import typing_threads
+from lsp_assist.providers.local_threads import writes_faster_on_all
 from lsp_assist.providers.model_rates import ModelRates, RatesCache, model_id, prior_rates, rates_key
 from lsp_assist.providers.rewrite_prompt import rewrite_tokens
 
@@ -71,7 +71,7 @@ class Candidate:
 
     def typing_s(self) -> float:
         # Typing writes on every idle core where this machine measured that faster.
-        rest = typing_threads(0, 2, self.rates) > 1
+        rest = writes_faster_on_all(self.rates)
         return self.rates.read_s(TYPING_READ) + self.rates.write_s(TYPING_WRITE, rest=rest)
 
     def rewrite_s(self, rest_s: float) -> float:
