@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lsp_assist.providers.other_load import OtherLoad
+
 log = logging.getLogger(__name__)
 
 RATES_FILE = "model-rates.json"
@@ -219,11 +221,27 @@ class RatesCache:
                 log.debug("cannot keep the measured model rates: %s", exc)
 
 
-def measure(engine: Any, cancel: threading.Event) -> ModelRates | None:
+def measure(engine: Any, cancel: threading.Event, others: OtherLoad | None = None) -> ModelRates | None:
     """Time `engine` (a `LlamaEngine`, on its own thread) with its threads as set: one
     MEASURE_BATCH-token read, MEASURE_WRITES single-token decodes with its generation
     threads, and as many with every prompt thread generating. None when cancelled (a request
-    came: measure later). The engine's cache is cleared: the next request reads from the start."""
+    came: measure later) or when other processes kept more than QUIET_CORES busy meanwhile
+    (`others`: a quiet machine before the measurement is no promise for its second: a
+    neighbour that woke during the every-core writes was kept as Gemma writing 29 tokens/s
+    on two threads where it writes 45, and typing stayed on one thread). The engine's cache
+    is cleared: the next request reads from the start."""
+    others = others if others is not None else OtherLoad()
+    others.cores()  # the window starts
+    rates = _timed(engine, cancel)
+    busy = others.cores()
+    if rates is not None and busy is not None and busy > QUIET_CORES:
+        log.info("a speed measurement was dropped: other work kept %.1f cores busy meanwhile", busy)
+        return None
+    return rates
+
+
+def _timed(engine: Any, cancel: threading.Event) -> ModelRates | None:
+    """`measure`'s timings, whatever else ran meanwhile."""
     text = _SAMPLE * 4
     need = MEASURE_BATCH + 2 * MEASURE_WRITES + 1
     tokens = engine.tokenize(text)[:need]

@@ -70,7 +70,7 @@ async def measure_missing(
             problems[cand.name] = f"{type(exc).__name__}: {exc}"
             continue
         if measured is None:
-            problems[cand.name] = "the measurement was cut short"
+            problems[cand.name] = "not measured: cut short, or other work ran meanwhile; try again later"
             continue
         size = path.stat().st_size
         name = cand.name if not cand.name.endswith(".gguf") else str(path)

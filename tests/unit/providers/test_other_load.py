@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from lsp_assist.providers.local_threads import (
+from lsp_assist.providers.local_threads import prompt_threads
+from lsp_assist.providers.other_load import (
     MIN_WINDOW_S,
     OtherLoad,
     _read_snapshot,
     _Snapshot,
-    prompt_threads,
 )
 
 
