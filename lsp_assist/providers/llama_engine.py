@@ -110,6 +110,13 @@ class Job:
     # Tokens the answer is expected to start with (`hint`, module docstring); greedy only.
     hint: list[int] = field(default_factory=list)
     cancel: threading.Event = field(default_factory=CancelFlag)  # llama.cpp reads it in C
+    # A background read of the rewrite model stops after its batch once this is set (a
+    # rewrite on that model takes the thread next and reads on from there, `prefill`).
+    settle: threading.Event = field(default_factory=threading.Event)
+    # The rewrite model's warm-up: a rewrite may wait for its batch instead of aborting it
+    # (`ModelWorker.stop_background`), and the tokens it had left to read when it began.
+    keeps_batch: bool = False
+    todo: int = 0
     stats: GenerationStats = field(default_factory=GenerationStats)
 
 
@@ -352,12 +359,14 @@ class LlamaEngine:
         batch: int = PROMPT_BATCH,
         *,
         abortable: bool = False,
+        settle: threading.Event | None = None,
     ) -> int:
         """Bring the cache to `tokens` minus its last token, reusing the common prefix.
         Returns how many tokens were evaluated (a background prefill calls this alone).
         `cancel` stops the read between two batches; what was read stays in the cache, so
         a later read of the same prompt reads only the rest. `abortable` (a background
-        read): `cancel` also stops a batch midway, which is then read again later."""
+        read): `cancel` also stops a batch midway, which is then read again later.
+        `settle` stops it between two batches only: the batch under way is kept."""
         keep = common_prefix(self._tokens, tokens)
         # The last prompt token is always decoded by `run`: its logits give the first token.
         keep = min(keep, len(tokens) - 1)
@@ -367,7 +376,9 @@ class LlamaEngine:
         with self._abort.watching(cancel if abortable and rest else None):
             for i in range(0, len(rest), batch):
                 chunk = rest[i : i + batch]
-                if cancel.is_set() or not self._decode(chunk, logits_from=len(chunk)):
+                if cancel.is_set() or (settle is not None and settle.is_set()):
+                    break
+                if not self._decode(chunk, logits_from=len(chunk)):
                     break
                 done += len(chunk)
         return done

@@ -185,7 +185,7 @@ class BackgroundReads:
         from lsp_assist.providers.llama_engine import Job
 
         self._worker.stop_background()
-        job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False)
+        job = Job(tokens=[], max_tokens=0, temperature=0.0, emit=lambda _t: False, keeps_batch=strong)
         self._worker.background = job
         loop = asyncio.get_running_loop()
         run = _Read(job, engine, tokens, what, batch, cut_first)
@@ -203,7 +203,7 @@ class BackgroundReads:
     def _after_read(self, run: _Read, strong: bool) -> None:
         """On the loop, once a read ended: its follow-up when nothing cancelled it."""
         job = run.job
-        if not self._worker.end_background(job) or job.cancel.is_set():
+        if not self._worker.end_background(job) or job.cancel.is_set() or job.settle.is_set():
             return  # a warm-up stopped by a request stays pending: `resume` restarts it
         if strong:
             if run.tokens is self._warm_rewrite:
@@ -258,7 +258,10 @@ class _Read:
                 toks = cut
                 cuts.seam = seam  # the first key there keeps this seam: it reads itself
         # A request stops the read midway through a batch, keeping the batches before it.
+        from lsp_assist.providers.llama_engine import common_prefix
+
+        job.todo = max(0, len(toks) - 1 - common_prefix(engine.cached_tokens, toks))
         t0 = time.perf_counter()
-        n = engine.prefill(toks, job.cancel, batch=self.batch, abortable=True)
+        n = engine.prefill(toks, job.cancel, batch=self.batch, abortable=True, settle=job.settle)
         self.evaluated, self.seconds = n, time.perf_counter() - t0
         stats_log.debug("local model: %s evaluated %d tokens", self.what, n)

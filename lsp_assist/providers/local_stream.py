@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,8 +178,9 @@ class LocalStreamer:
         worker.take(job, plan.main_prompt)
         # Every background read gives way, the rewrite's too: the typing model's read-ahead
         # of a long prompt in small batches held the rewrite the user rests for for seconds
-        # (each read keeps what it read; the rewrite model's warm-up is its own prompt).
-        worker.stop_background()
+        # (each read keeps what it read; the rewrite model's warm-up is its own prompt). The
+        # warm-up's batch under way is kept where it reads what this stream would read.
+        worker.stop_background(rewrite_reads=self._reads_at_most(request, plan))
         run = _Run(request, plan, job, loop, queue, healed=healed)
         executor = worker.executor
         assert executor is not None
@@ -205,6 +207,15 @@ class LocalStreamer:
                     parts.reads.read_ahead(run.full[0])
                 else:  # the rewrite model's warm-up this stream stopped goes on after a pause
                     parts.reads.resume()
+
+    def _reads_at_most(self, request: ModelRequest, plan: StreamPlan) -> int:
+        """New prompt tokens a stream of the rewrite model reads at most (an escalation:
+        all of them; a rewrite: `rewrite_allowance`); -1 for the typing model's."""
+        if not plan.on_refiner:
+            return -1
+        if not request.refine:
+            return sys.maxsize
+        return rewrite_allowance(self._parts.rates.of(self._parts.refiner.name), plan.prompt_batch)
 
     def _work(self, run: _Run, threads: tuple[int, int]) -> Any:
         """On the worker thread: read the prompt and generate; the queue ends with None."""

@@ -65,10 +65,24 @@ class ModelWorker:
         if job is not None:
             job.cancel.set()
 
-    def stop_background(self) -> None:
-        running, self.background = self.background, None
-        if running is not None:
-            running.cancel.set()
+    def stop_background(self, *, rewrite_reads: int = -1) -> None:
+        """Stop the background read (and a whole read still due). `rewrite_reads`: a stream
+        of the rewrite model takes the thread next and reads up to that many new tokens, so
+        its warm-up (`keeps_batch`), when it had no more than that left to read, ends the
+        batch under way instead of throwing it away: at a rest the warm-up was reading the
+        rewrite's own new tokens (22 of 26 in one `rest_rewrite` log) when the rewrite
+        aborted it ~0.15 s in and read them again. A warm-up with more left is still
+        aborted: its batch reads the head a rewrite at the rest leaves out (`fit_prompt`),
+        and waiting for it put one rewrite 0.4 s later. A settling read stays the
+        background read until it ends, so a key meanwhile still stops it midway."""
+        running = self.background
+        keep = running is not None and getattr(running, "keeps_batch", False)
+        if keep and 0 <= running.todo <= rewrite_reads:
+            running.settle.set()
+        else:
+            self.background = None
+            if running is not None:
+                running.cancel.set()
         timer, self.full_read = self.full_read, None
         if timer is not None:
             timer.cancel()

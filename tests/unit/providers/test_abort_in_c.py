@@ -102,3 +102,39 @@ def test_a_set_flag_stops_the_decode_in_c_without_calling_python(
     assert engine.prefill(tokens, CancelFlag(), batch=256, abortable=True) == len(tokens) - 1
     assert asked == []
     assert engine.cached_tokens == tokens[:-1]
+
+
+@pytest.mark.model
+@pytest.mark.timeout(300)
+def test_settle_keeps_the_batch_under_way_where_cancel_throws_it_away(
+    engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite taking the thread from its model's warm-up (`ModelWorker.stop_background`
+    with the warm-up's tokens within what the rewrite reads): the batch being decoded when
+    `settle` is set is read to its end and kept, and no further batch starts; a `cancel` set
+    at the same moment stops it midway."""
+    tokens = _tokens(engine)
+    real = LlamaEngine._decode
+
+    def read(stop: threading.Event, settle: threading.Event | None) -> int:
+        engine.reset()
+        calls: list[int] = []
+
+        def decode(self: LlamaEngine, chunk: list[int], logits_from: int) -> bool:
+            calls.append(len(chunk))
+            if len(calls) == 1:
+                stop.set()  # the rewrite comes while the first batch is read
+            return real(self, chunk, logits_from=logits_from)
+
+        monkeypatch.setattr(LlamaEngine, "_decode", decode)
+        cancel = stop if settle is None else CancelFlag()
+        try:
+            return engine.prefill(tokens, cancel, batch=64, abortable=True, settle=settle)
+        finally:
+            monkeypatch.setattr(LlamaEngine, "_decode", real)
+
+    settle = threading.Event()
+    assert read(settle, settle) == 64
+    assert engine.cached_tokens == tokens[:64]
+    assert read(CancelFlag(), None) == 0
+    assert engine.cached_tokens == []
