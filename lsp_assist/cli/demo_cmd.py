@@ -178,8 +178,10 @@ async def _show_rewrite(
     style: tuple[str, str, str],
 ) -> None:
     """Rest at `at` as a user would: at each `suggestionReady` the editor asks again. Until
-    the rewrite model starts, what it gets is the typing model's line grown; after, a first
-    line other than that is the rewrite's, printed with the seconds since the rest began."""
+    the rewrite model starts, what it gets is the typing model's line grown (the first
+    answer is the part written within the answer budget, `.` or `self.` on two cores): it
+    is printed as it grows; after, a first line other than that is the rewrite's. Each
+    with the seconds since the rest began."""
     from lsp_assist.cli.session import complete_at
 
     (line_no, col), (first, rest_at) = at, shown
@@ -195,7 +197,10 @@ async def _show_rewrite(
         again = await complete_at(rt, uri, line_no, col)
         line = again.text.split("\n")[0]
         if _rewrites(rt) == before:
-            first = line or first  # the typing model's stream grew: its line as shown now
+            if line.strip() and line != first:  # the typing model's stream grew
+                print(f"{line_no + 1:4} | {typed}{dim}{line}{reset}")
+                print(f"       the typing model's line, {time.perf_counter() - rest_at:.1f} s after the rest")
+                first = line
         elif line.strip() and line != first:
             print(f"{line_no + 1:4} | {typed}{dim}{line}{reset}")
             print(f"       the rewrite model's line, {time.perf_counter() - rest_at:.1f} s after the rest")
