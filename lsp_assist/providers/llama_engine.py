@@ -365,20 +365,17 @@ class LlamaEngine:
         Returns how many tokens were evaluated (a background prefill calls this alone).
         `cancel` stops the read between two batches; what was read stays in the cache, so
         a later read of the same prompt reads only the rest. `abortable` (a background
-        read): `cancel` also stops a batch midway, which is then read again later.
-        `settle` stops it between two batches only: the batch under way is kept."""
-        keep = common_prefix(self._tokens, tokens)
+        read): `cancel` also stops a batch midway (read again later); `settle` never does."""
         # The last prompt token is always decoded by `run`: its logits give the first token.
-        keep = min(keep, len(tokens) - 1)
+        keep = min(common_prefix(self._tokens, tokens), len(tokens) - 1)
         self._truncate(keep)
         done = 0
         rest = tokens[keep:-1]
         with self._abort.watching(cancel if abortable and rest else None):
             for i in range(0, len(rest), batch):
                 chunk = rest[i : i + batch]
-                if cancel.is_set() or (settle is not None and settle.is_set()):
-                    break
-                if not self._decode(chunk, logits_from=len(chunk)):
+                stop = cancel.is_set() or (settle is not None and settle.is_set())
+                if stop or not self._decode(chunk, logits_from=len(chunk)):
                     break
                 done += len(chunk)
         return done
