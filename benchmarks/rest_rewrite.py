@@ -5,12 +5,14 @@ checkout one `lsp-assist serve` with no configuration (Gemma types, the code mod
 at rest), warmed up, then at each position the user reads the freshly opened line for 2 s,
 types its start at 80 ms a key and rests. Printed per position: when the first ghost text
 and the rewrite (the first later answer whose first line differs) were on screen after the
-rest, and the rewrite model's own figures from the server's debug log (prompt tokens, how
-many it had to read at the rest, its time to the first token). Checkouts alternate per
-position, so both see the same machine load.
+rest, the rewrite model's own figures from the server's debug log (prompt tokens, how
+many it had to read at the rest, its time to the first token), and whether the line on
+screen was the developer's at 2 s and when the watch ended (`--show`: the line wanted and
+every line shown, with when). Checkouts alternate per position, so both see the same
+machine load.
 
     .venv/bin/python -m benchmarks.rest_rewrite --checkout base=/tmp/base --checkout new=. \\
-        [--positions 6] [--seed 1] [--corpus stdlib]
+        [--positions 6] [--seed 1] [--corpus stdlib] [--show]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from benchmarks.quality_over_time import (
     Place,
     extra_bufts_fault,
     pick_places,
+    score,
     shim_dir,
     type_at,
     wait_idle,
@@ -44,7 +47,9 @@ from benchmarks.quality_over_time import (
 from benchmarks.quality_over_time import server as start_server
 
 _REFINE = re.compile(r"refine model: prompt (\d+) tokens, evaluated (\d+) in (\d+) ms")
-Row = tuple[float | None, float | None, list[tuple[int, int, int]], int]
+# first ghost, rewrite on screen (s after the rest), the rewrite's reads, the warm-up's tokens,
+# and whether the line on screen was the developer's at 2 s and when the watch ended.
+Row = tuple[float | None, float | None, list[tuple[int, int, int]], int, bool, bool]
 _WARM = re.compile(r"rewrite warm-up evaluated (\d+) tokens")
 
 
@@ -81,12 +86,13 @@ async def run(args: argparse.Namespace) -> int:
     for name, rows in results.items():
         got = [r[1] for r in rows if r[1] is not None]
         p50 = statistics.median(got) if got else None
-        read = [rd[-1][1] for _, _, rd, _ in rows if rd]
+        read = [r[2][-1][1] for r in rows if r[2]]
         first = [r[0] for r in rows if r[0] is not None]
         print(
             f"{name:5}: rewrite on screen {len(got)} of {len(rows)}, p50 {_fmt(p50)};"
             f" first ghost p50 {_fmt(statistics.median(first) if first else None)};"
-            f" the rewrite's last read p50 {statistics.median(read) if read else '-'} tokens"
+            f" the rewrite's last read p50 {statistics.median(read) if read else '-'} tokens;"
+            f" exact at 2 s {sum(r[4] for r in rows)}, at {args.observe:.1f} s {sum(r[5] for r in rows)}"
         )
     return 0
 
@@ -121,12 +127,16 @@ async def _positions(
             reads = [(int(a), int(b), int(c)) for a, b, c in _REFINE.findall(tail)]
             warmed = sum(int(n) for n in _WARM.findall(tail))
             first, rewrite = tl.first(), tl.rewrite()
-            row = (first[0] if first else None, rewrite[0] if rewrite else None, reads, warmed)
+            exact = (score(tl.at(2.0), place.rest).exact, score(tl.at(args.observe), place.rest).exact)
+            row = (first[0] if first else None, rewrite[0] if rewrite else None, reads, warmed, *exact)
             results.setdefault(name, []).append(row)
+            if args.show:
+                seen = " | ".join(f"{t:.2f}s {x!r}" for t, x in tl.shown)
+                print(f"      wanted {place.rest!r}; shown {seen}", flush=True)
             print(
                 f"{name:5} {place.rel}:{place.row + 1} typed {len(place.typed):2}: first"
                 f" {_fmt(row[0])} rewrite {_fmt(row[1])}; warm-up read {warmed};"
-                f" rewrite reads (prompt, read, ms) {reads}",
+                f" rewrite reads (prompt, read, ms) {reads}; exact at 2 s {exact[0]}, at the end {exact[1]}",
                 flush=True,
             )
 
@@ -141,6 +151,7 @@ def main() -> int:
     ap.add_argument("--models-dir", type=Path, default=MODELS_DIR)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--logs", type=Path, default=None, help="copy the servers' debug logs here")
+    ap.add_argument("--show", action="store_true", help="print each line wanted and what was on screen when")
     args = ap.parse_args()
     args.log_level = "debug"
     args.keep_logs = None  # `server()` of quality_over_time: --logs copies them here instead
