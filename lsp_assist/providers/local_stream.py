@@ -71,6 +71,9 @@ class StreamPlan:
     main_prompt: str  # the prompt in the typing model's template (`prefill` compares places)
     held: str = ""  # typed blanks the prompt leaves to the model (`rewrite_prompt.render`)
     cut_prompt: str = ""  # a rewrite's prompt when the rest must cut it (`rewrite_prompt.rest_cut`)
+    # New prompt tokens a stream of the rewrite model reads at most (an escalation: all of
+    # them; a rewrite at a rest: `rewrite_allowance`); -1 on the typing model.
+    reads_at_most: int = -1
 
 
 @dataclass
@@ -108,6 +111,7 @@ class LocalStreamer:
         prompt = RewritePrompt(main.prompt, stop=main.stop)
         prompt_batch = BACKGROUND_BATCH if request.refine else PROMPT_BATCH
         cut_prompt = ""
+        reads_at_most = -1
         if refiner is not None:  # its own template (a FIM model: the code after the cursor too)
             template, rates = refine.template, self._parts.rates
             # The prompt its warm-up read (`BackgroundReads.prefill`), for an escalation too:
@@ -123,6 +127,9 @@ class LocalStreamer:
             # answer being read, and each batch costs a pass over the weights: the rest's
             # ~55 tokens in one call, not two of ~30.
             prompt_batch = ABORTABLE_MAX_BATCH
+            reads_at_most = (
+                rewrite_allowance(rates.of(refine.name), prompt_batch) if request.refine else sys.maxsize
+            )
         return StreamPlan(
             engine=refiner if refiner is not None else loader.engine,
             on_refiner=refiner is not None,
@@ -133,6 +140,7 @@ class LocalStreamer:
             prompt_batch=prompt_batch,
             main_prompt=main.prompt,
             cut_prompt=cut_prompt,
+            reads_at_most=reads_at_most,
         )
 
     def _job(self, request: ModelRequest, plan: StreamPlan, emit: Callable[[str], bool]) -> Any:
@@ -180,7 +188,7 @@ class LocalStreamer:
         # of a long prompt in small batches held the rewrite the user rests for for seconds
         # (each read keeps what it read; the rewrite model's warm-up is its own prompt). The
         # warm-up's batch under way is kept where it reads what this stream would read.
-        worker.stop_background(rewrite_reads=self._reads_at_most(request, plan))
+        worker.stop_background(rewrite_reads=plan.reads_at_most)
         run = _Run(request, plan, job, loop, queue, healed=healed)
         executor = worker.executor
         assert executor is not None
@@ -207,15 +215,6 @@ class LocalStreamer:
                     parts.reads.read_ahead(run.full[0])
                 else:  # the rewrite model's warm-up this stream stopped goes on after a pause
                     parts.reads.resume()
-
-    def _reads_at_most(self, request: ModelRequest, plan: StreamPlan) -> int:
-        """New prompt tokens a stream of the rewrite model reads at most (an escalation:
-        all of them; a rewrite: `rewrite_allowance`); -1 for the typing model's."""
-        if not plan.on_refiner:
-            return -1
-        if not request.refine:
-            return sys.maxsize
-        return rewrite_allowance(self._parts.rates.of(self._parts.refiner.name), plan.prompt_batch)
 
     def _work(self, run: _Run, threads: tuple[int, int]) -> Any:
         """On the worker thread: read the prompt and generate; the queue ends with None."""
@@ -284,7 +283,7 @@ class LocalStreamer:
         job, engine, parts = run.job, run.plan.engine, self._parts
         job.tokens = tokens
         if run.request.refine:
-            allowed = rewrite_allowance(parts.rates.of(parts.refiner.name), run.plan.prompt_batch)
+            allowed = run.plan.reads_at_most
             enders = parts.refiner.line_enders
             job.tokens, cut = fit_prompt(tokens, engine.cached_tokens, allowed, enders)
             if cut is not None and run.plan.cut_prompt:
