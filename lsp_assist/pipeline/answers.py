@@ -71,16 +71,19 @@ class AnswerStore:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def remember(self, target: Target, text: str, tier: str) -> None:
-        """Typing-through memory only (an answer shown at `target`)."""
+    def remember(self, target: Target, text: str, tier: str, *, replaces: bool = False) -> None:
+        """Typing-through memory only (an answer shown at `target`; `replaces`: instead of
+        every one found there, `TypingIndex.forget_found`)."""
+        if replaces and self.epoch.admits(target.epoch):
+            self.typing.forget_found(target.uri, target.snap.text, target.offset)
         self.typing.remember(target.uri, target.snap.text, target.offset, text, tier, epoch=target.epoch)
 
-    def keep(self, key: str, target: Target, text: str, tier: str) -> None:
+    def keep(self, key: str, target: Target, text: str, tier: str, *, replaces: bool = False) -> None:
         """Cache `text` under `key` and remember it at `target`."""
         if not text:
             return
         self.cache.put(key, text)
-        self.remember(target, text, tier)
+        self.remember(target, text, tier, replaces=replaces)
 
     def stream_ended(
         self, key: str, target: Target, text: str, tier: str, *, shown: str, replaces: bool = False
@@ -95,7 +98,7 @@ class AnswerStore:
             if at is None:  # the user typed something else: the shown text may still be there
                 self.cache.put(key, text)
                 return
-            self.keep(key, target, text, tier)
+            self.keep(key, target, text, tier, replaces=True)
             if text.rstrip() == shown.rstrip():
                 return
         else:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _TAIL = 4096  # chars of text before the cursor kept per entry
@@ -96,13 +97,17 @@ class TypingIndex:
     def lookup(self, uri: str, text: str, offset: int, *, epoch: int = 0) -> TypingHit | None:
         if not self._admits(epoch):
             return None
-        entries = self._docs.get(uri)
-        if not entries:
-            return None
-        after = text[offset : offset + _HEAD]
         best: TypingHit | None = None
-        # Newest first: the most recent suggestion is the one on screen.
-        for entry in reversed(entries.values()):
+        for _, hit in self._found(uri, text, offset):
+            # Prefer the longest remaining suggestion (an enrichment beats the quick answer).
+            if best is None or len(hit.text) > len(best.text):
+                best = hit
+        return best
+
+    def _found(self, uri: str, text: str, offset: int) -> Iterator[tuple[tuple[int, str], TypingHit]]:
+        """The entries a request at `offset` of `text` matches, newest first, as hits."""
+        after = text[offset : offset + _HEAD]
+        for key, entry in reversed(self._docs.get(uri, {}).items()):
             typed = offset - entry.before_len
             if typed < 0 or typed >= len(entry.suggestion):
                 continue
@@ -114,11 +119,14 @@ class TypingIndex:
             start = max(0, entry.before_len - len(entry.before_tail))
             if text[start : entry.before_len] != entry.before_tail:
                 continue
-            hit = TypingHit(entry.suggestion[typed:], typed, entry.tier)
-            # Prefer the longest remaining suggestion (an enrichment beats the quick answer).
-            if best is None or len(hit.text) > len(best.text):
-                best = hit
-        return best
+            yield key, TypingHit(entry.suggestion[typed:], typed, entry.tier)
+
+    def forget_found(self, uri: str, text: str, offset: int) -> None:
+        """Forget every suggestion a request at `offset` of `text` finds: one that replaces
+        them comes next (a rewrite of the line on screen). `lookup` prefers the longest, and
+        kept a longer line the user typed into from an earlier position over its rewrite."""
+        for key, _ in list(self._found(uri, text, offset)):
+            self._drop(uri, key)
 
     def forget(self, uri: str) -> None:
         for key in list(self._docs.get(uri, ())):

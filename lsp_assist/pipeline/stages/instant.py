@@ -6,8 +6,9 @@
 - `cached` (after the prompt): the exact prompt was answered before, or a prefetch is
   computing its answer right now (the user accepted a suggestion before the prefetch for
   the state after it had ended): wait for that stream rather than start a second call.
-- An answer given at once here is rewritten by the provider's refine model once the user
-  rests on it, as a stream's answer is (`Refinements.after_instant`).
+- An answer given at once here, or from a stream attached to, is rewritten by the
+  provider's refine model once the user rests on it, as a stream's answer is
+  (`Refinements.after_instant`).
 - `attach` (after the prompt): the document's live stream is producing what the user is
   typing; wait on it instead of starting another call. A live stream the user moved away
   from is aborted here: nobody will see its answer.
@@ -114,6 +115,9 @@ async def attach(s: RequestState, sv: Services) -> Suggestion | None:
         text = await _await_attached(sv.launcher, flight, typed, sv.config.tier(s.req.tier))
         s.clock.lap("queue")
         if text is not None and sv.answers.current(target):
+            # The stream's own end rewrites only an answer at its own request's version,
+            # and the user typed since it started: 3 of 30 rests got no rewrite at all.
+            _rewrite_at_rest(s, sv, text, flight.tier)
             return Suggestion(text, Outcome.ATTACHED, flight.tier, typed=typed)
     # Superseded: nobody will see this stream's answer.
     if not flight.done:

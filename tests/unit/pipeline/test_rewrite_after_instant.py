@@ -30,8 +30,10 @@ REWRITE = "tal = sum(item.price for item in items)"
 MORE_LINES = 8  # 48 pieces: within the enrichment's token budget
 
 
-def _with_refine_model(rt: Runtime, rest: float, lines_after: list[int] | None = None) -> list[ModelRequest]:
-    """The fast tier's provider gets a refine model that writes `REWRITE`; the requests it
+def _with_refine_model(
+    rt: Runtime, rest: float, lines_after: list[int] | None = None, rewrite: str = REWRITE
+) -> list[ModelRequest]:
+    """The fast tier's provider gets a refine model that writes `rewrite`; the requests it
     is sent, in order. `lines_after`: the typing model writes `MORE_LINES` after its first
     line, a token each few ms, and the list gets how many of them it wrote."""
     assert rt.engine is not None
@@ -58,7 +60,7 @@ def _with_refine_model(rt: Runtime, rest: float, lines_after: list[int] | None =
             async for chunk in typing(request):
                 yield chunk
             return
-        for piece in (REWRITE[:9], REWRITE[9:], "\n"):
+        for piece in (rewrite[:9], rewrite[9:], "\n"):
             await asyncio.sleep(0.001)
             yield StreamChunk(piece)
 
@@ -74,9 +76,10 @@ async def _runtime(
     """A runtime on `fake` whose fast tier has a refine model (`_with_refine_model`), the
     requests it is sent, and the URI of the document the tests type in."""
     lines_after = options.pop("lines_after", None)
+    rewrite = options.pop("rewrite", REWRITE)
     rt = openai_runtime(fake, root, **options)
     assert rt.engine is not None
-    seen = _with_refine_model(rt, rest, lines_after)
+    seen = _with_refine_model(rt, rest, lines_after, rewrite)
     try:
         yield rt, seen, (root / "t.py").as_uri()
     finally:
@@ -140,6 +143,52 @@ async def test_a_typed_through_answer_is_rewritten_after_the_rest(
             await asyncio.sleep(0.05)
             await settle(rt.engine.launcher, uri)
         assert [r.refine for r in seen] == [False, True]
+
+
+async def test_a_rewrite_shorter_than_the_line_typed_into_replaces_it(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    # The typing model's line, typed into from the key before, is longer than its rewrite:
+    # asked again on `suggestionReady`, the editor must get the rewrite, not the longer
+    # line it replaces (`benchmarks/rest_rewrite.py`: 3 of 30 rests wrote the developer's
+    # line and kept the typing model's on screen).
+    fake.default = Script(text="otal = sum(item.price * item.count for item in items)\n")
+    short = "tal = sum(items)"
+    async with _runtime(fake, tmp_path / "ws", rest=30.0, rewrite=short) as (rt, seen, uri):
+        assert rt.engine is not None
+        await _typed_through(rt, uri)
+        rt.engine.launcher.provider("fast").refine_after_s = 0.02  # type: ignore[union-attr]
+        second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert second.outcome == Outcome.TYPING_THROUGH and second.text.startswith("tal = sum(item.price")
+        await _rewritten(rt, uri, seen)
+        again = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert again.outcome == Outcome.TYPING_THROUGH and again.text == short
+
+
+async def test_an_answer_from_the_stream_a_key_attached_to_is_rewritten_after_the_rest(
+    tmp_path: Path, isolated: Path, fake: FakeModelServer
+) -> None:
+    # The first key's stream has not written its line when the next key comes; that key's
+    # request attaches to it. The stream's end belongs to the first key (a version gone):
+    # the rewrite must follow the attached answer.
+    fake.default = Script(text="otal = sum(items)\n", ttft_ms=150)
+    async with _runtime(fake, tmp_path / "ws", rest=0.02) as (rt, seen, uri):
+        assert rt.engine is not None
+        rt.store.open(uri, "python", 1, TEXT, None)
+        first = asyncio.create_task(rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 5))))
+        for _ in range(300):  # bounded: until the first key's stream is live
+            if rt.engine.launcher.live_stream(uri) is not None:
+                break
+            await asyncio.sleep(0.005)
+        rt.store.change(uri, 2, [TextChange(Cursor(1, 5), Cursor(1, 5), "o")])
+        rt.engine.note_change(uri)
+        second = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert second.outcome == Outcome.ATTACHED and second.text == "tal = sum(items)"
+        await first
+        await _rewritten(rt, uri, seen)
+        assert [r.refine for r in seen] == [False, True]
+        again = await rt.engine.complete(CompletionRequest(uri=uri, cursor=Cursor(1, 6)))
+        assert again.outcome == Outcome.TYPING_THROUGH and again.text == REWRITE
 
 
 async def test_a_key_during_the_rest_means_no_rewrite(

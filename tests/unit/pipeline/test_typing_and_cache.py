@@ -36,6 +36,20 @@ def test_backspace_finds_the_earlier_suggestion_and_the_longest_wins() -> None:
     assert hit is not None and hit.text == "return a + b\n    # done"
 
 
+def test_a_replacement_wins_over_a_longer_line_typed_into() -> None:
+    idx = TypingIndex()
+    idx.remember("u", TEXT, OFF, "return a + b if a else b", "fast")
+    typed = TEXT[:OFF] + "r" + TEXT[OFF:]
+    idx.remember("u", typed, OFF + 1, "eturn b", "fast")  # not a replacement: the longest wins
+    hit = idx.lookup("u", typed, OFF + 1)
+    assert hit is not None and hit.text == "eturn a + b if a else b"
+    idx.forget_found("u", typed, OFF + 1)  # a rewrite comes
+    idx.remember("u", typed, OFF + 1, "eturn a", "fast")
+    hit = idx.lookup("u", typed, OFF + 1)
+    assert hit is not None and hit.text == "eturn a"
+    assert idx.lookup("u", TEXT, OFF) is None  # the line it replaced is gone
+
+
 def test_cache_survives_a_restart(tmp_path: Path) -> None:
     c1 = SuggestionCache(tmp_path, memory_entries=16)
     c1.put("k", "value")  # no running loop: written to disk at once
