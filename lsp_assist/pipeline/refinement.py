@@ -57,6 +57,9 @@ class Refinements:
         # there at once afterwards (the rewrite itself, asked again on `suggestionReady`)
         # is not rewritten a second time.
         self._started_at: dict[str, tuple[int, int]] = {}
+        # Per document, the place ((version, offset)) of the last answer waiting for a rest
+        # and when the first request there came: the rest counts from it (`_rest_since`).
+        self._arrived: dict[str, tuple[tuple[int, int], float]] = {}
 
     def wanted(self, spec: StreamSpec, flight: InflightStream) -> bool:
         """The provider answered `spec` from a cut prompt, or has a stronger model to rewrite
@@ -97,8 +100,10 @@ class Refinements:
         once. It then takes the slot from a prefetch, and waits for a stream
         someone waits for (and tries again) as long as the user still rests there."""
         uri = spec.target.uri
-        if rest is not None and not await self._rested(spec.target, _left(rest, since)):
-            return None
+        if rest is not None:
+            since = self._rest_since(spec.target, since)
+            if not await self._rested(spec.target, _left(rest, since)):
+                return None
         again = replace(spec, shown=shown, speculative=True, live=False)
         while True:
             try:
@@ -130,7 +135,7 @@ class Refinements:
         (`build`) only when the rest came: a burst's keys cost nothing here but a timer each."""
         if not shown.strip() or self._started_at.get(target.uri) == _place(target):
             return None
-        if not await self._rested(target, _left(rest, since)):
+        if not await self._rested(target, _left(rest, self._rest_since(target, since))):
             return None
         prompt = build()
         if prompt is None or not self._answers.current(target):
@@ -141,6 +146,21 @@ class Refinements:
         """The document closed."""
         self.end_rest(uri)
         self._started_at.pop(uri, None)
+        self._arrived.pop(uri, None)
+
+    def _rest_since(self, target: Target, since: float | None) -> float | None:
+        """When the user's rest at `target` began: the first of the requests made there in
+        a row. The editor asks again at the same place on `suggestionReady` (the typing
+        model's line grew), and counting the rest from that ask started the rewrite
+        0.2-0.3 s after the rest had passed."""
+        if since is None:
+            return None
+        place = _place(target)
+        first = self._arrived.get(target.uri)
+        if first is not None and first[0] == place and first[1] <= since:
+            return first[1]
+        self._arrived[target.uri] = (place, since)
+        return since
 
     def _show_first_line(self, spec: StreamSpec, flight: InflightStream) -> None:
         """A rewrite's first complete line replaces the answer on screen as soon as it is

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 
 from lsp_assist.after_reply import after_reply
 from lsp_assist.config.schema import TierConfig
@@ -71,7 +70,9 @@ def _rewrite_at_rest(s: RequestState, sv: Services, text: str, tier: str) -> Non
     rest = refine_rest(launcher.provider(tier)) if req.feature == "completion" else None
     if rest is None:
         return
-    target, since = s.target, time.perf_counter()
+    # The rest counts from the request's arrival: an attached answer came after waiting
+    # for the stream's first line (~0.2 s).
+    target, since = s.target, s.clock.started
     known = s.prompt if s.has_prompt and s.prompt.tier == tier else None
 
     def build() -> Prompt | None:

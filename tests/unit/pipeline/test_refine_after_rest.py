@@ -10,6 +10,7 @@ a few ms and the tests wait for the outcome, not for a clock).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -230,6 +231,29 @@ async def test_the_rest_counts_from_the_request_not_from_the_streams_end(tmp_pat
     await flight.final
     await _settle(launcher)
     assert [r.refine for r in model.requests] == [False, True]
+    await launcher.aclose()
+
+
+async def test_asking_again_where_the_user_rests_does_not_restart_the_rest(tmp_path: Path) -> None:
+    """The editor asks again at the same place on `suggestionReady`: the rest (30 s here)
+    still counts from the first request there, which came 29.5 s ago."""
+    launcher, model, _, target = _setup(tmp_path, rest=30.0)
+    refinements = launcher.refinements
+
+    def ask(since: float) -> asyncio.Task[InflightStream | None]:
+        prompt = _spec(target).prompt
+        return asyncio.create_task(refinements.after_instant(target, "None", 30.0, since, lambda: prompt))
+
+    first = ask(time.perf_counter() - 29.5)
+    await asyncio.sleep(0.05)  # its wait began
+    again = ask(time.perf_counter())
+    for _ in range(500):  # bounded (5 s): counted from the ask, the rest would last 30 s
+        if model.requests:
+            break
+        await asyncio.sleep(0.01)
+    assert [r.refine for r in model.requests] == [True]
+    assert await first is None  # the ask ended the first wait
+    assert await again is not None
     await launcher.aclose()
 
 
