@@ -22,7 +22,6 @@ agree. Exact = the first line written equals the developer's rest of the line.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import random
 import tempfile
 from pathlib import Path
@@ -33,16 +32,7 @@ from lsp_assist.context.templates import MARKERS
 from lsp_assist.domain import PromptContext
 from lsp_assist.providers.model_rates import ModelRates
 from lsp_assist.providers.prompt_budget import fit_prompt
-from lsp_assist.providers.rewrite_prompt import (
-    REST_CUT_SUFFIX_CHARS,
-    REST_CUT_SUFFIX_LINES,
-    _suffix_lines,
-    render,
-    rest_cut,
-    rewrite_allowance,
-    rewrite_context,
-    shaped,
-)
+from lsp_assist.providers.rewrite_prompt import render, rest_cut, rewrite_allowance, rewrite_context, shaped
 
 #: The code model on two cores (`lsp-assist doctor`, 2026-12-07): 6.5 tokens/s written on one
 #: thread, 11.8 on two, 120 prompt tokens/s of arithmetic.
@@ -67,8 +57,7 @@ def _prompts(engine: object, ctx: PromptContext, warmed: int) -> dict[str, list[
     cut, _ = fit_prompt(short, whole[:warmed], rewrite_allowance(RATES, 64), enders)
     out = {"whole": whole, "rest-cut": cut}
     for chars in SMALL:
-        suffix = _suffix_lines(ctx.suffix, REST_CUT_SUFFIX_LINES, REST_CUT_SUFFIX_CHARS)
-        small = dataclasses.replace(rewrite_context(ctx, chars), suffix=suffix)
+        small = rest_cut(rewrite_context(ctx, chars))  # the rest cut's two-line suffix
         out[f"small-{chars}"] = tokenize(render(small, "qwen").text, markers)
     return out
 

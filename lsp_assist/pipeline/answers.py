@@ -74,9 +74,10 @@ class AnswerStore:
     def remember(self, target: Target, text: str, tier: str, *, replaces: bool = False) -> None:
         """Typing-through memory only (an answer shown at `target`; `replaces`: instead of
         every one found there, `TypingIndex.forget_found`)."""
-        if replaces and self.epoch.admits(target.epoch):
-            self.typing.forget_found(target.uri, target.snap.text, target.offset)
-        self.typing.remember(target.uri, target.snap.text, target.offset, text, tier, epoch=target.epoch)
+        uri, snap, at, epoch = target.uri, target.snap, target.offset, target.epoch
+        if replaces:
+            self.typing.forget_found(uri, snap.text, at, epoch=epoch)
+        self.typing.remember(uri, snap.text, at, text, tier, epoch=epoch)
 
     def keep(self, key: str, target: Target, text: str, tier: str, *, replaces: bool = False) -> None:
         """Cache `text` under `key` and remember it at `target`."""

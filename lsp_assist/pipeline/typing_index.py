@@ -121,10 +121,12 @@ class TypingIndex:
                 continue
             yield key, TypingHit(entry.suggestion[typed:], typed, entry.tier)
 
-    def forget_found(self, uri: str, text: str, offset: int) -> None:
+    def forget_found(self, uri: str, text: str, offset: int, *, epoch: int = 0) -> None:
         """Forget every suggestion a request at `offset` of `text` finds: one that replaces
         them comes next (a rewrite of the line on screen). `lookup` prefers the longest, and
         kept a longer line the user typed into from an earlier position over its rewrite."""
+        if not self._admits(epoch):
+            return
         for key, _ in list(self._found(uri, text, offset)):
             self._drop(uri, key)
 
